@@ -1,0 +1,96 @@
+// Command git+ is the git+ CLI: a server-side policy plugin for git whose
+// protected branches advance only to revisions the repository's own signed
+// records justify. See README.md for the verbs.
+//
+// Each verb group lives in a file of its own and registers itself with
+// register() from an init function, so verbs can be added without touching
+// this file.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+)
+
+var commands []*cli.Command
+
+// register adds top-level verbs to the CLI; call it from init().
+func register(cmds ...*cli.Command) { commands = append(commands, cmds...) }
+
+// globalFlags are accepted before the verb; jsonFlag is also accepted after it.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "repo", Usage: "git directory of the repository (default: the current git dir)"},
+		&cli.StringFlag{Name: "key", Usage: "SSH private key file that signs events (default: $GITPLUS_KEY, then the first key in ssh-agent)", EnvVars: []string{"GITPLUS_KEY"}},
+		jsonFlag(),
+	}
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
+}
+
+// exitError carries an exit code: 1 refused or failed, 2 usage, 128 merge-tree errors.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// fail returns an error that exits with code after printing err.
+func fail(code int, err error) error { return &exitError{code: code, err: err} }
+
+// usageErr is a usage mistake (exit 2).
+func usageErr(format string, args ...any) error {
+	return fail(2, fmt.Errorf(format, args...))
+}
+
+func newApp() *cli.App {
+	sort.SliceStable(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	return &cli.App{
+		Name:                 "git+",
+		Usage:                "signed records and an exact-candidate merge queue for protected git branches",
+		Flags:                globalFlags(),
+		Commands:             commands,
+		EnableBashCompletion: false,
+		HideHelpCommand:      true,
+		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
+			return fail(2, err)
+		},
+		ExitErrHandler: func(c *cli.Context, err error) {},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+// run executes the CLI and returns the process exit code.
+func run(args []string) int {
+	err := newApp().Run(args)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(os.Stderr, "git+:", ee.err)
+		}
+		return ee.code
+	}
+	var ce cli.ExitCoder
+	if errors.As(err, &ce) {
+		if err.Error() != "" {
+			fmt.Fprintln(os.Stderr, "git+:", err)
+		}
+		return ce.ExitCode()
+	}
+	fmt.Fprintln(os.Stderr, "git+:", err)
+	return 1
+}

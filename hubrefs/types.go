@@ -1,0 +1,194 @@
+// Package hubrefs holds the records git+ keeps under refs/hub/*: signed events
+// (empty-tree commits whose message is "<type>\n\n<JSON payload>"), their
+// encoding, SSH signing and verification, reading a ref's event DAG in causal
+// order, ceilings, and appending. The folds (trust, pull requests, queues)
+// live in subpackages and consume the Event values defined here.
+package hubrefs
+
+import (
+	"encoding/json"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/crypto/ssh"
+)
+
+// Event types (DESIGN.md §4, §5, §8).
+const (
+	TypeRepoCreated   = "repo.created"
+	TypeMemberAdded   = "member.added"
+	TypeMemberChanged = "member.changed"
+	TypeMemberRemoved = "member.removed"
+	TypeRulesSet      = "rules.set"
+
+	TypePROpened       = "pr.opened"
+	TypePRUpdated      = "pr.updated"
+	TypePRRetargeted   = "pr.retargeted"
+	TypePRClosed       = "pr.closed"
+	TypePRReopened     = "pr.reopened"
+	TypePRMerged       = "pr.merged"
+	TypeReviewSubmit   = "review.submitted"
+	TypeThreadOpened   = "thread.opened"
+	TypeThreadResolved = "thread.resolved"
+	TypeCheckStarted   = "check.started"
+	TypeCheckCompleted = "check.completed"
+
+	TypeQueueOpened    = "queue.opened"
+	TypeQueueEntered   = "queue.entered"
+	TypeQueueCandidate = "queue.candidate"
+	TypeQueueLeft      = "queue.left"
+	TypeQueueReset     = "queue.reset"
+	TypeQueueClosed    = "queue.closed"
+)
+
+// Ref prefixes under refs/hub.
+const (
+	TrustRef       = "refs/hub/trust"
+	PRRefPrefix    = "refs/hub/pr/"
+	QueueRefPrefix = "refs/hub/queue/"
+)
+
+// Event is one decoded, verified record of a hub ref.
+type Event struct {
+	ID      plumbing.Hash   // the event commit's id
+	Parents []plumbing.Hash // parent events (none for a root)
+	Type    string          // first message line, equal to Payload's "type"
+	Repo    string          // the payload's "repo" (RepoID)
+	Payload json.RawMessage // the whole JSON payload as written
+	Time    int64           // committer time (orders ties only; never trusted)
+	Signer  ssh.PublicKey   // the key whose SSH signature verified; nil if unsigned/unverified
+}
+
+// Base is embedded in every payload.
+type Base struct {
+	Type string `json:"type"`
+	Repo string `json:"repo"`
+}
+
+// Admin names the repository's first administrator in repo.created.
+type Admin struct {
+	Name string `json:"name"`
+	Key  string `json:"key"` // authorized_keys line
+}
+
+// RepoCreated is the root of refs/hub/trust.
+type RepoCreated struct {
+	Base
+	Name  string `json:"name"`
+	Admin Admin  `json:"admin"`
+}
+
+// MemberAdded is member.added and member.changed.
+type MemberAdded struct {
+	Base
+	Name string   `json:"name"`
+	Key  string   `json:"key"`
+	Caps []string `json:"caps"`
+}
+
+// MemberRemoved is member.removed.
+type MemberRemoved struct {
+	Base
+	Name string `json:"name"`
+}
+
+// RulesSet is rules.set; Rules is decoded by the trust fold.
+type RulesSet struct {
+	Base
+	Rules json.RawMessage `json:"rules"`
+}
+
+// PROpened is the root of refs/hub/pr/<id>.
+type PROpened struct {
+	Base
+	ID      string `json:"id"`
+	BaseRef string `json:"base"`
+	Head    string `json:"head"`
+	Title   string `json:"title"`
+	Body    string `json:"body,omitempty"`
+}
+
+// PRUpdated is pr.updated.
+type PRUpdated struct {
+	Base
+	Head string `json:"head"`
+}
+
+// PRRetargeted is pr.retargeted.
+type PRRetargeted struct {
+	Base
+	BaseRef string `json:"base"`
+}
+
+// PRMerged is pr.merged.
+type PRMerged struct {
+	Base
+	Revision string `json:"revision"`
+	Branch   string `json:"branch"`
+	Commit   string `json:"commit"`
+}
+
+// Review is review.submitted.
+type Review struct {
+	Base
+	Head    string `json:"head"`
+	BaseRef string `json:"base"`
+	Verdict string `json:"verdict"` // approve, changes, comment
+	Body    string `json:"body,omitempty"`
+}
+
+// Thread is thread.opened and thread.resolved.
+type Thread struct {
+	Base
+	Thread string `json:"thread"`
+	Body   string `json:"body,omitempty"`
+}
+
+// Check is check.started and check.completed.
+type Check struct {
+	Base
+	Name       string `json:"name"`
+	Head       string `json:"head"`
+	Conclusion string `json:"conclusion,omitempty"` // success, failure, cancelled
+	URL        string `json:"url,omitempty"`
+}
+
+// QueueOpened is the root of refs/hub/queue/<id>.
+type QueueOpened struct {
+	Base
+	ID     string `json:"id"`
+	Target string `json:"target"`
+}
+
+// QueueEntered is queue.entered.
+type QueueEntered struct {
+	Base
+	PR      string `json:"pr"`
+	Head    string `json:"head"`
+	BaseRef string `json:"base"`
+}
+
+// QueueCandidate is queue.candidate.
+type QueueCandidate struct {
+	Base
+	PR      string   `json:"pr"`
+	Head    string   `json:"head"`
+	Step    string   `json:"step"`
+	Parents []string `json:"parents"`
+	Branch  string   `json:"branch"`
+}
+
+// QueueLeft is queue.left.
+type QueueLeft struct {
+	Base
+	PR     string `json:"pr"`
+	Head   string `json:"head"`
+	Reason string `json:"reason"` // landed, failed, conflict, stale, withdrawn
+	Detail string `json:"detail,omitempty"`
+}
+
+// QueueReset is queue.reset.
+type QueueReset struct {
+	Base
+	Tip    string `json:"tip"`
+	Detail string `json:"detail,omitempty"`
+}
