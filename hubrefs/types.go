@@ -1,8 +1,3 @@
-// Package hubrefs holds the records git+ keeps under refs/hub/*: signed events
-// (empty-tree commits whose message is "<type>\n\n<JSON payload>"), their
-// encoding, SSH signing and verification, reading a ref's event DAG in causal
-// order, ceilings, and appending. The folds (trust, pull requests, queues)
-// live in subpackages and consume the Event values defined here.
 package hubrefs
 
 import (

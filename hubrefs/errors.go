@@ -1,0 +1,30 @@
+package hubrefs
+
+import "errors"
+
+// Sentinel errors; every error returned by this package that a caller may
+// branch on wraps one of these (test with errors.Is).
+var (
+	// ErrUnsigned: the commit carries no gpgsig header.
+	ErrUnsigned = errors.New("unsigned")
+	// ErrBadSignature: the signature is malformed, not SSHSIG, in the wrong
+	// namespace, one of several blocks, or does not verify.
+	ErrBadSignature = errors.New("bad signature")
+	// ErrCeiling: a ceiling (events per ref, payload bytes, parents) is exceeded.
+	ErrCeiling = errors.New("over ceiling")
+	// ErrMalformed: the object is not a well-formed event.
+	ErrMalformed = errors.New("malformed event")
+	// ErrUnknownType: the event's type is not one this version knows.
+	ErrUnknownType = errors.New("unknown event type")
+	// ErrMissing: an object the walk needs is not in the object store.
+	ErrMissing = errors.New("missing object")
+	// ErrNotForward: the new tip does not descend from the old one.
+	ErrNotForward = errors.New("not a forward move")
+	// ErrStale: the ref kept moving while appending; every attempt lost the race.
+	ErrStale = errors.New("ref moved meanwhile")
+	// ErrRefused: the receiving repository's hook refused the update
+	// (see RefusedError for its lines).
+	ErrRefused = errors.New("refused by hook")
+	// ErrKey: a key could not be loaded or found.
+	ErrKey = errors.New("key unavailable")
+)
