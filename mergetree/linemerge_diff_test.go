@@ -1,0 +1,293 @@
+package mergetree
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// lmGitEnv is an isolated environment for the git oracle: no system or
+// global config, a throwaway HOME, fixed identities and dates.
+func lmGitEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "GIT_") || k == "HOME" || k == "XDG_CONFIG_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env,
+		"HOME="+home,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.invalid",
+		"GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.invalid",
+		"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000",
+	)
+}
+
+// lmGit runs git in dir with stdin and returns its raw stdout.
+func lmGit(t testing.TB, dir, home string, stdin io.Reader, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = lmGitEnv(home)
+	cmd.Stdin = stdin
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.Bytes()
+}
+
+type lmCase struct{ base, ours, theirs []byte }
+
+// gitResult is git's verdict on one case: clean and the merged blob.
+type gitResult struct {
+	clean  bool
+	merged []byte
+}
+
+// gitMergeFiles merges every case with `git merge-tree --write-tree
+// --stdin` in one throwaway repository: one fast-import run builds, per
+// case, a base commit with file f and two children (ours, theirs) whose
+// only parent is the base; one merge-tree run merges all pairs; one
+// cat-file run reads every clean result.
+func gitMergeFiles(t testing.TB, cases []lmCase) []gitResult {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	home := t.TempDir()
+	repo := filepath.Join(home, "repo")
+	lmGit(t, home, home, nil, "init", "-q", "--bare", repo)
+
+	var fi bytes.Buffer
+	commit := func(mark, from int, content []byte) {
+		fmt.Fprintf(&fi, "commit refs/heads/x\nmark :%d\ncommitter T <t@example.invalid> 1700000000 +0000\ndata 0\n", mark)
+		if from > 0 {
+			fmt.Fprintf(&fi, "from :%d\n", from)
+		}
+		fmt.Fprintf(&fi, "M 100644 inline f\ndata %d\n", len(content))
+		fi.Write(content)
+		fi.WriteString("\n")
+	}
+	for i, c := range cases {
+		fi.WriteString("reset refs/heads/x\n")
+		commit(3*i+1, 0, c.base)
+		commit(3*i+2, 3*i+1, c.ours)
+		commit(3*i+3, 3*i+1, c.theirs)
+	}
+	marksFile := filepath.Join(home, "marks")
+	lmGit(t, repo, home, &fi, "fast-import", "--quiet", "--export-marks="+marksFile)
+	marksData, err := os.ReadFile(marksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := map[int]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(marksData)), "\n") {
+		m, oid, _ := strings.Cut(line, " ")
+		n, err := strconv.Atoi(strings.TrimPrefix(m, ":"))
+		if err != nil {
+			t.Fatalf("marks line %q", line)
+		}
+		marks[n] = oid
+	}
+
+	var in bytes.Buffer
+	for i := range cases {
+		fmt.Fprintf(&in, "%s %s\n", marks[3*i+2], marks[3*i+3])
+	}
+	out := lmGit(t, repo, home, &in, "merge-tree", "--write-tree", "--no-messages", "--stdin")
+	// Per merge: status NUL tree NUL [conflict entries NUL...] NUL.
+	fields := bytes.Split(out, []byte{0})
+	res := make([]gitResult, len(cases))
+	trees := make([]string, len(cases))
+	k := 0
+	for i := range cases {
+		if k+2 > len(fields) {
+			t.Fatalf("merge-tree output too short at case %d", i)
+		}
+		status, tree := string(fields[k]), string(fields[k+1])
+		k += 2
+		for len(fields[k]) > 0 {
+			k++
+		}
+		k++
+		switch status {
+		case "1":
+			res[i].clean = true
+			trees[i] = tree
+		case "0":
+		default:
+			t.Fatalf("case %d: merge-tree status %q", i, status)
+		}
+	}
+
+	var req bytes.Buffer
+	for i := range cases {
+		if res[i].clean {
+			fmt.Fprintf(&req, "%s:f\n", trees[i])
+		}
+	}
+	blobs := bufio.NewReader(bytes.NewReader(lmGit(t, repo, home, &req, "cat-file", "--batch")))
+	for i := range cases {
+		if !res[i].clean {
+			continue
+		}
+		hdr, err := blobs.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.Fields(hdr)
+		if len(parts) != 3 || parts[1] != "blob" {
+			t.Fatalf("case %d: cat-file header %q", i, hdr)
+		}
+		size, _ := strconv.Atoi(parts[2])
+		buf := make([]byte, size+1)
+		if _, err := io.ReadFull(blobs, buf); err != nil {
+			t.Fatal(err)
+		}
+		res[i].merged = buf[:size]
+	}
+	return res
+}
+
+func envInt(name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// genLines returns n lines drawn from alphabet.
+func genLines(r *rand.Rand, alphabet []string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return out
+}
+
+// mutate applies a few random replace/insert/delete edits.
+func mutate(r *rand.Rand, lines, alphabet []string, maxEdits, maxRun int) []string {
+	out := append([]string(nil), lines...)
+	for e := r.IntN(maxEdits + 1); e > 0; e-- {
+		pos := r.IntN(len(out) + 1)
+		del := min(r.IntN(maxRun+1), len(out)-pos)
+		ins := genLines(r, alphabet, r.IntN(maxRun+1))
+		if r.IntN(6) == 0 {
+			ins = append(ins, fmt.Sprintf("u%d\n", r.IntN(1000)))
+		}
+		out = append(out[:pos], append(ins, out[pos+del:]...)...)
+	}
+	return out
+}
+
+func joinLines(r *rand.Rand, lines []string) []byte {
+	b := []byte(strings.Join(lines, ""))
+	if len(b) > 0 && b[len(b)-1] == '\n' && r.IntN(8) == 0 {
+		b = b[:len(b)-1] // missing final newline
+	}
+	return b
+}
+
+// genCase makes one random triple. Small alphabets of repeated lines make
+// the placement of hunks ambiguous, which is where diffs differ.
+func genCase(r *rand.Rand) lmCase {
+	var alphabet []string
+	n, edits, run := r.IntN(12), 3, 3
+	switch k := r.IntN(20); {
+	case k < 12: // tiny alphabets
+		alphabet = []string{"a\n", "b\n", "c\n", "d\n"}[:2+r.IntN(3)]
+	case k < 14: // line-ending variants are distinct lines
+		alphabet = []string{"a\n", "a\r\n", "a", "b\n", "\n"}
+	case k < 16: // frequent lines: exercises the fall-back to Myers
+		alphabet = []string{"x\n", "x\n", "x\n", "x\n", "x\n", "x\n", "y\n", "z\n"}
+		n, edits, run = 60+r.IntN(120), 6, 5
+	case k < 18: // medium files with a larger alphabet
+		alphabet = []string{"a\n", "b\n", "c\n", "d\n", "e\n", "f\n", "g\n", "}\n", "\n"}
+		n, edits, run = 10+r.IntN(60), 5, 4
+	default: // blank-heavy
+		alphabet = []string{"\n", "\n", "}\n", "x\n"}
+		n = r.IntN(20)
+	}
+	base := genLines(r, alphabet, n)
+	var ours, theirs []string
+	if r.IntN(20) == 0 {
+		ours = genLines(r, alphabet, r.IntN(n+3))
+	} else {
+		ours = mutate(r, base, alphabet, edits, run)
+	}
+	if r.IntN(20) == 0 {
+		theirs = genLines(r, alphabet, r.IntN(n+3))
+	} else {
+		theirs = mutate(r, base, alphabet, edits, run)
+	}
+	c := lmCase{joinLines(r, base), joinLines(r, ours), joinLines(r, theirs)}
+	if r.IntN(40) == 0 {
+		// A NUL byte in one of the three.
+		p := []*[]byte{&c.base, &c.ours, &c.theirs}[r.IntN(3)]
+		*p = append(append([]byte(nil), *p...), "n\x00l\n"...)
+	}
+	if r.IntN(30) == 0 {
+		[]*[]byte{&c.base, &c.ours, &c.theirs}[r.IntN(3)] = new([]byte)
+	}
+	return c
+}
+
+func genCases(seed uint64, n int) []lmCase {
+	r := rand.New(rand.NewPCG(seed, 0x6d657267))
+	cases := make([]lmCase, n)
+	for i := range cases {
+		cases[i] = genCase(r)
+	}
+	return cases
+}
+
+// TestMergeFileDifferential compares MergeFile with git merge-tree on
+// random triples. GITPLUS_DIFF_CASES sets the number of cases (default
+// 3000), GITPLUS_DIFF_SEED the seed.
+func TestMergeFileDifferential(t *testing.T) {
+	n := envInt("GITPLUS_DIFF_CASES", 3000)
+	seed := uint64(envInt("GITPLUS_DIFF_SEED", 20260101))
+	cases := genCases(seed, n)
+	want := gitMergeFiles(t, cases)
+	var cleanAgree, conflictAgree, disagree int
+	for i, c := range cases {
+		got, clean := MergeFile(c.base, c.ours, c.theirs)
+		w := want[i]
+		switch {
+		case clean != w.clean:
+		case !clean:
+			conflictAgree++
+			continue
+		case bytes.Equal(got, w.merged):
+			cleanAgree++
+			continue
+		}
+		disagree++
+		if disagree <= 10 {
+			t.Errorf("case %d (seed %d) disagrees with git:\n base:   %q\n ours:   %q\n theirs: %q\n git:  clean=%v %q\n ours: clean=%v %q",
+				i, seed, c.base, c.ours, c.theirs, w.clean, w.merged, clean, got)
+		}
+	}
+	t.Logf("cases %d: clean agreements %d, conflict agreements %d, disagreements %d",
+		n, cleanAgree, conflictAgree, disagree)
+	if cleanAgree == 0 || conflictAgree == 0 {
+		t.Errorf("degenerate case mix: %d clean, %d conflicting agreements", cleanAgree, conflictAgree)
+	}
+}
