@@ -1,0 +1,245 @@
+package receive
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// maxSymrefDepth bounds chains of symbolic refs, as git does.
+const maxSymrefDepth = 5
+
+// ErrBadRef reports a ref file or packed-refs line that cannot be parsed,
+// or a ref name that is not acceptable.
+var ErrBadRef = errors.New("malformed ref")
+
+// refValue is a ref read from disk: an id or a symbolic target.
+type refValue struct {
+	id     plumbing.Hash
+	target string // non-empty for symbolic refs
+}
+
+func parseRefFile(name string, data []byte) (refValue, error) {
+	line := strings.TrimRight(string(data), "\r\n")
+	if t, ok := strings.CutPrefix(line, "ref:"); ok {
+		return refValue{target: strings.TrimSpace(t)}, nil
+	}
+	if len(line) < 40 || !plumbing.IsHash(line[:40]) {
+		return refValue{}, fmt.Errorf("ref %s: %w: %q", name, ErrBadRef, line)
+	}
+	return refValue{id: plumbing.NewHash(line[:40])}, nil
+}
+
+// validRefName accepts HEAD-like top-level names and refs/…, rejecting
+// anything that could leave the git directory.
+func validRefName(name string) bool {
+	if name == "" || strings.Contains(name, "..") || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") {
+		return false
+	}
+	if strings.HasPrefix(name, "refs/") {
+		return true
+	}
+	return !strings.Contains(name, "/") && strings.ToUpper(name) == name
+}
+
+// readPackedRefs parses gitDir/packed-refs (absent: empty). Peeled lines
+// (^…) are skipped.
+func readPackedRefs(gitDir string) (map[string]plumbing.Hash, error) {
+	path := filepath.Join(gitDir, "packed-refs")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]plumbing.Hash{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	out := make(map[string]plumbing.Hash, bytes.Count(data, []byte{'\n'}))
+	err = eachPackedRef(path, data, func(name string, id plumbing.Hash) bool {
+		out[name] = id
+		return true
+	})
+	return out, err
+}
+
+func eachPackedRef(path string, data []byte, f func(string, plumbing.Hash) bool) error {
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		if len(line) < 42 || line[40] != ' ' || !plumbing.IsHash(string(line[:40])) {
+			return fmt.Errorf("packed refs %s: %w: %q", path, ErrBadRef, line)
+		}
+		if !f(string(line[41:]), plumbing.NewHash(string(line[:40]))) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ReadRefs returns every ref of the repository at gitDir (loose refs under
+// refs/ override packed-refs) and HEAD, with symbolic refs resolved to ids.
+// A symbolic ref that resolves to nothing (an unborn HEAD) is left out.
+func ReadRefs(gitDir string) (map[string]plumbing.Hash, error) {
+	packed, err := readPackedRefs(gitDir)
+	if err != nil {
+		return nil, err
+	}
+	direct := packed
+	symbolic := map[string]string{}
+	root := filepath.Join(gitDir, "refs")
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path == root {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(d.Name(), ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(gitDir, path)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // deleted while we walked
+			}
+			return err
+		}
+		v, err := parseRefFile(name, data)
+		if err != nil {
+			return err
+		}
+		if v.target != "" {
+			symbolic[name] = v.target
+			delete(direct, name)
+		} else {
+			direct[name] = v.id
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read refs of %s: %w", gitDir, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err == nil {
+		v, err := parseRefFile("HEAD", data)
+		if err != nil {
+			return nil, err
+		}
+		if v.target != "" {
+			symbolic["HEAD"] = v.target
+		} else {
+			direct["HEAD"] = v.id
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read HEAD of %s: %w", gitDir, err)
+	}
+	for name, target := range symbolic {
+		for depth := 0; depth < maxSymrefDepth; depth++ {
+			if id, ok := direct[target]; ok {
+				direct[name] = id
+				break
+			}
+			next, ok := symbolic[target]
+			if !ok {
+				break
+			}
+			target = next
+		}
+	}
+	return direct, nil
+}
+
+// ReadRef resolves one ref (a full name such as refs/heads/main, or HEAD)
+// of the repository at gitDir, following symbolic refs. A missing or unborn
+// ref is an error wrapping plumbing.ErrReferenceNotFound.
+func ReadRef(gitDir, name string) (plumbing.Hash, error) {
+	orig := name
+	for depth := 0; depth <= maxSymrefDepth; depth++ {
+		if !validRefName(name) {
+			return plumbing.ZeroHash, fmt.Errorf("ref %s: %w: bad name %q", orig, ErrBadRef, name)
+		}
+		v, found, err := readOneRef(gitDir, name)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if !found {
+			return plumbing.ZeroHash, fmt.Errorf("ref %s: %w", orig, plumbing.ErrReferenceNotFound)
+		}
+		if v.target == "" {
+			return v.id, nil
+		}
+		name = v.target
+	}
+	return plumbing.ZeroHash, fmt.Errorf("ref %s: %w: symbolic refs nest deeper than %d", orig, ErrBadRef, maxSymrefDepth)
+}
+
+// ReadSymbolicRef returns the target of a symbolic ref (HEAD → refs/heads/main)
+// without resolving it further; ok is false when name is not symbolic.
+func ReadSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
+	if !validRefName(name) {
+		return "", false, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
+	}
+	v, found, err := readOneRef(gitDir, name)
+	if err != nil {
+		return "", false, err
+	}
+	if !found {
+		return "", false, fmt.Errorf("ref %s: %w", name, plumbing.ErrReferenceNotFound)
+	}
+	return v.target, v.target != "", nil
+}
+
+func readOneRef(gitDir, name string) (refValue, bool, error) {
+	path := filepath.Join(gitDir, filepath.FromSlash(name))
+	data, err := os.ReadFile(path)
+	if err == nil {
+		v, err := parseRefFile(name, data)
+		return v, err == nil, err
+	}
+	if !errors.Is(err, fs.ErrNotExist) && !isDirErr(path) {
+		return refValue{}, false, fmt.Errorf("read ref %s: %w", name, err)
+	}
+	if !strings.HasPrefix(name, "refs/") {
+		return refValue{}, false, nil
+	}
+	ppath := filepath.Join(gitDir, "packed-refs")
+	pdata, err := os.ReadFile(ppath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return refValue{}, false, nil
+	}
+	if err != nil {
+		return refValue{}, false, fmt.Errorf("read %s: %w", ppath, err)
+	}
+	var v refValue
+	found := false
+	err = eachPackedRef(ppath, pdata, func(n string, id plumbing.Hash) bool {
+		if n == name {
+			v, found = refValue{id: id}, true
+			return false
+		}
+		return true
+	})
+	return v, found, err
+}
+
+func isDirErr(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
