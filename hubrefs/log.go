@@ -233,7 +233,7 @@ func (h *readyHeap) Less(a, b int) bool {
 	return bytes.Compare(x.ID[:], y.ID[:]) < 0
 }
 func (h *readyHeap) Swap(a, b int) { h.idx[a], h.idx[b] = h.idx[b], h.idx[a] }
-func (h *readyHeap) Push(x any)   { h.idx = append(h.idx, x.(int)) }
+func (h *readyHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
 func (h *readyHeap) Pop() any {
 	n := len(h.idx) - 1
 	x := h.idx[n]

@@ -74,10 +74,10 @@ func parseCommit(raw []byte) (*rawCommit, error) {
 			}
 			if !first {
 				bad("unexpected header %q", key)
-			} else if state != 3 {
-				bad("gpgsig header out of place")
-			} else {
+			} else if state == 3 {
 				state = 4
+			} else if state != 4 { // a second gpgsig is Verify's to refuse
+				bad("gpgsig header out of place")
 			}
 			collect := first && rc.sigs == 1
 			if collect {

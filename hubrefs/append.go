@@ -1,0 +1,258 @@
+package hubrefs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// AppendOptions says what to append where.
+type AppendOptions struct {
+	// GitDir is the repository the event object is written into and pushed
+	// from (a bare repository, or a work tree's .git; a work tree root is
+	// accepted too).
+	GitDir string
+	// Remote receives the push: "." (default: GitDir itself, through its own
+	// receive hooks), a path, a URL or a remote name such as "origin".
+	Remote string
+	// Ref is the hub ref, e.g. refs/hub/trust.
+	Ref string
+	// Payload is the typed payload (see MarshalPayload).
+	Payload any
+	// Signer signs the event; Name is the member name in author/committer.
+	Signer Signer
+	Name   string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// PushOptions are passed as git push --push-option (the receiver must
+	// set receive.advertisePushOptions).
+	PushOptions []string
+	// Env is added to the environment git runs with (which is inherited).
+	Env []string
+	// Attempts bounds the pushes when the ref keeps moving (default 5).
+	Attempts int
+	// Ceilings bound the payload and parents written (defaults as usual).
+	Ceilings Ceilings
+}
+
+// RefusedError is a push the receiving hook refused.
+type RefusedError struct {
+	Ref    string
+	Status string   // git's status, e.g. "pre-receive hook declined"
+	Lines  []string // the hook's "git+: ..." lines, "remote: " prefix removed
+}
+
+func (e *RefusedError) Error() string {
+	msg := fmt.Sprintf("push of %s refused (%s)", e.Ref, e.Status)
+	if len(e.Lines) > 0 {
+		msg += ": " + strings.Join(e.Lines, "; ")
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrRefused) hold.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// Append writes a new event on top of Ref's current value (or as a root when
+// the ref does not exist) into GitDir and pushes it to Remote with the old
+// value as the expected one (compare-and-swap), so the receive hooks judge
+// it. When the push loses a race it fetches the ref (remotes other than
+// "."), rebuilds the event on the new tip and tries again, up to Attempts
+// times; then ErrStale. A hook refusal is *RefusedError (ErrRefused). It
+// returns the id of the event that landed.
+func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
+	if o.Remote == "" {
+		o.Remote = "."
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 5
+	}
+	c := o.Ceilings.norm()
+	if !strings.HasPrefix(o.Ref, "refs/hub/") {
+		return plumbing.ZeroHash, fmt.Errorf("appending to %q: events live under refs/hub/: %w", o.Ref, ErrMalformed)
+	}
+	gitDir, err := resolveGitDir(o.GitDir)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	_, body, err := MarshalPayload(o.Payload)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if len(body) > c.EventBytes {
+		return plumbing.ZeroHash, fmt.Errorf("appending to %s: payload of %d bytes, over the ceiling of %d: %w", o.Ref, len(body), c.EventBytes, ErrCeiling)
+	}
+	for attempt := 1; ; attempt++ {
+		old, err := localRef(gitDir, o.Ref, o.Env)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		var parents []plumbing.Hash
+		if !old.IsZero() {
+			parents = []plumbing.Hash{old}
+		}
+		raw, err := EncodeEvent(o.Payload, parents, o.Name, o.Now(), o.Signer)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
+		}
+		id, err := writeLoose(gitDir, plumbing.CommitObject, raw)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
+		}
+		err = push(ctx, gitDir, o, old, id)
+		if err == nil {
+			return id, nil
+		}
+		if !errors.Is(err, ErrStale) {
+			return plumbing.ZeroHash, err
+		}
+		if attempt >= o.Attempts {
+			return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: gave up after %d attempts: %w", o.Ref, o.Remote, attempt, err)
+		}
+		if o.Remote != "." {
+			if err := fetchRefspec(ctx, gitDir, o.Remote, "+"+o.Ref+":"+o.Ref, o.Env); err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("appending to %s: after a stale push: %w", o.Ref, err)
+			}
+		}
+	}
+}
+
+// Fetch fetches every hub ref from remote into gitDir
+// (+refs/hub/*:refs/hub/*), so that Append and ReadLog see the remote's events.
+func Fetch(ctx context.Context, gitDir, remote string) error {
+	gitDir, err := resolveGitDir(gitDir)
+	if err != nil {
+		return err
+	}
+	return fetchRefspec(ctx, gitDir, remote, "+refs/hub/*:refs/hub/*", nil)
+}
+
+func resolveGitDir(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("no git directory given: %w", ErrMalformed)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("git directory %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(filepath.Join(abs, ".git")); err == nil && fi.IsDir() {
+		abs = filepath.Join(abs, ".git")
+	}
+	if _, err := os.Stat(filepath.Join(abs, "objects")); err != nil {
+		return "", fmt.Errorf("%s is not a git directory (no objects/): pass the repository's git dir: %w", dir, err)
+	}
+	return abs, nil
+}
+
+func runGit(ctx context.Context, dir string, env []string, args ...string) (stdout, stderr []byte, err error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.Bytes(), errb.Bytes(), err
+}
+
+// localRef reads ref in gitDir through git (loose or packed); zero if absent.
+func localRef(gitDir, ref string, env []string) (plumbing.Hash, error) {
+	out, errb, err := runGit(context.Background(), gitDir, env, "--git-dir="+gitDir, "for-each-ref", "--format=%(objectname)", ref)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("reading %s in %s: %v: %s", ref, gitDir, err, bytes.TrimSpace(errb))
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if h, ok := parseHex([]byte(strings.TrimSpace(line))); ok {
+			return h, nil // for-each-ref with a full name matches that ref only
+		}
+	}
+	return plumbing.ZeroHash, nil
+}
+
+func fetchRefspec(ctx context.Context, gitDir, remote, refspec string, env []string) error {
+	_, errb, err := runGit(ctx, "", env, "--git-dir="+gitDir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, refspec)
+	if err != nil {
+		return fmt.Errorf("git fetch %s %s into %s: %v: %s", remote, refspec, gitDir, err, bytes.TrimSpace(errb))
+	}
+	return nil
+}
+
+// push runs git push with old as the expected value of o.Ref and classifies
+// the outcome: nil, ErrStale (lost a race), *RefusedError, or another error.
+func push(ctx context.Context, gitDir string, o AppendOptions, old, id plumbing.Hash) error {
+	expect := ""
+	if !old.IsZero() {
+		expect = old.String()
+	}
+	args := []string{"--git-dir=" + gitDir, "push", "--porcelain"}
+	for _, po := range o.PushOptions {
+		args = append(args, "--push-option="+po)
+	}
+	args = append(args, "--force-with-lease="+o.Ref+":"+expect, o.Remote, id.String()+":"+o.Ref)
+	dir := ""
+	if o.Remote == "." {
+		dir = gitDir // "." is resolved against the working directory
+	}
+	out, errb, runErr := runGit(ctx, dir, o.Env, args...)
+	flag, status, found := porcelainStatus(out, o.Ref)
+	if runErr == nil && found && flag != '!' {
+		return nil
+	}
+	if !found {
+		return fmt.Errorf("git push %s %s:%s: %v: %s", o.Remote, id, o.Ref, runErr, bytes.TrimSpace(errb))
+	}
+	switch {
+	case strings.Contains(status, "stale info"), strings.Contains(status, "fetch first"),
+		strings.Contains(status, "non-fast-forward"), strings.Contains(status, "cannot lock ref"),
+		strings.Contains(status, "failed to update ref"), strings.Contains(status, "failed to lock"),
+		strings.Contains(status, "incorrect old value"):
+		return fmt.Errorf("push of %s to %s: %s: %w", o.Ref, o.Remote, status, ErrStale)
+	case strings.Contains(status, "hook declined"):
+		return &RefusedError{Ref: o.Ref, Status: strings.Trim(strings.TrimPrefix(status, "[remote rejected]"), " ()"), Lines: hookLines(errb)}
+	}
+	return fmt.Errorf("push of %s to %s rejected: %s: %s", o.Ref, o.Remote, status, bytes.TrimSpace(errb))
+}
+
+// porcelainStatus finds ref's line in git push --porcelain output:
+// "<flag>\t<from>:<to>\t<summary>".
+func porcelainStatus(out []byte, ref string) (byte, string, bool) {
+	for _, line := range strings.Split(string(out), "\n") {
+		if len(line) < 2 || line[1] != '\t' {
+			continue
+		}
+		fields := strings.SplitN(line[2:], "\t", 2)
+		if len(fields) != 2 {
+			continue
+		}
+		if _, to, ok := strings.Cut(fields[0], ":"); ok && to == ref {
+			return line[0], fields[1], true
+		}
+	}
+	return 0, "", false
+}
+
+// hookLines keeps the hook's "git+:" lines from push's stderr, without the
+// "remote: " prefix and git's trailing padding.
+func hookLines(stderr []byte) []string {
+	var lines []string
+	for _, line := range strings.Split(string(stderr), "\n") {
+		line = strings.TrimRight(line, " \t\r\x1b[K")
+		line = strings.TrimPrefix(line, "remote: ")
+		if strings.HasPrefix(line, "git+:") {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
