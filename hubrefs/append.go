@@ -112,6 +112,11 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		}
 		err = push(ctx, gitDir, o, old, id)
 		if err == nil {
+			if o.Remote != "." {
+				// Keep the local copy current so the next append starts from
+				// the right tip; it is only a copy, so a failure is harmless.
+				runGit(ctx, "", o.Env, "--git-dir="+gitDir, "update-ref", o.Ref, id.String())
+			}
 			return id, nil
 		}
 		if !errors.Is(err, ErrStale) {

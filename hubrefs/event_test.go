@@ -72,6 +72,7 @@ func requireSSHKeygen(t *testing.T) {
 
 // TestGitVerifiesGoSignature: git verify-commit accepts events signed here.
 func TestGitVerifiesGoSignature(t *testing.T) {
+	t.Parallel()
 	requireSSHKeygen(t)
 	repo := bareRepo(t)
 	for _, kind := range keyKinds {
@@ -108,6 +109,7 @@ func TestGitVerifiesGoSignature(t *testing.T) {
 
 // TestGoVerifiesGitSignature: commits git signs with an SSH key decode here.
 func TestGoVerifiesGitSignature(t *testing.T) {
+	t.Parallel()
 	requireSSHKeygen(t)
 	repo := bareRepo(t)
 	for _, kind := range keyKinds {

@@ -1,0 +1,176 @@
+package hubrefs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/matryer/is"
+)
+
+func refOf(t testing.TB, gitDir, ref string) plumbing.Hash {
+	t.Helper()
+	h, err := localRef(gitDir, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func clock(start int64) func() time.Time {
+	n := start
+	return func() time.Time { n++; return time.Unix(n, 0) }
+}
+
+func TestAppendLocal(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	repo := bareRepo(t)
+	ctx := context.Background()
+	opts := AppendOptions{GitDir: repo, Ref: "refs/hub/pr/1", Payload: closed(), Signer: quickSigner(), Name: "alice", Now: clock(1700000000)}
+
+	first, err := Append(ctx, opts)
+	is.NoErr(err)
+	is.Equal(refOf(t, repo, opts.Ref), first)
+	opts.Payload = Base{Type: TypePRReopened, Repo: testRepo}
+	second, err := Append(ctx, opts)
+	is.NoErr(err)
+	is.Equal(refOf(t, repo, opts.Ref), second)
+
+	log, err := ReadLog(newLooseStore(repo), second, Ceilings{})
+	is.NoErr(err)
+	is.Equal(len(log), 2)
+	is.Equal(log[0].ID, first)
+	is.Equal(log[0].Parents, []plumbing.Hash(nil))
+	is.Equal(log[1].Parents, []plumbing.Hash{first})
+	is.Equal(log[1].Type, TypePRReopened)
+	git(t, repo, "fsck", "--strict", "--no-dangling")
+
+	// payload checks happen before anything is written
+	opts.Payload = Base{Type: "nope", Repo: testRepo}
+	_, err = Append(ctx, opts)
+	is.True(errors.Is(err, ErrUnknownType))
+	opts.Payload = closed()
+	opts.Ref = "refs/heads/main"
+	_, err = Append(ctx, opts)
+	is.True(errors.Is(err, ErrMalformed))
+}
+
+// TestAppendRetriesOnMovedRef: another writer appends between our read of
+// the ref and our push; the push fails on the expected old value and the
+// event is rebuilt on the new tip.
+func TestAppendRetriesOnMovedRef(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	repo := bareRepo(t)
+	ctx := context.Background()
+	ref := "refs/hub/pr/2"
+	base, err := Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: clock(1700000000)})
+	is.NoErr(err)
+
+	var theirs plumbing.Hash
+	calls := 0
+	inner := clock(1700000100)
+	racing := func() time.Time {
+		calls++
+		if calls == 1 { // after we read the ref, before we push
+			var err error
+			theirs, err = Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: Base{Type: TypePRReopened, Repo: testRepo},
+				Signer: quickSigner(), Name: "bob", Now: clock(1700000050)})
+			is.NoErr(err)
+		}
+		return inner()
+	}
+	ours, err := Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: racing})
+	is.NoErr(err)
+	is.Equal(calls, 2) // built twice
+	is.Equal(refOf(t, repo, ref), ours)
+	log, err := ReadLog(newLooseStore(repo), ours, Ceilings{})
+	is.NoErr(err)
+	is.Equal(len(log), 3)
+	is.Equal(log[0].ID, base)
+	is.Equal(log[1].ID, theirs)
+	is.Equal(log[2].Parents, []plumbing.Hash{theirs}) // landed on the new tip, nothing lost
+
+	// a ref that moves on every attempt: give up with ErrStale
+	always := func() time.Time {
+		_, err := Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "bob", Now: clock(time.Now().UnixNano())})
+		is.NoErr(err)
+		return time.Unix(1700000200, 0)
+	}
+	_, err = Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: always, Attempts: 3})
+	is.True(errors.Is(err, ErrStale))
+	is.True(strings.Contains(err.Error(), ref))
+}
+
+func installHook(t testing.TB, repo, script string) {
+	t.Helper()
+	path := filepath.Join(repo, "hooks", "pre-receive")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAppendRefusedByHook(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	repo := bareRepo(t)
+	installHook(t, repo, "cat >/dev/null\necho 'git+: refused refs/hub/pr/3: [no-trust] run git+ init first' >&2\necho 'other noise' >&2\nexit 1\n")
+	_, err := Append(context.Background(), AppendOptions{GitDir: repo, Ref: "refs/hub/pr/3", Payload: closed(), Signer: quickSigner(), Name: "alice"})
+	is.True(errors.Is(err, ErrRefused))
+	var re *RefusedError
+	is.True(errors.As(err, &re))
+	is.Equal(re.Lines, []string{"git+: refused refs/hub/pr/3: [no-trust] run git+ init first"})
+	is.Equal(re.Status, "pre-receive hook declined")
+	is.True(strings.Contains(err.Error(), "[no-trust]"))
+	is.Equal(refOf(t, repo, "refs/hub/pr/3"), plumbing.ZeroHash)
+}
+
+func TestAppendThroughClone(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	server := bareRepo(t)
+	ref := "refs/hub/queue/q1"
+	first, err := Append(ctx, AppendOptions{GitDir: server, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: clock(1700000000)})
+	is.NoErr(err)
+
+	work := filepath.Join(t.TempDir(), "work")
+	git(t, ".", "clone", "-q", server, work)
+	// the clone has no refs/hub yet: the first push expects the ref absent,
+	// is stale, fetches, and lands on the server's tip
+	second, err := Append(ctx, AppendOptions{GitDir: work, Remote: "origin", Ref: ref, Payload: Base{Type: TypePRReopened, Repo: testRepo},
+		Signer: quickSigner(), Name: "carol", Now: clock(1700000010)})
+	is.NoErr(err)
+	is.Equal(refOf(t, server, ref), second)
+	is.Equal(refOf(t, filepath.Join(work, ".git"), ref), second) // the clone's copy follows a successful push
+	log, err := ReadLog(newLooseStore(server), second, Ceilings{})
+	is.NoErr(err)
+	is.Equal(len(log), 2)
+	is.Equal(log[1].Parents, []plumbing.Hash{first})
+
+	// Fetch brings every hub ref over
+	other, err := Append(ctx, AppendOptions{GitDir: server, Ref: "refs/hub/pr/9", Payload: closed(), Signer: quickSigner(), Name: "alice"})
+	is.NoErr(err)
+	is.NoErr(Fetch(ctx, work, "origin"))
+	is.Equal(refOf(t, filepath.Join(work, ".git"), "refs/hub/pr/9"), other)
+	is.Equal(refOf(t, filepath.Join(work, ".git"), ref), second)
+
+	// a refusal from the remote's hook carries its lines, "remote: " removed
+	installHook(t, server, "cat >/dev/null\necho 'git+: refused refs/hub/queue/q1: [bad-signer] key not a member' >&2\nexit 1\n")
+	_, err = Append(ctx, AppendOptions{GitDir: work, Remote: "origin", Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "carol"})
+	var re *RefusedError
+	is.True(errors.As(err, &re))
+	is.Equal(re.Lines, []string{"git+: refused refs/hub/queue/q1: [bad-signer] key not a member"})
+	is.Equal(refOf(t, server, ref), second)
+
+	// an unreachable remote is an error, not a refusal or a retry loop
+	_, err = Append(ctx, AppendOptions{GitDir: work, Remote: filepath.Join(t.TempDir(), "nowhere"), Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "carol"})
+	is.True(err != nil)
+	is.True(!errors.Is(err, ErrRefused) && !errors.Is(err, ErrStale))
+}
