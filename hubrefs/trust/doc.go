@@ -1,0 +1,77 @@
+// Package trust folds refs/hub/trust (DESIGN.md §4): members, their keys and
+// capabilities, and the rules protecting branches. The fold is pure: a
+// function of decoded, signature-verified events in causal order.
+//
+// # Rules
+//
+// Every field of a branch's protection is optional with the DESIGN.md §4
+// default: requirePullRequest true, requiredApprovals 1, requiredChecks
+// ["ci"], requireResolvedThreads false, requireProvenance false,
+// queueCandidates false, queueDepth 8. An absent (or null) requiredChecks
+// is ["ci"]; an explicit [] requires no checks (Branch.RequiredChecks nil).
+// Ceilings default to eventsPerRef 10000 and eventBytes 65536; the §3
+// parents-per-event ceiling is the optional field ceilings.parentsPerEvent
+// (default 8). A trust log without rules.set protects nothing.
+//
+// Decisions where the design is silent:
+//   - Field names match exactly (case-sensitive). ParseRulesStrict refuses
+//     an unknown field at any level, naming its path; ParseRules ignores it.
+//     Both decode through the same code, so a document both accept gives the
+//     same Rules. A duplicated JSON key: the last one wins.
+//   - Keys are full ref names (refs/...) by git's check-ref-format rules, or
+//     globs where '*' matches any run of characters inside one path segment
+//     (refs/heads/release/* does not match refs/heads/release/a/b). "**" is
+//     refused. Keys under refs/hub/ are refused: hub refs follow the event
+//     rules, not branch protection.
+//   - Precedence in Rules.For: an exact key, then the longest matching glob,
+//     then the one with fewer '*', then the lexically smaller key.
+//   - requiredApprovals ≥ 0; queueDepth ≥ 1 (queueCandidates false is the
+//     only way to turn candidates off); every ceiling ≥ 1; required check
+//     names are valid check names and not repeated.
+//
+// # Names, keys, capabilities
+//
+// Member names are 1–64 ASCII letters, digits, '.', '_', '-' (they appear in
+// commit identities and allowed-signers files). Keys are one authorized_keys
+// line without options, of type ed25519, ecdsa or rsa; KeyLine keeps the
+// normalised "<type> <base64>" form. A key belongs to at most one member.
+// Capabilities are repo.admin (implies all), source.push, hub.pr, hub.review,
+// hub.queue and hub.check:<name>; an unknown one, or one listed twice, is
+// refused. RepoIDs are lower-case canonical UUIDs (any version).
+//
+// # The fold
+//
+// repo.created is the root, signed by the admin key it names; it is never
+// written again. member.added, member.changed (a full replacement of key and
+// capabilities), member.removed and rules.set need a signer holding
+// repo.admin in the state folded from the event's own parents (for a join,
+// from all its ancestors). member.added of an existing name, member.changed
+// or member.removed of an unknown one, a key already held by another member,
+// and any change leaving no member with repo.admin are refused: the last rule
+// keeps the trust log writable.
+//
+// A stored event the boundary would have refused means the boundary was
+// bypassed: Fold fails closed with ErrInvalidStored and an *EventError
+// naming the event, rather than skipping it. Authorize is that same
+// judgement for a new event; State.Apply applies a linear append in place
+// (the fold cache's fast path).
+//
+// Concurrent branches. Events are judged against their own parents, so two
+// admins writing concurrently both produce admitted events. When branches
+// meet, their effects are applied in causal order with two further rules,
+// recorded in State.Skipped rather than failing the fold:
+//
+//  1. Revocation wins. An event whose signer had repo.admin taken away
+//     (removed, key changed or admin dropped) by an event concurrent with it
+//     (neither an ancestor of the other) has no effect. Without this, a
+//     removed admin could write on an old ancestor where they still held
+//     repo.admin (committer times are not trusted, so order cannot help) and
+//     join it back. Two admins removing each other concurrently both lose.
+//  2. Effects must still make sense where they land: the signer must hold
+//     repo.admin in the running state (so whatever a dropped event granted
+//     falls with it), and member.added of a name that exists, a change of a
+//     member that is gone, a key two members would share, or a change leaving
+//     no admin is skipped.
+//
+// For a linear log neither rule ever fires.
+package trust

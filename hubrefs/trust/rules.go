@@ -1,0 +1,331 @@
+package trust
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Rules is the rules object of the latest rules.set (DESIGN.md §4), with
+// every default filled in.
+type Rules struct {
+	Protected map[string]Branch // by full ref name or glob
+	Ceilings  Ceilings
+}
+
+// Branch is the protection of one ref (or glob of refs). Values are resolved:
+// a field absent from the JSON holds its default here. RequiredChecks nil (or
+// empty) means no checks are required.
+type Branch struct {
+	RequirePullRequest     bool
+	RequiredApprovals      int
+	RequiredChecks         []string
+	RequireResolvedThreads bool
+	RequireProvenance      bool
+	QueueCandidates        bool
+	QueueDepth             int
+}
+
+// Ceilings bound every hub ref (DESIGN.md §3).
+type Ceilings struct {
+	EventsPerRef    int // events in one hub ref
+	EventBytes      int // bytes of one payload
+	ParentsPerEvent int // parents of one event (JSON "parentsPerEvent")
+}
+
+// Defaults (DESIGN.md §3, §4).
+const (
+	DefaultRequiredApprovals = 1
+	DefaultQueueDepth        = 8
+	DefaultEventsPerRef      = 10000
+	DefaultEventBytes        = 65536
+	DefaultParentsPerEvent   = 8
+)
+
+// DefaultBranch is the protection a key with an empty object gets.
+func DefaultBranch() Branch {
+	return Branch{
+		RequirePullRequest: true,
+		RequiredApprovals:  DefaultRequiredApprovals,
+		RequiredChecks:     []string{"ci"},
+		QueueDepth:         DefaultQueueDepth,
+	}
+}
+
+// DefaultCeilings are the ceilings when rules name none.
+func DefaultCeilings() Ceilings {
+	return Ceilings{EventsPerRef: DefaultEventsPerRef, EventBytes: DefaultEventBytes, ParentsPerEvent: DefaultParentsPerEvent}
+}
+
+// DefaultRules are the rules of a trust log without rules.set: nothing
+// protected, default ceilings.
+func DefaultRules() Rules {
+	return Rules{Protected: map[string]Branch{}, Ceilings: DefaultCeilings()}
+}
+
+// ParseRules decodes a rules object as readers do: unknown fields, at any
+// level, are ignored. Field names match exactly (case-sensitive); a null
+// field value is the same as an absent one.
+func ParseRules(data []byte) (Rules, error) { return parseRules(data, false) }
+
+// ParseRulesStrict decodes a rules object as `git+ rules set` does: an
+// unknown field at any level is an error naming it (ErrUnknownField).
+func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true) }
+
+var (
+	rulesFields    = []string{"protected", "ceilings"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth"}
+	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
+)
+
+// object decodes raw as a JSON object. ok is false for null.
+func object(raw []byte, path string, known []string, strict bool) (map[string]json.RawMessage, bool, error) {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return nil, false, nil
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, false, fmt.Errorf("%w: %s must be a JSON object", ErrInvalidRules, path)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, false, fmt.Errorf("%w: %s: %w", ErrInvalidRules, path, err)
+	}
+	if strict {
+		var unknown []string
+		for k := range m {
+			if !contains(known, k) {
+				unknown = append(unknown, k)
+			}
+		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			return nil, false, fmt.Errorf("%w %s.%s: the fields here are %s", ErrUnknownField, path, unknown[0], strings.Join(known, ", "))
+		}
+	}
+	return m, true, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// field decodes m[name] into dst unless it is absent or null.
+func field(m map[string]json.RawMessage, name, path string, dst any) error {
+	raw, ok := m[name]
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("%w: %s.%s: %w", ErrInvalidRules, path, name, err)
+	}
+	return nil
+}
+
+func parseRules(data []byte, strict bool) (Rules, error) {
+	r := DefaultRules()
+	top, ok, err := object(data, "rules", rulesFields, strict)
+	if err != nil {
+		return Rules{}, err
+	}
+	if !ok {
+		return Rules{}, fmt.Errorf("%w: rules must be a JSON object, not null", ErrInvalidRules)
+	}
+	if raw, ok := top["protected"]; ok {
+		prot, ok, err := object(raw, "rules.protected", nil, false)
+		if err != nil {
+			return Rules{}, err
+		}
+		if ok {
+			keys := make([]string, 0, len(prot))
+			for k := range prot {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, key := range keys {
+				path := fmt.Sprintf("rules.protected[%q]", key)
+				b, err := parseBranch(prot[key], path, strict)
+				if err != nil {
+					return Rules{}, err
+				}
+				if err := ValidPattern(key); err != nil {
+					return Rules{}, fmt.Errorf("%w: %s: %w", ErrInvalidRules, path, err)
+				}
+				r.Protected[key] = b
+			}
+		}
+	}
+	if raw, ok := top["ceilings"]; ok {
+		c, ok, err := object(raw, "rules.ceilings", ceilingsFields, strict)
+		if err != nil {
+			return Rules{}, err
+		}
+		if ok {
+			for _, f := range []struct {
+				name string
+				dst  *int
+			}{{"eventsPerRef", &r.Ceilings.EventsPerRef}, {"eventBytes", &r.Ceilings.EventBytes}, {"parentsPerEvent", &r.Ceilings.ParentsPerEvent}} {
+				if err := field(c, f.name, "rules.ceilings", f.dst); err != nil {
+					return Rules{}, err
+				}
+			}
+		}
+	}
+	if err := r.Validate(); err != nil {
+		return Rules{}, err
+	}
+	return r, nil
+}
+
+func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
+	m, ok, err := object(raw, path, branchFields, strict)
+	if err != nil {
+		return Branch{}, err
+	}
+	if !ok {
+		return Branch{}, fmt.Errorf("%w: %s must be an object (use {} for the defaults)", ErrInvalidRules, path)
+	}
+	b := DefaultBranch()
+	for _, f := range []struct {
+		name string
+		dst  any
+	}{
+		{"requirePullRequest", &b.RequirePullRequest},
+		{"requiredApprovals", &b.RequiredApprovals},
+		{"requireResolvedThreads", &b.RequireResolvedThreads},
+		{"requireProvenance", &b.RequireProvenance},
+		{"queueCandidates", &b.QueueCandidates},
+		{"queueDepth", &b.QueueDepth},
+	} {
+		if err := field(m, f.name, path, f.dst); err != nil {
+			return Branch{}, err
+		}
+	}
+	if raw, ok := m["requiredChecks"]; ok && string(bytes.TrimSpace(raw)) != "null" {
+		var checks []string
+		if err := json.Unmarshal(raw, &checks); err != nil {
+			return Branch{}, fmt.Errorf("%w: %s.requiredChecks: %w", ErrInvalidRules, path, err)
+		}
+		if len(checks) == 0 {
+			checks = nil // explicit []: no checks
+		}
+		b.RequiredChecks = checks
+	}
+	return b, nil
+}
+
+// Validate checks rules built in Go the way the decoders check JSON.
+func (r Rules) Validate() error {
+	keys := make([]string, 0, len(r.Protected))
+	for k := range r.Protected {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		path := fmt.Sprintf("rules.protected[%q]", k)
+		if err := ValidPattern(k); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrInvalidRules, path, err)
+		}
+		if strings.HasPrefix(k, "refs/hub/") {
+			return fmt.Errorf("%w: %s: refs/hub/* are governed by the event rules, not by branch protection; protect branches (refs/heads/...)", ErrInvalidRules, path)
+		}
+		b := r.Protected[k]
+		if b.RequiredApprovals < 0 {
+			return fmt.Errorf("%w: %s.requiredApprovals is %d; use 0 or more", ErrInvalidRules, path, b.RequiredApprovals)
+		}
+		if b.QueueDepth < 1 {
+			return fmt.Errorf("%w: %s.queueDepth is %d; use 1 or more (turn candidates off with queueCandidates: false)", ErrInvalidRules, path, b.QueueDepth)
+		}
+		seen := map[string]bool{}
+		for _, c := range b.RequiredChecks {
+			if err := ValidCheckName(c); err != nil {
+				return fmt.Errorf("%w: %s.requiredChecks: %w", ErrInvalidRules, path, err)
+			}
+			if seen[c] {
+				return fmt.Errorf("%w: %s.requiredChecks names %q twice", ErrInvalidRules, path, c)
+			}
+			seen[c] = true
+		}
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"eventsPerRef", r.Ceilings.EventsPerRef}, {"eventBytes", r.Ceilings.EventBytes}, {"parentsPerEvent", r.Ceilings.ParentsPerEvent}} {
+		if c.v < 1 {
+			return fmt.Errorf("%w: rules.ceilings.%s is %d; use 1 or more", ErrInvalidRules, c.name, c.v)
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes every field explicitly, so ParseRules of the result
+// gives r back.
+func (r Rules) MarshalJSON() ([]byte, error) {
+	type branch struct {
+		RequirePullRequest     bool     `json:"requirePullRequest"`
+		RequiredApprovals      int      `json:"requiredApprovals"`
+		RequiredChecks         []string `json:"requiredChecks"`
+		RequireResolvedThreads bool     `json:"requireResolvedThreads"`
+		RequireProvenance      bool     `json:"requireProvenance"`
+		QueueCandidates        bool     `json:"queueCandidates"`
+		QueueDepth             int      `json:"queueDepth"`
+	}
+	type ceilings struct {
+		EventsPerRef    int `json:"eventsPerRef"`
+		EventBytes      int `json:"eventBytes"`
+		ParentsPerEvent int `json:"parentsPerEvent"`
+	}
+	out := struct {
+		Protected map[string]branch `json:"protected"`
+		Ceilings  ceilings          `json:"ceilings"`
+	}{Protected: map[string]branch{}, Ceilings: ceilings(r.Ceilings)}
+	for k, b := range r.Protected {
+		checks := b.RequiredChecks
+		if checks == nil {
+			checks = []string{}
+		}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth}
+	}
+	return json.Marshal(out)
+}
+
+// For returns the protection of ref and whether it is protected. An exact
+// key beats any glob; among matching globs the longest key wins, then the
+// one with fewer '*', then the lexically smallest (so the choice never
+// depends on map order).
+func (r Rules) For(ref string) (Branch, bool) {
+	if b, ok := r.Protected[ref]; ok && !strings.Contains(ref, "*") {
+		return b, true
+	}
+	best, found := "", false
+	for k := range r.Protected {
+		if !strings.Contains(k, "*") || !matchRef(k, ref) {
+			continue
+		}
+		if !found || better(k, best) {
+			best, found = k, true
+		}
+	}
+	if !found {
+		return Branch{}, false
+	}
+	return r.Protected[best], true
+}
+
+func better(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	sa, sb := strings.Count(a, "*"), strings.Count(b, "*")
+	if sa != sb {
+		return sa < sb
+	}
+	return a < b
+}

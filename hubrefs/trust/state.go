@@ -1,0 +1,217 @@
+package trust
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/gitplus/gitplus/hubrefs"
+)
+
+// Member is one member of the repository.
+type Member struct {
+	Name    string
+	Key     ssh.PublicKey
+	KeyLine string   // normalised authorized_keys line, "<type> <base64>"
+	Caps    []string // sorted, no duplicates
+}
+
+// Has reports whether m holds capability c (repo.admin implies every one).
+func (m *Member) Has(c string) bool {
+	return slices.Contains(m.Caps, CapAdmin) || slices.Contains(m.Caps, c)
+}
+
+// Skip records a stored event the fold admitted but whose effect it did not
+// apply (only possible where the log has concurrent branches; see the
+// package doc).
+type Skip struct {
+	ID     plumbing.Hash
+	Type   string
+	Reason string
+}
+
+// State is the trust state: who the members are, what they may do, and the
+// rules in force.
+type State struct {
+	RepoID  string
+	Name    string // the repository's name from repo.created
+	Members map[string]*Member
+	Rules   Rules         // latest rules.set in causal order; DefaultRules() when none
+	RulesID plumbing.Hash // the rules.set in force; zero when none
+	Tip     plumbing.Hash // the last event folded (the log's tip)
+	Skipped []Skip        // admitted events without effect, in causal order
+}
+
+func sameKey(a, b ssh.PublicKey) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	return bytes.Equal(a.Marshal(), b.Marshal())
+}
+
+// MemberByKey returns the member holding key.
+func (s *State) MemberByKey(key ssh.PublicKey) (*Member, bool) {
+	if s == nil || key == nil {
+		return nil, false
+	}
+	wire := key.Marshal()
+	for _, m := range s.Members {
+		if m.Key != nil && bytes.Equal(m.Key.Marshal(), wire) {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// Has reports whether key belongs to a member holding capability c.
+func (s *State) Has(key ssh.PublicKey, c string) bool {
+	m, ok := s.MemberByKey(key)
+	return ok && m.Has(c)
+}
+
+func (s *State) admins() int {
+	n := 0
+	for _, m := range s.Members {
+		if slices.Contains(m.Caps, CapAdmin) {
+			n++
+		}
+	}
+	return n
+}
+
+// Clone returns a deep copy.
+func (s *State) Clone() *State {
+	c := s.shallow()
+	for name, m := range c.Members {
+		mm := *m
+		mm.Caps = slices.Clone(m.Caps)
+		c.Members[name] = &mm
+	}
+	c.Rules.Protected = make(map[string]Branch, len(s.Rules.Protected))
+	for k, b := range s.Rules.Protected {
+		b.RequiredChecks = slices.Clone(b.RequiredChecks)
+		c.Rules.Protected[k] = b
+	}
+	return c
+}
+
+// shallow copies the maps but shares the (never mutated) members and rules.
+func (s *State) shallow() *State {
+	c := *s
+	c.Members = make(map[string]*Member, len(s.Members))
+	for k, v := range s.Members {
+		c.Members[k] = v
+	}
+	c.Skipped = slices.Clone(s.Skipped)
+	return &c
+}
+
+// MemberNames returns the member names, sorted.
+func (s *State) MemberNames() []string {
+	names := make([]string, 0, len(s.Members))
+	for n := range s.Members {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// decoded is a trust event's payload, validated on its own.
+type decoded struct {
+	repo     string
+	repoName string // repo.created only
+	name     string // member name (the admin's for repo.created)
+	key      ssh.PublicKey
+	keyLine  string
+	caps     []string
+	rules    Rules
+}
+
+// decode validates ev's payload. repoID is "" for the root, whose payload
+// chooses it.
+func decode(ev hubrefs.Event, repoID string) (decoded, error) {
+	var base hubrefs.Base
+	if err := json.Unmarshal(ev.Payload, &base); err != nil {
+		return decoded{}, fmt.Errorf("%w: payload is not a JSON object: %w", ErrMalformed, err)
+	}
+	if base.Type != ev.Type {
+		return decoded{}, fmt.Errorf("%w: payload type %q differs from the message's %q", ErrMalformed, base.Type, ev.Type)
+	}
+	if ev.Repo != "" && ev.Repo != base.Repo {
+		return decoded{}, fmt.Errorf("%w: payload repo %q differs from the event's %q", ErrRepoMismatch, base.Repo, ev.Repo)
+	}
+	if repoID != "" && base.Repo != repoID {
+		return decoded{}, fmt.Errorf("%w: repo %q, but this repository is %q", ErrRepoMismatch, base.Repo, repoID)
+	}
+	var d decoded
+	d.repo = base.Repo
+	switch ev.Type {
+	case hubrefs.TypeRepoCreated:
+		var p hubrefs.RepoCreated
+		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		if err := ValidUUID(p.Repo); err != nil {
+			return decoded{}, fmt.Errorf("repo: %w", err)
+		}
+		if p.Name == "" || len(p.Name) > 200 || bytes.ContainsFunc([]byte(p.Name), func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return decoded{}, fmt.Errorf("%w: name: the repository name must be 1 to 200 bytes without control characters", ErrMalformed)
+		}
+		if err := ValidName(p.Admin.Name); err != nil {
+			return decoded{}, fmt.Errorf("admin.name: %w", err)
+		}
+		key, line, err := ParseKey(p.Admin.Key)
+		if err != nil {
+			return decoded{}, fmt.Errorf("admin.key: %w", err)
+		}
+		d.repoName, d.name, d.key, d.keyLine, d.caps = p.Name, p.Admin.Name, key, line, []string{CapAdmin}
+	case hubrefs.TypeMemberAdded, hubrefs.TypeMemberChanged:
+		var p hubrefs.MemberAdded
+		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		if err := ValidName(p.Name); err != nil {
+			return decoded{}, fmt.Errorf("name: %w", err)
+		}
+		key, line, err := ParseKey(p.Key)
+		if err != nil {
+			return decoded{}, fmt.Errorf("key: %w", err)
+		}
+		if err := validCaps(p.Caps); err != nil {
+			return decoded{}, fmt.Errorf("caps: %w", err)
+		}
+		d.name, d.key, d.keyLine = p.Name, key, line
+		d.caps = slices.Clone(p.Caps)
+		sort.Strings(d.caps)
+	case hubrefs.TypeMemberRemoved:
+		var p hubrefs.MemberRemoved
+		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		if err := ValidName(p.Name); err != nil {
+			return decoded{}, fmt.Errorf("name: %w", err)
+		}
+		d.name = p.Name
+	case hubrefs.TypeRulesSet:
+		var p hubrefs.RulesSet
+		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		if len(p.Rules) == 0 {
+			return decoded{}, fmt.Errorf("%w: rules.set without a rules object", ErrMalformed)
+		}
+		r, err := ParseRules(p.Rules)
+		if err != nil {
+			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		d.rules = r
+	default:
+		return decoded{}, fmt.Errorf("%w %q in refs/hub/trust: expected repo.created, member.added, member.changed, member.removed or rules.set", ErrUnknownType, ev.Type)
+	}
+	return d, nil
+}
