@@ -1,0 +1,129 @@
+package receive
+
+// The fold cache (DESIGN.md §6): results of folding hub refs, keyed by each
+// hub ref's tip id, kept under the git directory so the hook's cost does not
+// grow with history. It is trusted for speed only: a missing, unreadable or
+// damaged entry reads as a miss and the fold is recomputed.
+//
+// Layout: <gitdir>/gitplus/foldcache/<first two hex digits>/<remaining 38>.
+// Each file is a 32-byte SHA-256 of (key id, content) followed by the content;
+// a file whose checksum does not match is a miss. Files are written to a
+// temporary name in the same directory and renamed into place, so a reader
+// never sees a partial entry and concurrent hooks writing the same key are
+// harmless. Write failures (read-only git directory, full disk) are ignored:
+// the cache only saves time.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// FoldCacheDir is the cache's directory relative to the git directory.
+const FoldCacheDir = "gitplus/foldcache"
+
+// maxCacheEntry bounds what Get reads: an entry larger than this is ignored.
+const maxCacheEntry = 64 << 20
+
+// DirCache is a policy fold cache stored as files under a git directory.
+// The zero value is unusable; use NewDirCache. It is safe for concurrent use
+// by several goroutines and processes.
+type DirCache struct {
+	dir string
+}
+
+// NewDirCache returns the fold cache of the git directory gitDir. Nothing is
+// created until the first Put.
+func NewDirCache(gitDir string) *DirCache {
+	return &DirCache{dir: filepath.Join(gitDir, filepath.FromSlash(FoldCacheDir))}
+}
+
+// Dir is the directory holding the entries.
+func (c *DirCache) Dir() string { return c.dir }
+
+func (c *DirCache) path(h plumbing.Hash) string {
+	s := h.String()
+	return filepath.Join(c.dir, s[:2], s[2:])
+}
+
+func cacheSum(h plumbing.Hash, data []byte) [sha256.Size]byte {
+	d := sha256.New()
+	d.Write(h[:])
+	d.Write(data)
+	var sum [sha256.Size]byte
+	copy(sum[:], d.Sum(nil))
+	return sum
+}
+
+// Get returns the entry stored for h; false when there is none or it is
+// damaged.
+func (c *DirCache) Get(h plumbing.Hash) ([]byte, bool) {
+	if c == nil || h.IsZero() {
+		return nil, false
+	}
+	f, err := os.Open(c.path(h))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < sha256.Size || fi.Size() > maxCacheEntry {
+		return nil, false
+	}
+	buf := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, false
+	}
+	sum := cacheSum(h, buf[sha256.Size:])
+	if !bytes.Equal(sum[:], buf[:sha256.Size]) {
+		return nil, false
+	}
+	return buf[sha256.Size:], true
+}
+
+// Put stores data for h, atomically; errors are ignored (see the file
+// comment).
+func (c *DirCache) Put(h plumbing.Hash, data []byte) {
+	_ = c.put(h, data)
+}
+
+func (c *DirCache) put(h plumbing.Hash, data []byte) error {
+	if c == nil || h.IsZero() || len(data) > maxCacheEntry-sha256.Size {
+		return nil
+	}
+	p := c.path(h)
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	sum := cacheSum(h, data)
+	_, err1 := tmp.Write(sum[:])
+	_, err2 := tmp.Write(data)
+	err3 := tmp.Close()
+	if err := firstErr(err1, err2, err3); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package receive
+
+// Running the boundary inside pre-receive (DESIGN.md §6).
+//
+// Decisions:
+//   - Every "<old> <new> <ref>" line of standard input is read; blank lines
+//     are skipped; any other malformed line fails the whole hook (fail
+//     closed), naming the line.
+//   - Refs are read from the main git directory (the quarantine holds objects
+//     only); objects from the layered store the hook's environment describes.
+//   - policy.Judge runs once for all updates. Any internal error (unreadable
+//     refs, an object store that cannot be opened, a panic inside the
+//     judgement) refuses every update with code "internal-error" and the
+//     cause: the boundary fails closed.
+//   - The fold cache lives under the git directory (see cache.go).
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/policy"
+)
+
+// CodeInternal is the refusal code of a push the hook could not judge (an
+// I/O error, a bug): every update of that push is refused.
+const CodeInternal = "internal-error"
+
+// ErrHookInput reports a pre-receive or post-receive input line that is not
+// "<old> <new> <ref>".
+var ErrHookInput = errors.New("malformed hook input")
+
+// maxHookLine bounds one input line (two ids and a ref name).
+const maxHookLine = 64 << 10
+
+// ParseHookInput reads every "<old> <new> <ref>" line git feeds a
+// pre-receive or post-receive hook.
+func ParseHookInput(r io.Reader) ([]policy.Update, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxHookLine)
+	var ups []policy.Update
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Split(line, " ")
+		if len(f) != 3 || !isHex40(f[0]) || !isHex40(f[1]) || f[2] == "" {
+			return nil, fmt.Errorf("hook input line %d %q: want \"<old> <new> <ref>\": %w", n, line, ErrHookInput)
+		}
+		ups = append(ups, policy.Update{Ref: f[2], Old: plumbing.NewHash(f[0]), New: plumbing.NewHash(f[1])})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading hook input (line %d): %w: %w", n+1, ErrHookInput, err)
+	}
+	return ups, nil
+}
+
+func isHex40(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Objects adapts a Store to policy.Objects: ReadObject is ReadRaw with a
+// missing object reported as mergetree.ErrMissingObject.
+type Objects struct {
+	*Store
+}
+
+var _ policy.Objects = Objects{}
+
+// ReadObject implements mergetree.Store.
+func (o Objects) ReadObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	t, data, err := o.ReadRaw(h)
+	if err != nil {
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return plumbing.InvalidObject, nil, fmt.Errorf("%w: %s: %w", mergetree.ErrMissingObject, h, err)
+		}
+		return plumbing.InvalidObject, nil, err
+	}
+	return t, data, nil
+}
+
+// JudgePush judges updates pushed into the repository at gitDir, with the
+// object store seen through env (the hook's quarantine). It returns one
+// verdict per update, in order. An error means the push could not be judged
+// at all; RefuseAll turns it into verdicts.
+func JudgePush(gitDir string, env QuarantineEnv, updates []policy.Update) (verdicts []policy.Verdict, err error) {
+	abs, err := filepath.Abs(gitDir)
+	if err != nil {
+		return nil, fmt.Errorf("git directory %s: %w", gitDir, err)
+	}
+	refs, err := ReadRefs(abs)
+	if err != nil {
+		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
+	}
+	store, err := OpenStore(abs, env)
+	if err != nil {
+		return nil, fmt.Errorf("opening the object store of %s: %w", abs, err)
+	}
+	defer store.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			verdicts, err = nil, fmt.Errorf("the judgement failed: %v", r)
+		}
+	}()
+	verdicts = policy.Judge(policy.Input{
+		Objects: Objects{store},
+		Refs:    refs,
+		Updates: updates,
+		Cache:   NewDirCache(abs),
+	})
+	if len(verdicts) != len(updates) {
+		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
+	}
+	return verdicts, nil
+}
+
+// RefuseAll refuses every update with CodeInternal and err as the reason.
+func RefuseAll(updates []policy.Update, err error) []policy.Verdict {
+	vs := make([]policy.Verdict, len(updates))
+	for i, u := range updates {
+		vs[i] = policy.Verdict{Update: u, Code: CodeInternal,
+			Reason: fmt.Sprintf("%v; the push was not judged, so nothing is accepted: retry, and report it to the repository's administrator if it persists", err)}
+	}
+	return vs
+}
+
+// RefusalLine is the line the hook prints for a refused update:
+// "git+: refused <ref>: [<code>] <reason>".
+func RefusalLine(v policy.Verdict) string {
+	reason := strings.Join(strings.Fields(v.Reason), " ") // one line
+	return fmt.Sprintf("git+: refused %s: [%s] %s", v.Update.Ref, v.Code, reason)
+}
+
+// PreReceive is the whole pre-receive hook: it reads stdin, judges every
+// update and writes one RefusalLine per refused update to stderr. It
+// returns the number of refused updates; any non-zero count (or a failure to
+// read the input, reported on stderr and counted as one) must make the hook
+// exit non-zero.
+func PreReceive(gitDir string, env QuarantineEnv, stdin io.Reader, stderr io.Writer) int {
+	updates, err := ParseHookInput(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "git+: refused the whole push: [%s] %v\n", CodeInternal, err)
+		return 1
+	}
+	if len(updates) == 0 {
+		return 0
+	}
+	verdicts, err := JudgePush(gitDir, env, updates)
+	if err != nil {
+		verdicts = RefuseAll(updates, err)
+	}
+	refused := 0
+	for _, v := range verdicts {
+		if v.Code != "" {
+			refused++
+			fmt.Fprintln(stderr, RefusalLine(v))
+		}
+	}
+	return refused
+}

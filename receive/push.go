@@ -1,0 +1,278 @@
+package receive
+
+// The client side of landing: a push through the real git binary, so that
+// the receiving repository's hooks judge it, with an expected old value per
+// ref (compare-and-swap), the per-ref result and the hook's refusal lines
+// read back.
+//
+// Decisions:
+//   - Every update carries --force-with-lease=<ref>:<old> (an empty <old>
+//     for a ref that must not exist yet), so a concurrent writer makes the
+//     push fail as stale instead of being overwritten, and a non-fast-forward
+//     the caller meant (a candidate branch rebuilt) is still allowed.
+//   - Several updates go in one push with --atomic unless the caller asks
+//     otherwise: either every ref moves or none does.
+//   - The result is read from `git push --porcelain`; the hook's lines are
+//     the "git+:" lines of git's stderr with the "remote: " prefix removed.
+//   - Pushing to "." runs git in the git directory itself, so "." means
+//     that repository (its own receive hooks run).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+var (
+	// ErrPushStale: a ref's expected old value did not hold (someone else
+	// moved it first). Nothing was changed by this push.
+	ErrPushStale = errors.New("ref moved meanwhile")
+	// ErrPushRefused: the receiving repository's hook refused the push
+	// (see *PushRefusedError for its lines).
+	ErrPushRefused = errors.New("refused by the receiving hook")
+	// ErrPushFailed: git push failed for another reason (transport, a
+	// missing object, a rejected update not due to the hook).
+	ErrPushFailed = errors.New("push failed")
+)
+
+// PushUpdate is one ref to move: from Old (zero: the ref must not exist)
+// to New (zero: delete the ref).
+type PushUpdate struct {
+	Ref      string
+	Old, New plumbing.Hash
+}
+
+// PushOptions say what to push where.
+type PushOptions struct {
+	// GitDir is the repository pushed from (bare, or a work tree's .git; a
+	// work tree root is accepted too). It must hold every New object.
+	GitDir string
+	// Remote receives the push: "." (default: GitDir itself), a path, a URL
+	// or a remote name such as "origin".
+	Remote string
+	// Updates are the refs to move.
+	Updates []PushUpdate
+	// NotAtomic pushes the updates independently (default: --atomic when
+	// there are several).
+	NotAtomic bool
+	// PushOptions are passed as --push-option (the receiver must set
+	// receive.advertisePushOptions).
+	PushOptions []string
+	// Env is added to the environment git runs with (which is inherited).
+	Env []string
+}
+
+// RefResult is one ref's outcome as `git push --porcelain` reports it.
+type RefResult struct {
+	Ref    string
+	Flag   byte   // ' ' fast-forward, '+' forced, '-' deleted, '*' new, '=' up to date, '!' rejected
+	Status string // git's summary, e.g. "[remote rejected] (pre-receive hook declined)"
+}
+
+// OK reports whether the ref was updated (or already held the value).
+func (r RefResult) OK() bool { return r.Flag != '!' && r.Flag != 0 }
+
+// PushResult is what a push did.
+type PushResult struct {
+	Refs      []RefResult // one per update, in the order given
+	HookLines []string    // the hook's "git+: ..." lines
+	Stderr    string      // git's whole standard error, for diagnostics
+}
+
+// PushRefusedError is a push the receiving hook refused.
+type PushRefusedError struct {
+	Refs   []string // the refs the push tried to move
+	Status string   // git's status, e.g. "pre-receive hook declined"
+	Lines  []string // the hook's "git+: ..." lines, "remote: " prefix removed
+}
+
+func (e *PushRefusedError) Error() string {
+	msg := fmt.Sprintf("push of %s refused (%s)", strings.Join(e.Refs, ", "), e.Status)
+	if len(e.Lines) > 0 {
+		msg += ": " + strings.Join(e.Lines, "; ")
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrPushRefused) hold.
+func (e *PushRefusedError) Is(target error) bool { return target == ErrPushRefused }
+
+// Push runs one git push of o.Updates to o.Remote with each Old as the
+// expected value and reads back the outcome. It returns the result and nil
+// when every ref moved; otherwise an error wrapping ErrPushStale (a lease
+// failed: some ref moved meanwhile), *PushRefusedError (the hook refused)
+// or ErrPushFailed. The result is filled in as far as git reported it in
+// every case.
+func Push(ctx context.Context, o PushOptions) (PushResult, error) {
+	var res PushResult
+	if len(o.Updates) == 0 {
+		return res, fmt.Errorf("push to %s: no refs to update: %w", o.Remote, ErrPushFailed)
+	}
+	if o.Remote == "" {
+		o.Remote = "."
+	}
+	gitDir, err := pushGitDir(o.GitDir)
+	if err != nil {
+		return res, err
+	}
+	args := []string{"--git-dir=" + gitDir, "push", "--porcelain"}
+	if len(o.Updates) > 1 && !o.NotAtomic {
+		args = append(args, "--atomic")
+	}
+	for _, po := range o.PushOptions {
+		args = append(args, "--push-option="+po)
+	}
+	refs := make([]string, len(o.Updates))
+	var specs []string
+	for i, u := range o.Updates {
+		if !strings.HasPrefix(u.Ref, "refs/") {
+			return res, fmt.Errorf("push to %s: %q is not a full ref name (refs/...): %w", o.Remote, u.Ref, ErrPushFailed)
+		}
+		refs[i] = u.Ref
+		expect := ""
+		if !u.Old.IsZero() {
+			expect = u.Old.String()
+		}
+		args = append(args, "--force-with-lease="+u.Ref+":"+expect)
+		if u.New.IsZero() {
+			specs = append(specs, ":"+u.Ref)
+		} else {
+			specs = append(specs, u.New.String()+":"+u.Ref)
+		}
+	}
+	args = append(args, o.Remote)
+	args = append(args, specs...)
+
+	cmd := exec.CommandContext(ctx, "git", args...)
+	if o.Remote == "." {
+		cmd.Dir = gitDir // "." is resolved against the working directory
+	}
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("git push to %s: %w", o.Remote, ctx.Err())
+	}
+	res.Stderr = errb.String()
+	res.HookLines = HookLines(errb.Bytes())
+
+	porcelain := parsePorcelain(out.Bytes())
+	allOK := true
+	var stale, refused []string
+	var refusedStatus string
+	for _, ref := range refs {
+		r, found := porcelain[ref]
+		if !found {
+			r = RefResult{Ref: ref}
+		}
+		res.Refs = append(res.Refs, r)
+		if !r.OK() {
+			allOK = false
+		}
+		switch {
+		case !found || r.OK():
+		case isStaleStatus(r.Status):
+			stale = append(stale, ref+" ("+r.Status+")")
+		case strings.Contains(r.Status, "hook declined"):
+			refused = append(refused, ref)
+			refusedStatus = strings.Trim(strings.TrimPrefix(r.Status, "[remote rejected]"), " ()")
+		}
+	}
+	if runErr == nil && allOK {
+		return res, nil
+	}
+	if len(refused) > 0 {
+		return res, &PushRefusedError{Refs: refs, Status: refusedStatus, Lines: res.HookLines}
+	}
+	if len(stale) > 0 {
+		return res, fmt.Errorf("push to %s: %s: fetch, check the new value and try again: %w",
+			o.Remote, strings.Join(stale, ", "), ErrPushStale)
+	}
+	var detail []string
+	for _, r := range res.Refs {
+		if !r.OK() {
+			s := r.Status
+			if s == "" {
+				s = "not reported"
+			}
+			detail = append(detail, r.Ref+": "+s)
+		}
+	}
+	msg := strings.TrimSpace(errb.String())
+	if runErr != nil && msg == "" {
+		msg = runErr.Error()
+	}
+	return res, fmt.Errorf("git push to %s: %s: %s: %w", o.Remote, strings.Join(detail, "; "), msg, ErrPushFailed)
+}
+
+// isStaleStatus recognises git's reports of a compare-and-swap that lost.
+func isStaleStatus(s string) bool {
+	for _, m := range []string{"stale info", "fetch first", "non-fast-forward", "cannot lock ref",
+		"failed to update ref", "failed to lock", "incorrect old value", "reference already exists"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// parsePorcelain reads `git push --porcelain` lines
+// "<flag>\t<from>:<to>\t<summary>" keyed by <to>.
+func parsePorcelain(out []byte) map[string]RefResult {
+	m := map[string]RefResult{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if len(line) < 2 || line[1] != '\t' {
+			continue
+		}
+		fields := strings.SplitN(line[2:], "\t", 2)
+		if len(fields) != 2 {
+			continue
+		}
+		if _, to, ok := strings.Cut(fields[0], ":"); ok {
+			m[to] = RefResult{Ref: to, Flag: line[0], Status: fields[1]}
+		}
+	}
+	return m
+}
+
+// HookLines keeps the hook's "git+:" lines from git push's standard error,
+// without the "remote: " prefix and git's trailing padding.
+func HookLines(stderr []byte) []string {
+	var lines []string
+	for _, line := range strings.Split(string(stderr), "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		line = strings.TrimSuffix(line, "\x1b[K")
+		line = strings.TrimPrefix(line, "remote: ")
+		if strings.HasPrefix(line, "git+:") {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+func pushGitDir(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("push: no git directory given: %w", ErrPushFailed)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("git directory %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(filepath.Join(abs, ".git")); err == nil && fi.IsDir() {
+		abs = filepath.Join(abs, ".git")
+	}
+	if _, err := os.Stat(filepath.Join(abs, "objects")); err != nil {
+		return "", fmt.Errorf("%s is not a git directory (no objects/): pass the repository's git dir: %w", dir, err)
+	}
+	return abs, nil
+}
