@@ -1,0 +1,233 @@
+package pr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+// Pull request states.
+const (
+	Open   = "open"
+	Closed = "closed"
+	Merged = "merged"
+)
+
+// Review verdicts and check conclusions.
+const (
+	Approve   = "approve"
+	Changes   = "changes"
+	Comment   = "comment"
+	Success   = "success"
+	Failure   = "failure"
+	Cancelled = "cancelled"
+)
+
+// Sentinel errors; every error of this package wraps one.
+var (
+	ErrMalformed    = errors.New("malformed payload")
+	ErrUnknownType  = errors.New("unknown event type")
+	ErrRepoMismatch = errors.New("event names another repository")
+	ErrUnsigned     = errors.New("event is not signed")
+	ErrUnauthorized = errors.New("signer may not write this event")
+	ErrState        = errors.New("event does not fit the pull request's state")
+	ErrOrder        = errors.New("events are not a causally ordered DAG of one pull request")
+)
+
+// EventError names the event at fault and wraps the reason.
+type EventError struct {
+	ID   plumbing.Hash
+	Type string
+	Err  error
+}
+
+func (e *EventError) Error() string {
+	return fmt.Sprintf("pull request event %s (%s): %v", e.ID, e.Type, e.Err)
+}
+
+func (e *EventError) Unwrap() error { return e.Err }
+
+// ValidOID reports whether s is a commit id as payloads write it: 40
+// lower-case hex digits.
+func ValidOID(s string) error {
+	if len(s) != 40 {
+		return fmt.Errorf("%w: %q is not a commit id (40 lower-case hex digits)", ErrMalformed, clip(s))
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return fmt.Errorf("%w: %q is not a commit id (40 lower-case hex digits)", ErrMalformed, s)
+		}
+	}
+	return nil
+}
+
+// ValidThreadID reports whether s may name a thread: 1 to 128 ASCII
+// letters, digits, '.', '_' and '-'.
+func ValidThreadID(s string) error {
+	if s == "" || len(s) > 128 {
+		return fmt.Errorf("%w: thread id %q must be 1 to 128 bytes", ErrMalformed, clip(s))
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: thread id %q: only letters, digits and . _ - are allowed", ErrMalformed, s)
+		}
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 48 {
+		return s[:48] + "..."
+	}
+	return s
+}
+
+// payload is one decoded, validated event payload; which fields are set
+// depends on the type.
+type payload struct {
+	id, base, head, title, body string
+	verdict                     string
+	thread                      string
+	name, conclusion, url       string
+	revision, branch, commit    string
+}
+
+func field(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// decode validates ev's payload on its own. repoID "" skips the repository
+// check (fuzzing only).
+func decode(ev hubrefs.Event, repoID string) (payload, error) {
+	var base hubrefs.Base
+	if err := json.Unmarshal(ev.Payload, &base); err != nil {
+		return payload{}, fmt.Errorf("%w: payload is not a JSON object: %w", ErrMalformed, err)
+	}
+	if base.Type != ev.Type {
+		return payload{}, fmt.Errorf("%w: payload type %q differs from the message's %q", ErrMalformed, base.Type, ev.Type)
+	}
+	if ev.Repo != "" && ev.Repo != base.Repo {
+		return payload{}, fmt.Errorf("%w: payload repo %q differs from the event's %q", ErrRepoMismatch, base.Repo, ev.Repo)
+	}
+	if repoID != "" && base.Repo != repoID {
+		return payload{}, fmt.Errorf("%w: repo %q, but this repository is %q", ErrRepoMismatch, base.Repo, repoID)
+	}
+	unmarshal := func(v any) error {
+		if err := json.Unmarshal(ev.Payload, v); err != nil {
+			return fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		return nil
+	}
+	var p payload
+	switch ev.Type {
+	case hubrefs.TypePROpened:
+		var v hubrefs.PROpened
+		if err := unmarshal(&v); err != nil {
+			return p, err
+		}
+		if err := trust.ValidUUID(v.ID); err != nil {
+			return p, field("id", fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+		if err := trust.ValidBranch(v.BaseRef); err != nil {
+			return p, field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+		if err := ValidOID(v.Head); err != nil {
+			return p, field("head", err)
+		}
+		if strings.TrimSpace(v.Title) == "" || strings.ContainsAny(v.Title, "\r\n") || len(v.Title) > 1024 {
+			return p, field("title", fmt.Errorf("%w: the title must be one non-blank line of at most 1024 bytes", ErrMalformed))
+		}
+		p.id, p.base, p.head, p.title, p.body = v.ID, v.BaseRef, v.Head, v.Title, v.Body
+	case hubrefs.TypePRUpdated:
+		var v hubrefs.PRUpdated
+		if err := unmarshal(&v); err != nil {
+			return p, err
+		}
+		if err := ValidOID(v.Head); err != nil {
+			return p, field("head", err)
+		}
+		p.head = v.Head
+	case hubrefs.TypePRRetargeted:
+		var v hubrefs.PRRetargeted
+		if err := unmarshal(&v); err != nil {
+			return p, err
+		}
+		if err := trust.ValidBranch(v.BaseRef); err != nil {
+			return p, field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+		p.base = v.BaseRef
+	case hubrefs.TypePRClosed, hubrefs.TypePRReopened:
+	case hubrefs.TypeReviewSubmit:
+		var v hubrefs.Review
+		if err := unmarshal(&v); err != nil {
+			return p, err
+		}
+		if err := ValidOID(v.Head); err != nil {
+			return p, field("head", err)
+		}
+		if err := trust.ValidBranch(v.BaseRef); err != nil {
+			return p, field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+		switch v.Verdict {
+		case Approve, Changes, Comment:
+		default:
+			return p, field("verdict", fmt.Errorf("%w: %q; use approve, changes or comment", ErrMalformed, v.Verdict))
+		}
+		p.head, p.base, p.verdict, p.body = v.Head, v.BaseRef, v.Verdict, v.Body
+	case hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved:
+		var v hubrefs.Thread
+		if err := unmarshal(&v); err != nil {
+			return p, err
+		}
+		if err := ValidThreadID(v.Thread); err != nil {
+			return p, field("thread", err)
+		}
+		p.thread, p.body = v.Thread, v.Body
+	case hubrefs.TypeCheckStarted, hubrefs.TypeCheckCompleted:
+		var v hubrefs.Check
+		if err := unmarshal(&v); err != nil {
+			return p, err
+		}
+		if err := trust.ValidCheckName(v.Name); err != nil {
+			return p, field("name", fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+		if err := ValidOID(v.Head); err != nil {
+			return p, field("head", err)
+		}
+		switch {
+		case ev.Type == hubrefs.TypeCheckStarted && v.Conclusion != "":
+			return p, field("conclusion", fmt.Errorf("%w: check.started has no conclusion; write check.completed", ErrMalformed))
+		case ev.Type == hubrefs.TypeCheckCompleted && v.Conclusion != Success && v.Conclusion != Failure && v.Conclusion != Cancelled:
+			return p, field("conclusion", fmt.Errorf("%w: %q; use success, failure or cancelled", ErrMalformed, v.Conclusion))
+		}
+		p.name, p.head, p.conclusion, p.url = v.Name, v.Head, v.Conclusion, v.URL
+	case hubrefs.TypePRMerged:
+		var v hubrefs.PRMerged
+		if err := unmarshal(&v); err != nil {
+			return p, err
+		}
+		if err := ValidOID(v.Revision); err != nil {
+			return p, field("revision", err)
+		}
+		if err := trust.ValidBranch(v.Branch); err != nil {
+			return p, field("branch", fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+		if err := ValidOID(v.Commit); err != nil {
+			return p, field("commit", err)
+		}
+		p.revision, p.branch, p.commit = v.Revision, v.Branch, v.Commit
+	default:
+		return p, fmt.Errorf("%w %q in a pull request ref", ErrUnknownType, ev.Type)
+	}
+	return p, nil
+}

@@ -1,0 +1,400 @@
+package pr
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+// Opener is who opened the pull request: the key that signed pr.opened and
+// the member holding it in the trust state given to the fold ("" once the
+// key is no longer a member's).
+type Opener struct {
+	Name string
+	Key  ssh.PublicKey
+}
+
+// Review is one review.submitted.
+type Review struct {
+	Event   plumbing.Hash
+	Key     ssh.PublicKey
+	Head    string
+	Base    string
+	Verdict string
+}
+
+// CheckRun is one check.completed.
+type CheckRun struct {
+	Event      plumbing.Hash
+	Key        ssh.PublicKey
+	Name       string
+	Revision   string // the payload's head: any revision
+	Conclusion string
+	URL        string
+}
+
+// CheckKey names a check result: a check name at a revision.
+type CheckKey struct{ Name, Revision string }
+
+// MergedRecord is one pr.merged.
+type MergedRecord struct {
+	Event    plumbing.Hash
+	Revision string // the head of the pull request that landed
+	Branch   string
+	Commit   string // the branch commit that carried it
+}
+
+// State is a pull request folded from its events.
+type State struct {
+	ID     string
+	State  string // Open, Closed or Merged
+	Base   string // full ref
+	Head   string // commit id
+	Title  string
+	Body   string
+	Opener Opener
+	Heads  []string // every head the pull request proposed, oldest first
+
+	// Judged against the trust state given to Fold (or Rejudge).
+	Approvals []string            // member names, sorted
+	Checks    map[CheckKey]string // latest conclusion per (name, revision)
+
+	Threads           map[string]bool // thread id → resolved
+	UnresolvedThreads int
+	Reviews           []Review   // every review, causal order
+	Runs              []CheckRun // every check.completed, causal order
+	Merged            []MergedRecord
+	Tip               plumbing.Hash
+
+	seen map[plumbing.Hash]bool
+}
+
+func sameKey(a, b ssh.PublicKey) bool {
+	return a != nil && b != nil && bytes.Equal(a.Marshal(), b.Marshal())
+}
+
+// Fold folds one pull request ref's events, given parents before children
+// (causal order), judging approvals and checks against t, the trust state
+// current now. Structural events are not re-authorised (the boundary
+// admitted them against the trust of their push); a malformed payload, an
+// unknown type, another repository or a broken DAG is an *EventError.
+func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
+	if t == nil {
+		return nil, fmt.Errorf("%w: no trust state to judge the pull request against", ErrOrder)
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("%w: no events", ErrOrder)
+	}
+	var s *State
+	for _, ev := range events {
+		if s == nil {
+			if len(ev.Parents) > 0 || ev.Type != hubrefs.TypePROpened {
+				return nil, &EventError{ev.ID, ev.Type, fmt.Errorf("%w: the root of a pull request ref must be pr.opened without parents", ErrOrder)}
+			}
+			p, err := decode(ev, t.RepoID)
+			if err != nil {
+				return nil, &EventError{ev.ID, ev.Type, err}
+			}
+			s = open(ev, p)
+			continue
+		}
+		if err := s.apply(ev, t.RepoID); err != nil {
+			return nil, err
+		}
+	}
+	s.Rejudge(t)
+	return s, nil
+}
+
+func open(ev hubrefs.Event, p payload) *State {
+	return &State{
+		ID: p.id, State: Open, Base: p.base, Head: p.head, Title: p.title, Body: p.body,
+		Opener:  Opener{Key: ev.Signer},
+		Heads:   []string{p.head},
+		Threads: map[string]bool{},
+		Checks:  map[CheckKey]string{},
+		Tip:     ev.ID,
+		seen:    map[plumbing.Hash]bool{ev.ID: true},
+	}
+}
+
+// Apply folds one more stored event (its parents already folded) and
+// re-judges against t.
+func (s *State) Apply(ev hubrefs.Event, t *trust.State) error {
+	if t == nil {
+		return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: no trust state to judge the pull request against", ErrOrder)}
+	}
+	if err := s.apply(ev, t.RepoID); err != nil {
+		return err
+	}
+	s.Rejudge(t)
+	return nil
+}
+
+func (s *State) apply(ev hubrefs.Event, repoID string) error {
+	if s.seen[ev.ID] {
+		return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: event folded twice", ErrOrder)}
+	}
+	if len(ev.Parents) == 0 {
+		return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: a second root; a pull request ref has one pr.opened", ErrOrder)}
+	}
+	for _, p := range ev.Parents {
+		if !s.seen[p] {
+			return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: parent %s is not an earlier event of this pull request", ErrOrder, p)}
+		}
+	}
+	if ev.Type == hubrefs.TypePROpened {
+		return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: pr.opened is only the root", ErrOrder)}
+	}
+	p, err := decode(ev, repoID)
+	if err != nil {
+		return &EventError{ev.ID, ev.Type, err}
+	}
+	switch ev.Type {
+	case hubrefs.TypePRUpdated:
+		s.Head = p.head
+		if !slices.Contains(s.Heads, p.head) {
+			s.Heads = append(s.Heads, p.head)
+		}
+	case hubrefs.TypePRRetargeted:
+		s.Base = p.base
+	case hubrefs.TypePRClosed:
+		if s.State != Merged {
+			s.State = Closed
+		}
+	case hubrefs.TypePRReopened:
+		if s.State != Merged {
+			s.State = Open
+		}
+	case hubrefs.TypePRMerged:
+		s.State = Merged
+		s.Merged = append(s.Merged, MergedRecord{Event: ev.ID, Revision: p.revision, Branch: p.branch, Commit: p.commit})
+	case hubrefs.TypeReviewSubmit:
+		s.Reviews = append(s.Reviews, Review{Event: ev.ID, Key: ev.Signer, Head: p.head, Base: p.base, Verdict: p.verdict})
+	case hubrefs.TypeThreadOpened:
+		if _, ok := s.Threads[p.thread]; !ok {
+			s.Threads[p.thread] = false
+		}
+	case hubrefs.TypeThreadResolved:
+		if _, ok := s.Threads[p.thread]; ok {
+			s.Threads[p.thread] = true
+		}
+	case hubrefs.TypeCheckCompleted:
+		s.Runs = append(s.Runs, CheckRun{Event: ev.ID, Key: ev.Signer, Name: p.name, Revision: p.head, Conclusion: p.conclusion, URL: p.url})
+	}
+	s.seen[ev.ID] = true
+	s.Tip = ev.ID
+	s.UnresolvedThreads = 0
+	for _, resolved := range s.Threads {
+		if !resolved {
+			s.UnresolvedThreads++
+		}
+	}
+	return nil
+}
+
+// Rejudge recomputes what depends on trust — Opener.Name, Approvals and
+// Checks — against t.
+func (s *State) Rejudge(t *trust.State) {
+	s.Opener.Name = ""
+	if m, ok := t.MemberByKey(s.Opener.Key); ok {
+		s.Opener.Name = m.Name
+	}
+	s.Approvals = s.approvals(s.Head, s.Base, t)
+	s.Checks = map[CheckKey]string{}
+	for _, r := range s.Runs {
+		if t.Has(r.Key, trust.CheckCap(r.Name)) {
+			s.Checks[CheckKey{r.Name, r.Revision}] = r.Conclusion
+		}
+	}
+}
+
+// isOpener reports whether m is the opener: same key, or the member now
+// holding the opener's key.
+func (s *State) isOpener(key ssh.PublicKey, t *trust.State) bool {
+	if sameKey(key, s.Opener.Key) {
+		return true
+	}
+	m, ok1 := t.MemberByKey(key)
+	o, ok2 := t.MemberByKey(s.Opener.Key)
+	return ok1 && ok2 && m.Name == o.Name
+}
+
+// approvals are the current members holding hub.review, not the opener,
+// whose latest verdict (approve or changes; comments carry none) approves
+// exactly head for base.
+func (s *State) approvals(head, base string, t *trust.State) []string {
+	latest := map[string]Review{}
+	for _, r := range s.Reviews {
+		if r.Verdict == Comment {
+			continue
+		}
+		if m, ok := t.MemberByKey(r.Key); ok {
+			latest[m.Name] = r
+		}
+	}
+	names := []string{}
+	for name, r := range latest {
+		m := t.Members[name]
+		if r.Verdict == Approve && r.Head == head && r.Base == base && m.Has(trust.CapReview) && !s.isOpener(m.Key, t) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Check returns the latest conclusion of check name at revision rev from a
+// current holder of hub.check:<name>.
+func (s *State) Check(name, rev string) (string, bool) {
+	c, ok := s.Checks[CheckKey{name, rev}]
+	return c, ok
+}
+
+// ChecksAt returns every check's conclusion at rev.
+func (s *State) ChecksAt(rev string) map[string]string {
+	out := map[string]string{}
+	for k, c := range s.Checks {
+		if k.Revision == rev {
+			out[k.Name] = c
+		}
+	}
+	return out
+}
+
+// ChecksPass reports whether every required check is success at rev;
+// missing lists the others (failed, cancelled or absent) in required order.
+func (s *State) ChecksPass(required []string, rev string) (ok bool, missing []string) {
+	for _, name := range required {
+		if c, _ := s.Check(name, rev); c != Success {
+			missing = append(missing, name)
+		}
+	}
+	return len(missing) == 0, missing
+}
+
+// Satisfies reports whether the pull request meets b's review rules at rev,
+// judged against t: it is open, rev is its current head, enough approvals
+// name rev and the current base, and (if required) no thread is unresolved.
+// It does not look at checks (ChecksPass) nor at whether the base is the
+// branch being landed on (the caller's). reasons say what is missing.
+func (s *State) Satisfies(b trust.Branch, rev string, t *trust.State) (ok bool, reasons []string) {
+	if s.State != Open {
+		reasons = append(reasons, fmt.Sprintf("pull request %s is %s", s.ID, s.State))
+	}
+	if rev != s.Head {
+		reasons = append(reasons, fmt.Sprintf("%s is not the head of pull request %s (its head is %s)", rev, s.ID, s.Head))
+	}
+	if n := len(s.approvals(rev, s.Base, t)); n < b.RequiredApprovals {
+		reasons = append(reasons, fmt.Sprintf("pull request %s has %d of %d required approvals of %s for %s", s.ID, n, b.RequiredApprovals, rev, s.Base))
+	}
+	if b.RequireResolvedThreads && s.UnresolvedThreads > 0 {
+		reasons = append(reasons, fmt.Sprintf("pull request %s has %d unresolved threads", s.ID, s.UnresolvedThreads))
+	}
+	return len(reasons) == 0, reasons
+}
+
+// Authorize judges a new event ev for this pull request: before is the
+// state folded from the events it follows (nil for the root pr.opened), t
+// the trust state current at the push. The error is an *EventError.
+func Authorize(ev hubrefs.Event, before *State, t *trust.State) error {
+	if err := authorize(ev, before, t); err != nil {
+		return &EventError{ev.ID, ev.Type, err}
+	}
+	return nil
+}
+
+func authorize(ev hubrefs.Event, before *State, t *trust.State) error {
+	if t == nil {
+		return fmt.Errorf("%w: no trust state", ErrOrder)
+	}
+	if ev.Signer == nil {
+		return fmt.Errorf("%w: sign pull request events with a member's SSH key", ErrUnsigned)
+	}
+	p, err := decode(ev, t.RepoID)
+	if err != nil {
+		return err
+	}
+	m, ok := t.MemberByKey(ev.Signer)
+	if !ok {
+		return fmt.Errorf("%w: the signing %s key is not a member's", ErrUnauthorized, ev.Signer.Type())
+	}
+	need := func(caps ...string) error {
+		for _, c := range caps {
+			if m.Has(c) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%w: member %q holds none of %v", ErrUnauthorized, m.Name, caps)
+	}
+	if ev.Type == hubrefs.TypePROpened {
+		if before != nil || len(ev.Parents) > 0 {
+			return fmt.Errorf("%w: pr.opened is only the root of a pull request ref", ErrOrder)
+		}
+		return need(trust.CapPR)
+	}
+	if before == nil || len(ev.Parents) == 0 {
+		return fmt.Errorf("%w: the root of a pull request ref must be pr.opened", ErrOrder)
+	}
+	stateErr := func(format string, a ...any) error {
+		return fmt.Errorf("%w: pull request %s is %s; "+format, append([]any{ErrState, before.ID, before.State}, a...)...)
+	}
+	switch ev.Type {
+	case hubrefs.TypePRUpdated, hubrefs.TypePRRetargeted, hubrefs.TypePRClosed, hubrefs.TypePRReopened:
+		if !(m.Has(trust.CapAdmin) || sameKey(ev.Signer, before.Opener.Key) && m.Has(trust.CapPR)) {
+			return fmt.Errorf("%w: only the opener (holding hub.pr) or a repo.admin may write %s; %q is neither", ErrUnauthorized, ev.Type, m.Name)
+		}
+		switch {
+		case before.State == Merged:
+			return stateErr("a merged pull request does not change")
+		case ev.Type == hubrefs.TypePRReopened && before.State != Closed:
+			return stateErr("only a closed pull request reopens")
+		case ev.Type != hubrefs.TypePRReopened && before.State != Open:
+			return stateErr("reopen it first")
+		case ev.Type == hubrefs.TypePRUpdated && p.head == before.Head:
+			return stateErr("its head is already %s", p.head)
+		case ev.Type == hubrefs.TypePRRetargeted && p.base == before.Base:
+			return stateErr("its base is already %s", p.base)
+		}
+	case hubrefs.TypeReviewSubmit:
+		if err := need(trust.CapReview); err != nil {
+			return err
+		}
+		if p.verdict == Approve && before.isOpener(ev.Signer, t) {
+			return fmt.Errorf("%w: %q opened pull request %s and cannot approve it", ErrUnauthorized, m.Name, before.ID)
+		}
+	case hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved:
+		if err := need(trust.CapPR, trust.CapReview); err != nil {
+			return err
+		}
+		resolved, exists := before.Threads[p.thread]
+		switch {
+		case ev.Type == hubrefs.TypeThreadOpened && exists:
+			return fmt.Errorf("%w: thread %q already exists in pull request %s", ErrState, p.thread, before.ID)
+		case ev.Type == hubrefs.TypeThreadResolved && !exists:
+			return fmt.Errorf("%w: pull request %s has no thread %q", ErrState, before.ID, p.thread)
+		case ev.Type == hubrefs.TypeThreadResolved && resolved:
+			return fmt.Errorf("%w: thread %q is already resolved", ErrState, p.thread)
+		}
+	case hubrefs.TypeCheckStarted, hubrefs.TypeCheckCompleted:
+		return need(trust.CheckCap(p.name))
+	case hubrefs.TypePRMerged:
+		if err := need(trust.CapQueue, trust.CapSourcePush); err != nil {
+			return err
+		}
+		if before.State == Merged {
+			return stateErr("it was merged already")
+		}
+		if !slices.Contains(before.Heads, p.revision) {
+			return fmt.Errorf("%w: revision %s was never a head of pull request %s", ErrState, p.revision, before.ID)
+		}
+	}
+	return nil
+}
