@@ -61,4 +61,3 @@ func BenchmarkMergeVsGit(b *testing.B) {
 	b.ReportMetric(float64(theirs.Nanoseconds())/per, "git-ns/merge")
 	b.ReportMetric(float64(ours)/float64(theirs), "ratio")
 }
-
