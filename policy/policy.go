@@ -4,9 +4,16 @@
 package policy
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/mergetree"
 )
 
@@ -112,11 +119,95 @@ type Cache interface {
 }
 
 // Judge judges every update against in.Refs and returns one verdict per
-// update, in the same order.
+// update, in the same order. The trust log and every pull request are folded
+// once per call, not per update.
 func Judge(in Input) []Verdict {
 	out := make([]Verdict, len(in.Updates))
+	j := newJudge(in)
 	for i, u := range in.Updates {
-		out[i] = Verdict{Update: u, Code: CodeNoTrust, Reason: "this repository has no refs/hub/trust; run git+ init"}
+		out[i] = Verdict{Update: u}
+		if err := j.update(u); err != nil {
+			var r *refusal
+			if !errors.As(err, &r) {
+				r = &refusal{Code: CodeBadUpdate, Reason: err.Error()}
+			}
+			out[i].Code, out[i].Reason = r.Code, r.Reason
+		}
 	}
 	return out
+}
+
+// judge holds what one Judge call has read and folded.
+type judge struct {
+	in      Input
+	commits *commits
+	logs    map[plumbing.Hash][]hubrefs.Event
+
+	trustErr error        // the trust log cannot be read or folded
+	trust    *trust.State // current trust
+	rules    trust.Rules
+	ceil     hubrefs.Ceilings
+
+	prsDone bool
+	prs     map[string]*pr.State // by ref name: every readable pull request
+	prErrs  []error              // pull requests that cannot be read or folded
+	heads   map[string][]*pr.State
+}
+
+func newJudge(in Input) *judge {
+	j := &judge{in: in, commits: newCommits(in.Objects), logs: map[plumbing.Hash][]hubrefs.Event{}}
+	tip, ok := in.Refs[hubrefs.TrustRef]
+	if !ok || tip.IsZero() {
+		j.trustErr = refuse(CodeNoTrust, "this repository has no %s; run git+ init", hubrefs.TrustRef)
+		return j
+	}
+	evs, err := j.readLog(tip)
+	if err != nil {
+		j.trustErr = j.storedErr(CodeTrustInvalid, hubrefs.TrustRef, err)
+		return j
+	}
+	st, err := trust.Fold(evs)
+	if err != nil {
+		j.trustErr = refuse(CodeTrustInvalid, "%s cannot be folded (%v); repair it from a good replica", hubrefs.TrustRef, err)
+		return j
+	}
+	j.trust, j.rules = st, st.Rules
+	j.ceil = hubrefs.Ceilings{EventsPerRef: st.Rules.Ceilings.EventsPerRef, EventBytes: st.Rules.Ceilings.EventBytes, Parents: st.Rules.Ceilings.ParentsPerEvent}
+	return j
+}
+
+// storedErr explains why a stored hub log cannot be used.
+func (j *judge) storedErr(code, ref string, err error) error {
+	if isMissing(err) {
+		return &refusal{Code: CodeMissingObject, Reason: fmt.Sprintf("%s cannot be read: %v", ref, err), err: err}
+	}
+	return &refusal{Code: code, Reason: fmt.Sprintf("%s cannot be read (%v); repair it from a good replica", ref, err), err: err}
+}
+
+// update judges one update.
+func (j *judge) update(u Update) error {
+	if j.trustErr != nil {
+		return j.trustErr
+	}
+	if u.Ref == "" || !strings.HasPrefix(u.Ref, "refs/") {
+		return refuse(CodeBadUpdate, "%q is not a full ref name", u.Ref)
+	}
+	if u.Old == u.New {
+		return nil // nothing changes
+	}
+	cur := j.in.Refs[u.Ref]
+	if strings.HasPrefix(u.Ref, "refs/hub/") {
+		return j.hub(u, cur)
+	}
+	if cur != u.Old {
+		return refuse(CodeBadUpdate, "%s is at %s, not %s as the push expects; fetch and push again", u.Ref, short(cur), short(u.Old))
+	}
+	return j.branch(u)
+}
+
+func short(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "nothing (absent)"
+	}
+	return h.String()[:12]
 }

@@ -1,0 +1,301 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/mergetree"
+)
+
+// foldPRs folds every pull request ref once per Judge call and indexes the
+// open heads by (base, head).
+func (j *judge) foldPRs() {
+	if j.prsDone {
+		return
+	}
+	j.prsDone = true
+	j.prs = map[string]*pr.State{}
+	j.heads = map[string][]*pr.State{}
+	var refs []string
+	for ref := range j.in.Refs {
+		if strings.HasPrefix(ref, hubrefs.PRRefPrefix) {
+			refs = append(refs, ref)
+		}
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
+		evs, err := j.readLog(j.in.Refs[ref])
+		if err != nil {
+			j.prErrs = append(j.prErrs, j.storedErr(CodePRInvalid, ref, err))
+			continue
+		}
+		st, err := pr.Fold(evs, j.trust)
+		if err != nil {
+			j.prErrs = append(j.prErrs, refuse(CodePRInvalid, "%s cannot be folded (%v); repair it from a good replica", ref, err))
+			continue
+		}
+		if hubrefs.PRRefPrefix+st.ID != ref {
+			j.prErrs = append(j.prErrs, refuse(CodePRInvalid, "%s holds pull request %s; repair it from a good replica", ref, st.ID))
+			continue
+		}
+		j.prs[ref] = st
+		if st.State == pr.Open {
+			k := st.Base + " " + st.Head
+			j.heads[k] = append(j.heads[k], st)
+		}
+	}
+}
+
+// openHeads returns the open pull requests based on ref whose head is h.
+func (j *judge) openHeads(ref string, h plumbing.Hash) []*pr.State {
+	return j.heads[ref+" "+h.String()]
+}
+
+// notAHead explains why h is not the head of an open pull request on ref.
+func (j *judge) notAHead(ref string, h plumbing.Hash, what string) error {
+	var ids []string
+	for _, st := range j.prs {
+		if st.Base == ref && st.Head == h.String() {
+			ids = append(ids, st.ID+" ("+st.State+")")
+		}
+	}
+	if len(ids) > 0 {
+		sort.Strings(ids)
+		return refuse(CodePRClosed, "%s %s is the head of pull request %s, which is not open; reopen it with git+ pr reopen", what, short(h), strings.Join(ids, ", "))
+	}
+	return refuse(CodeNotAPRHead, "%s %s is not the head of an open pull request based on %s; open one with git+ pr open", what, short(h), ref)
+}
+
+// branch judges an update of a branch (DESIGN.md §6).
+func (j *judge) branch(u Update) error {
+	b, ok := j.rules.For(u.Ref)
+	if !ok {
+		return nil
+	}
+	if u.New.IsZero() {
+		return refuse(CodeProtectedDelete, "%s is protected and cannot be deleted", u.Ref)
+	}
+	tip, err := j.commits.get(u.New)
+	if err != nil {
+		return err
+	}
+	if !u.Old.IsZero() {
+		ok, err := j.commits.isAncestor(u.Old, u.New)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return refuse(CodeNonFastForward, "%s is protected: %s does not descend from its tip %s; fetch, rebase or merge, and push again", u.Ref, short(u.New), short(u.Old))
+		}
+	}
+	if !b.RequirePullRequest {
+		return j.provenance(u, b)
+	}
+	j.foldPRs()
+	if len(j.prErrs) > 0 {
+		return j.prErrs[0]
+	}
+	if cands := j.openHeads(u.Ref, u.New); len(cands) > 0 {
+		return j.direct(u, b, cands)
+	}
+	if !b.QueueCandidates {
+		if len(tip.parents) == 2 && len(j.openHeads(u.Ref, tip.parents[1])) > 0 {
+			return refuse(CodeCandidatesOff, "%s is a merge of pull request head %s, but %s does not take queue candidates (queueCandidates is false); push the approved head itself, or ask an admin to turn candidates on", short(u.New), short(tip.parents[1]), u.Ref)
+		}
+		return j.notAHead(u.Ref, u.New, "commit")
+	}
+	if len(tip.parents) != 2 {
+		return j.notAHead(u.Ref, u.New, "commit")
+	}
+	if b.RequireProvenance {
+		return refuse(CodeProvenance, "%s requires provenance, so it takes no queue candidates (their merge commits are unsigned); land pull request heads directly with git+ pr merge", u.Ref)
+	}
+	if u.Old.IsZero() {
+		return refuse(CodeNotAPRHead, "%s does not exist yet, so a candidate chain has nothing to start from; push an approved pull request head first", u.Ref)
+	}
+	return j.chain(u, b, tip)
+}
+
+// review checks a pull request's review rules at rev (its current head).
+func review(st *pr.State, b trust.Branch, rev string) error {
+	if n := len(st.Approvals); st.Head != rev || n < b.RequiredApprovals {
+		if st.Head != rev {
+			n = 0
+		}
+		return refuse(CodeNotApproved, "pull request %s has %d of %d required approvals at %s; ask a reviewer to git+ pr review %s --approve", st.ID, n, b.RequiredApprovals, rev[:12], st.ID)
+	}
+	if b.RequireResolvedThreads && st.UnresolvedThreads > 0 {
+		return refuse(CodeUnresolvedThreads, "pull request %s has %d unresolved threads; resolve them with git+ pr thread", st.ID, st.UnresolvedThreads)
+	}
+	return nil
+}
+
+// checks requires every required check to be success at rev in st's events.
+func checks(st *pr.State, b trust.Branch, rev string, what string) error {
+	var failed, missing []string
+	for _, name := range b.RequiredChecks {
+		switch c, _ := st.Check(name, rev); c {
+		case pr.Success:
+		case pr.Failure:
+			failed = append(failed, name)
+		default:
+			missing = append(missing, name)
+		}
+	}
+	if len(failed) > 0 {
+		return refuse(CodeChecksFailed, "required checks %s failed on %s %s (pull request %s); fix it and run them again", strings.Join(failed, ", "), what, rev[:12], st.ID)
+	}
+	if len(missing) > 0 {
+		return refuse(CodeChecksMissing, "required checks %s have not succeeded on %s %s (pull request %s); run them with git+ check run --pr %s --rev %s", strings.Join(missing, ", "), what, rev[:12], st.ID, st.ID, rev)
+	}
+	return nil
+}
+
+// direct judges a direct landing of an open pull request's head.
+func (j *judge) direct(u Update, b trust.Branch, cands []*pr.State) error {
+	var first error
+	for _, st := range cands {
+		err := review(st, b, u.New.String())
+		if err == nil {
+			err = checks(st, b, u.New.String(), "head")
+		}
+		if err == nil {
+			return j.provenance(u, b)
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// chain judges a candidate chain from u.Old to u.New (seed 000, rules 1–5,
+// judged cheapest first: 1, 2, 4, 5 on every step, then 3).
+func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
+	var steps []*commit
+	for c := tip; c.id != u.Old; {
+		if len(steps) >= b.QueueDepth {
+			return refuse(CodeChainTooDeep, "%s is more than %d first-parent steps above %s's tip %s (queueDepth); land a shorter chain", short(u.New), b.QueueDepth, u.Ref, short(u.Old))
+		}
+		steps = append(steps, c)
+		if len(c.parents) == 0 {
+			return refuse(CodeNonFastForward, "%s does not reach %s's tip %s by first parents", short(u.New), u.Ref, short(u.Old))
+		}
+		next, err := j.commits.get(c.parents[0])
+		if err != nil {
+			return err
+		}
+		c = next
+	}
+	for l, r := 0, len(steps)-1; l < r; l, r = l+1, r-1 {
+		steps[l], steps[r] = steps[r], steps[l]
+	}
+	used := map[string]plumbing.Hash{}
+	prev := u.Old
+	for i, c := range steps {
+		// Rule 1.
+		if len(c.parents) != 2 || c.parents[0] != prev {
+			return refuse(CodeCandidateParents, "step %d of the chain, %s, has parents %s; a candidate has exactly the parents [%s, <pull request head>] in that order", i+1, short(c.id), hashes(c.parents), short(prev))
+		}
+		h := c.parents[1]
+		// Rule 2.
+		cands := j.openHeads(u.Ref, h)
+		if len(cands) == 0 {
+			return j.notAHead(u.Ref, h, fmt.Sprintf("the second parent of step %d (%s),", i+1, short(c.id)))
+		}
+		var st *pr.State
+		var first error
+		for _, cand := range cands {
+			if at, dup := used[cand.ID]; dup {
+				if first == nil {
+					first = refuse(CodeDuplicatePR, "pull request %s appears twice in the chain (at %s and %s); a pull request lands at most once", cand.ID, short(at), short(c.id))
+				}
+				continue
+			}
+			// Rules 4 and 5.
+			err := review(cand, b, h.String())
+			if err == nil {
+				err = checks(cand, b, c.id.String(), "candidate")
+			}
+			if err == nil {
+				st = cand
+				break
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		if st == nil {
+			return first
+		}
+		used[st.ID] = c.id
+		prev = c.id
+	}
+	// Rule 3, last: the tree is exactly mergeTree(C_{i-1}, H_i), clean.
+	prev = u.Old
+	for i, c := range steps {
+		h := c.parents[1]
+		res, err := mergetree.Merge(j.in.Objects, prev, h, mergetree.Options{})
+		switch {
+		case errors.Is(err, mergetree.ErrUnrelated):
+			return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(c.id), short(prev), short(h))
+		case err != nil:
+			return objErr(plumbing.ZeroHash, err)
+		case !res.Clean():
+			var paths []string
+			for _, cf := range res.Conflicts {
+				paths = append(paths, cf.Path+" ("+cf.Kind+")")
+			}
+			return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(c.id), short(h), short(prev), strings.Join(paths, ", "))
+		case res.Tree != c.tree:
+			return refuse(CodeCandidateTree, "step %d (%s) has tree %s, but the merge of %s into %s is %s; a candidate's tree must be exactly that merge (git+ merge-tree)", i+1, short(c.id), short(c.tree), short(h), short(prev), short(res.Tree))
+		}
+		prev = c.id
+	}
+	return nil
+}
+
+func hashes(hs []plumbing.Hash) string {
+	s := make([]string, len(hs))
+	for i, h := range hs {
+		s[i] = short(h)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// provenance requires, when the branch asks for it, every commit the push
+// introduces to carry a valid SSH signature of a current member holding
+// source.push.
+func (j *judge) provenance(u Update, b trust.Branch) error {
+	if !b.RequireProvenance {
+		return nil
+	}
+	cs, err := j.commits.introduced(u.New, u.Old)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		key, err := hubrefs.Verify(c.raw)
+		switch {
+		case errors.Is(err, hubrefs.ErrUnsigned):
+			return refuse(CodeProvenance, "%s requires provenance: commit %s is not signed; sign it with git commit -S (gpg.format=ssh) using a member's key", u.Ref, c.id)
+		case err != nil:
+			return refuse(CodeProvenance, "%s requires provenance: commit %s has a bad signature (%v)", u.Ref, c.id, err)
+		}
+		m, ok := j.trust.MemberByKey(key)
+		if !ok {
+			return refuse(CodeProvenance, "%s requires provenance: commit %s is signed by a key that is not a member's", u.Ref, c.id)
+		}
+		if !m.Has(trust.CapSourcePush) {
+			return refuse(CodeProvenance, "%s requires provenance: commit %s is signed by %q, who does not hold %s", u.Ref, c.id, m.Name, trust.CapSourcePush)
+		}
+	}
+	return nil
+}

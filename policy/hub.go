@@ -1,0 +1,433 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+// Hub namespaces.
+const (
+	nsTrust = "trust"
+	nsPR    = "pr"
+	nsQueue = "queue"
+)
+
+// hubNamespace splits a hub ref into its namespace and id ("" for trust).
+func hubNamespace(ref string) (ns, id string, ok bool) {
+	if ref == hubrefs.TrustRef {
+		return nsTrust, "", true
+	}
+	for _, p := range []struct{ prefix, ns string }{{hubrefs.PRRefPrefix, nsPR}, {hubrefs.QueueRefPrefix, nsQueue}} {
+		if rest, found := strings.CutPrefix(ref, p.prefix); found && rest != "" && !strings.Contains(rest, "/") {
+			return p.ns, rest, true
+		}
+	}
+	return "", "", false
+}
+
+// typeNamespace is the namespace an event type belongs to.
+func typeNamespace(t string) string {
+	switch {
+	case t == hubrefs.TypeRepoCreated || strings.HasPrefix(t, "member.") || t == hubrefs.TypeRulesSet:
+		return nsTrust
+	case strings.HasPrefix(t, "queue."):
+		return nsQueue
+	default:
+		return nsPR
+	}
+}
+
+var rootType = map[string]string{nsTrust: hubrefs.TypeRepoCreated, nsPR: hubrefs.TypePROpened, nsQueue: hubrefs.TypeQueueOpened}
+
+// hub judges an update of a hub ref (DESIGN.md §3–§5, §8).
+func (j *judge) hub(u Update, cur plumbing.Hash) error {
+	ns, id, ok := hubNamespace(u.Ref)
+	if !ok {
+		return refuse(CodeHubNamespace, "%s is not a hub ref git+ knows; hub refs are %s, %s<uuid> and %s<uuid>", u.Ref, hubrefs.TrustRef, hubrefs.PRRefPrefix, hubrefs.QueueRefPrefix)
+	}
+	if u.New.IsZero() {
+		return refuse(CodeHubDelete, "%s cannot be deleted: hub refs only move forward", u.Ref)
+	}
+	if ns == nsTrust && u.Old.IsZero() {
+		return refuse(CodeHubRoot, "%s already exists; only git+ init writes its root; append to it instead", u.Ref)
+	}
+	if cur != u.Old {
+		return refuse(CodeBadUpdate, "%s is at %s, not %s as the push expects; fetch refs/hub/* and append again", u.Ref, short(cur), short(u.Old))
+	}
+	var old []hubrefs.Event
+	oldIDs := map[plumbing.Hash]bool{}
+	if !u.Old.IsZero() {
+		var err error
+		if old, err = j.readLog(u.Old); err != nil {
+			return j.storedErr(CodeHubInvalid, u.Ref, err)
+		}
+		for _, ev := range old {
+			oldIDs[ev.ID] = true
+		}
+	}
+	fresh, err := j.readNew(u, old, oldIDs)
+	if err != nil {
+		return err
+	}
+
+	// DAG shape: one root for the whole ref, of the namespace's type.
+	var roots []hubrefs.Event
+	for _, ev := range fresh {
+		if len(ev.Parents) == 0 {
+			roots = append(roots, ev)
+		}
+	}
+	switch {
+	case u.Old.IsZero() && len(roots) != 1, !u.Old.IsZero() && len(roots) != 0:
+		return refuse(CodeForeignParent, "%s would hold events of another ref (root event %s); every parent of an event must be an event of the same ref", u.Ref, roots[len(roots)-1].ID)
+	}
+	if len(roots) == 1 && roots[0].Type != rootType[ns] {
+		return refuse(CodeHubRoot, "the root of %s must be %s, not %s (event %s)", u.Ref, rootType[ns], roots[0].Type, roots[0].ID)
+	}
+	for _, ev := range fresh {
+		if typeNamespace(ev.Type) != ns {
+			return refuse(CodeHubMalformed, "event %s is %s, which does not belong in %s", ev.ID, ev.Type, u.Ref)
+		}
+		if ev.Repo != j.trust.RepoID {
+			return refuse(CodeWrongRepo, "event %s names repository %q, but this repository is %s", ev.ID, ev.Repo, j.trust.RepoID)
+		}
+	}
+
+	all, err := hubrefs.CausalOrder(append(append([]hubrefs.Event{}, old...), fresh...))
+	if err != nil {
+		return refuse(CodeHubMalformed, "%s: %v", u.Ref, err)
+	}
+	switch ns {
+	case nsTrust:
+		err = j.authorizeTrust(u.Ref, all, fresh)
+	case nsPR:
+		err = j.authorizePR(u.Ref, id, all, fresh)
+	case nsQueue:
+		err = j.authorizeQueue(u.Ref, id, all, fresh)
+	}
+	if err != nil {
+		return err
+	}
+	j.remember(u.New, all)
+	return nil
+}
+
+// readNew reads, decodes and verifies the events reachable from u.New and
+// not from u.Old, refusing a rewind, a parent that is not an event, a
+// missing object and anything over the ceilings.
+func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]bool) ([]hubrefs.Event, error) {
+	if oldIDs[u.New] {
+		return nil, refuse(CodeHubRewind, "%s would move back from %s to %s; hub refs only move forward", u.Ref, short(u.Old), short(u.New))
+	}
+	limit := j.ceil.EventsPerRef
+	if limit <= 0 {
+		limit = hubrefs.DefaultCeilings.EventsPerRef
+	}
+	var out []hubrefs.Event
+	seen := map[plumbing.Hash]bool{u.New: true}
+	child := map[plumbing.Hash]plumbing.Hash{}
+	queue := []plumbing.Hash{u.New}
+	metOld := false
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if len(old)+len(out) >= limit {
+			return nil, refuse(CodeHubCeiling, "%s would hold more than %d events (the eventsPerRef ceiling)", u.Ref, limit)
+		}
+		what := "event " + id.String()
+		if c, ok := child[id]; ok {
+			what = fmt.Sprintf("%s, parent of event %s,", id, c)
+		}
+		t, raw, err := j.in.Objects.ReadObject(id)
+		if err != nil {
+			if isMissing(err) {
+				return nil, &refusal{Code: CodeMissingObject, Reason: fmt.Sprintf("%s: %s cannot be read; push it too", u.Ref, what), err: err}
+			}
+			return nil, &refusal{Code: CodeMissingObject, Reason: fmt.Sprintf("%s: reading %s: %v", u.Ref, what, err), err: err}
+		}
+		if t != plumbing.CommitObject || !bytes.HasPrefix(raw, []byte("tree "+hubrefs.EmptyTree.String()+"\n")) {
+			if c, ok := child[id]; ok {
+				return nil, refuse(CodeForeignParent, "%s: event %s has parent %s, which is not an event (a source commit or another object); events never reach source commits — name commits in payloads instead", u.Ref, c, id)
+			}
+			return nil, refuse(CodeHubMalformed, "%s: %s is not an event (an empty-tree commit)", u.Ref, id)
+		}
+		ev, err := hubrefs.Decode(raw, j.ceil)
+		if err != nil {
+			return nil, decodeRefusal(u.Ref, id, err)
+		}
+		if ev.ID != id {
+			return nil, refuse(CodeHubMalformed, "%s: object %s does not hash to its id", u.Ref, id)
+		}
+		out = append(out, ev)
+		for _, p := range ev.Parents {
+			if p == u.Old {
+				metOld = true
+			}
+			if oldIDs[p] || seen[p] {
+				continue
+			}
+			seen[p] = true
+			child[p] = id
+			queue = append(queue, p)
+		}
+	}
+	if !u.Old.IsZero() && !metOld {
+		return nil, refuse(CodeHubRewind, "%s: %s does not descend from %s; hub refs only move forward (append, or join with several parents)", u.Ref, short(u.New), short(u.Old))
+	}
+	return out, nil
+}
+
+// decodeRefusal maps hubrefs.Decode's sentinels to codes.
+func decodeRefusal(ref string, id plumbing.Hash, err error) error {
+	code := CodeHubMalformed
+	switch {
+	case errors.Is(err, hubrefs.ErrUnsigned):
+		return &refusal{Code: CodeUnsigned, Reason: fmt.Sprintf("%s: event %s is not signed; sign events with a member's SSH key", ref, id), err: err}
+	case errors.Is(err, hubrefs.ErrBadSignature):
+		code = CodeBadSignature
+	case errors.Is(err, hubrefs.ErrCeiling):
+		code = CodeHubCeiling
+	case errors.Is(err, hubrefs.ErrUnknownType):
+		code = CodeHubUnknownType
+	case isMissing(err):
+		code = CodeMissingObject
+	}
+	return &refusal{Code: code, Reason: fmt.Sprintf("%s: event %s: %v", ref, id, err), err: err}
+}
+
+// before returns the events of all (causal order) that are ancestors of ev.
+func before(all []hubrefs.Event, ev hubrefs.Event) []hubrefs.Event {
+	byID := map[plumbing.Hash]hubrefs.Event{}
+	for _, e := range all {
+		byID[e.ID] = e
+	}
+	anc := map[plumbing.Hash]bool{}
+	stack := append([]plumbing.Hash{}, ev.Parents...)
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if anc[id] {
+			continue
+		}
+		anc[id] = true
+		stack = append(stack, byID[id].Parents...)
+	}
+	var out []hubrefs.Event
+	for _, e := range all {
+		if anc[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func isFresh(fresh []hubrefs.Event) map[plumbing.Hash]bool {
+	m := map[plumbing.Hash]bool{}
+	for _, e := range fresh {
+		m[e.ID] = true
+	}
+	return m
+}
+
+// authorizeTrust judges each new trust event against the trust state folded
+// from its own parents (DESIGN.md §4).
+func (j *judge) authorizeTrust(ref string, all, fresh []hubrefs.Event) error {
+	isNew := isFresh(fresh)
+	for _, ev := range all {
+		if !isNew[ev.ID] {
+			continue
+		}
+		var parents *trust.State
+		if prev := before(all, ev); len(prev) > 0 {
+			st, err := trust.Fold(prev)
+			if err != nil {
+				return refuse(CodeHubInvalid, "%s: the parents of event %s do not fold: %v", ref, ev.ID, err)
+			}
+			parents = st
+		}
+		if parents != nil {
+			if _, ok := parents.MemberByKey(ev.Signer); !ok {
+				return refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
+			}
+		}
+		if err := trust.Authorize(ev, parents); err != nil {
+			return authRefusal(ref, ev, err, trust.ErrUnauthorized, trust.ErrRepoMismatch, trust.ErrOrder, trust.ErrUnsigned,
+				[]error{trust.ErrMalformed, trust.ErrUnknownType, trust.ErrBadKey, trust.ErrUnknownCap, trust.ErrBadRef, trust.ErrUnknownField, trust.ErrInvalidRules})
+		}
+	}
+	if _, err := trust.Fold(all); err != nil {
+		return refuse(CodeHubInvalid, "%s: the log would not fold: %v", ref, err)
+	}
+	return nil
+}
+
+// authRefusal maps a fold package's Authorize error to a code.
+func authRefusal(ref string, ev hubrefs.Event, err, unauth, repo, order, unsigned error, malformed []error) error {
+	code := CodeHubInvalid
+	switch {
+	case errors.Is(err, unauth):
+		code = CodeMissingCapability
+	case errors.Is(err, repo):
+		code = CodeWrongRepo
+	case errors.Is(err, order):
+		code = CodeHubRoot
+	case errors.Is(err, unsigned):
+		code = CodeUnsigned
+	default:
+		for _, m := range malformed {
+			if errors.Is(err, m) {
+				code = CodeHubMalformed
+			}
+		}
+	}
+	return &refusal{Code: code, Reason: fmt.Sprintf("%s: event %s (%s) refused: %v", ref, ev.ID, ev.Type, err), err: err}
+}
+
+// authorizePR judges each new pull request event against the state before it
+// and the trust current at the push (DESIGN.md §5).
+func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) error {
+	isNew := isFresh(fresh)
+	for _, ev := range all {
+		if !isNew[ev.ID] {
+			continue
+		}
+		if _, ok := j.trust.MemberByKey(ev.Signer); !ok {
+			return refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
+		}
+		var st *pr.State
+		if prev := before(all, ev); len(prev) > 0 {
+			s, err := pr.Fold(prev, j.trust)
+			if err != nil {
+				return refuse(CodeHubInvalid, "%s: the events before %s do not fold: %v", ref, ev.ID, err)
+			}
+			st = s
+		}
+		if err := pr.Authorize(ev, st, j.trust); err != nil {
+			return authRefusal(ref, ev, err, pr.ErrUnauthorized, pr.ErrRepoMismatch, pr.ErrOrder, pr.ErrUnsigned,
+				[]error{pr.ErrMalformed, pr.ErrUnknownType})
+		}
+	}
+	st, err := pr.Fold(all, j.trust)
+	if err != nil {
+		return refuse(CodeHubInvalid, "%s: the pull request would not fold: %v", ref, err)
+	}
+	if st.ID != id {
+		return refuse(CodeRefName, "%s holds pull request %s; a pull request lives at %s%s", ref, st.ID, hubrefs.PRRefPrefix, st.ID)
+	}
+	return nil
+}
+
+// authorizeQueue judges new queue events: signed by a current member holding
+// hub.queue, a well-formed payload, and a root naming the ref (DESIGN.md §8).
+// The queue is advisory, so its state is not folded here.
+func (j *judge) authorizeQueue(ref, id string, all, fresh []hubrefs.Event) error {
+	for _, ev := range fresh {
+		m, ok := j.trust.MemberByKey(ev.Signer)
+		if !ok {
+			return refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
+		}
+		if !m.Has(trust.CapQueue) {
+			return refuse(CodeMissingCapability, "%s: member %q signed event %s (%s) without holding %s", ref, m.Name, ev.ID, ev.Type, trust.CapQueue)
+		}
+		if err := checkQueuePayload(ev); err != nil {
+			return refuse(CodeHubMalformed, "%s: event %s (%s): %v", ref, ev.ID, ev.Type, err)
+		}
+		if ev.Type == hubrefs.TypeQueueOpened && len(ev.Parents) > 0 {
+			return refuse(CodeHubRoot, "%s: event %s: queue.opened is only the root of a queue ref", ref, ev.ID)
+		}
+	}
+	var root hubrefs.QueueOpened
+	if err := all[0].Unmarshal(&root); err != nil || all[0].Type != hubrefs.TypeQueueOpened {
+		return refuse(CodeHubRoot, "%s: its root is not queue.opened", ref)
+	}
+	if root.ID != id {
+		return refuse(CodeRefName, "%s holds queue %s; a queue lives at %s%s", ref, root.ID, hubrefs.QueueRefPrefix, root.ID)
+	}
+	return nil
+}
+
+func checkQueuePayload(ev hubrefs.Event) error {
+	oid := func(name, s string) error {
+		if err := pr.ValidOID(s); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+	switch ev.Type {
+	case hubrefs.TypeQueueOpened:
+		var p hubrefs.QueueOpened
+		if err := ev.Unmarshal(&p); err != nil {
+			return err
+		}
+		if err := trust.ValidUUID(p.ID); err != nil {
+			return fmt.Errorf("id: %w", err)
+		}
+		return trust.ValidBranch(p.Target)
+	case hubrefs.TypeQueueEntered:
+		var p hubrefs.QueueEntered
+		if err := ev.Unmarshal(&p); err != nil {
+			return err
+		}
+		if err := trust.ValidUUID(p.PR); err != nil {
+			return fmt.Errorf("pr: %w", err)
+		}
+		if err := trust.ValidBranch(p.BaseRef); err != nil {
+			return err
+		}
+		return oid("head", p.Head)
+	case hubrefs.TypeQueueCandidate:
+		var p hubrefs.QueueCandidate
+		if err := ev.Unmarshal(&p); err != nil {
+			return err
+		}
+		if err := trust.ValidUUID(p.PR); err != nil {
+			return fmt.Errorf("pr: %w", err)
+		}
+		if err := oid("head", p.Head); err != nil {
+			return err
+		}
+		if err := oid("step", p.Step); err != nil {
+			return err
+		}
+		if len(p.Parents) != 2 {
+			return fmt.Errorf("parents: a candidate has exactly two parents, not %d", len(p.Parents))
+		}
+		for _, s := range p.Parents {
+			if err := oid("parents", s); err != nil {
+				return err
+			}
+		}
+		return trust.ValidRef(p.Branch)
+	case hubrefs.TypeQueueLeft:
+		var p hubrefs.QueueLeft
+		if err := ev.Unmarshal(&p); err != nil {
+			return err
+		}
+		if err := trust.ValidUUID(p.PR); err != nil {
+			return fmt.Errorf("pr: %w", err)
+		}
+		switch p.Reason {
+		case "landed", "failed", "conflict", "stale", "withdrawn":
+		default:
+			return fmt.Errorf("reason %q: use landed, failed, conflict, stale or withdrawn", p.Reason)
+		}
+		return oid("head", p.Head)
+	case hubrefs.TypeQueueReset:
+		var p hubrefs.QueueReset
+		if err := ev.Unmarshal(&p); err != nil {
+			return err
+		}
+		return oid("tip", p.Tip)
+	case hubrefs.TypeQueueClosed:
+		return nil
+	}
+	return fmt.Errorf("unknown queue event type %q", ev.Type)
+}
