@@ -1,0 +1,107 @@
+package main
+
+// git+ hook {install,pre-receive,post-receive}: the receive hooks
+// (DESIGN.md §6, §9).
+//
+// Decisions:
+//   - pre-receive and post-receive find the repository from --repo, then
+//     $GIT_DIR, then the current directory (git runs hooks with the current
+//     directory at $GIT_DIR), without running git: the hook runs on every push.
+//   - pre-receive prints one "git+: refused <ref>: [<code>] <reason>" line
+//     per refused ref on standard error (the pusher sees it as "remote: ...")
+//     and exits 1 when any ref is refused. It fails closed: input it cannot
+//     parse, or a push it cannot judge, refuses everything.
+//   - `git+ init` installs the hooks too (installHooksOnInit, set below).
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/receive"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "hook",
+		Usage: "install or run the receive hooks of a bare repository",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "install",
+				Usage: "write pre-receive and post-receive scripts that run this binary (existing hooks are kept and run first)",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "repo", Usage: "git directory of the repository (default: the global --repo, then the current git dir)"},
+				},
+				Action: hookInstallAction,
+			},
+			{
+				Name:   "pre-receive",
+				Usage:  "judge a push (run by git; reads `old new ref` lines on stdin)",
+				Action: hookPreReceiveAction,
+			},
+			{
+				Name:   "post-receive",
+				Usage:  "after-push chain (run by git; reads `old new ref` lines on stdin)",
+				Action: hookPostReceiveAction,
+			},
+		},
+	})
+	installHooksOnInit = func(gitDir string) error {
+		bin, err := hooks.Executable()
+		if err != nil {
+			return err
+		}
+		return hooks.Install(gitDir, bin)
+	}
+}
+
+// hookGitDir is the repository a hook runs for.
+func hookGitDir(c *cli.Context) string {
+	if d := rootString(c, "repo"); d != "" {
+		return d
+	}
+	if d := os.Getenv("GIT_DIR"); d != "" {
+		return d
+	}
+	return "."
+}
+
+func hookInstallAction(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usageErr("usage: git+ hook install [--repo DIR]")
+	}
+	dir := c.String("repo")
+	if dir == "" {
+		dir = rootString(c, "repo")
+	}
+	gitDir, _, err := findGitDir(dir)
+	if err != nil {
+		return fail(1, err)
+	}
+	bin, err := hooks.Executable()
+	if err != nil {
+		return fail(1, err)
+	}
+	if err := hooks.Install(gitDir, bin); err != nil {
+		return fail(1, err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "installed git+ pre-receive and post-receive hooks in %s (running %s)\n", gitDir, bin)
+	return nil
+}
+
+func hookPreReceiveAction(c *cli.Context) error {
+	refused := receive.PreReceive(hookGitDir(c), receive.QuarantineFromEnviron(os.Environ()), os.Stdin, c.App.ErrWriter)
+	if refused > 0 {
+		return fail(1, errSilent)
+	}
+	return nil
+}
+
+func hookPostReceiveAction(c *cli.Context) error {
+	if err := hooks.PostReceive(hookGitDir(c), os.Stdin); err != nil {
+		return fail(1, fmt.Errorf("post-receive in %s: %w", hookGitDir(c), err))
+	}
+	return nil
+}

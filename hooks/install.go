@@ -1,0 +1,237 @@
+// Package hooks installs git+ as a bare repository's receive hooks and runs
+// the after-push chain from post-receive (DESIGN.md §9).
+//
+// Decisions for installing:
+//   - The scripts exec the git+ binary by absolute path (no PATH lookup at
+//     push time), so a server's hook environment needs nothing else.
+//   - The hooks directory is git's own answer (`git rev-parse --git-path
+//     hooks`), so core.hooksPath is honoured.
+//   - A hook already there that git+ did not write is kept: it is renamed to
+//     <name>.chained and the git+ script runs it first with the same standard
+//     input and arguments. A chained pre-receive that fails refuses the push
+//     before git+ judges it; a chained post-receive that fails does not stop
+//     git+'s own post-receive, but the script exits non-zero.
+//   - Re-installing is idempotent: a script carrying the git+ marker is
+//     rewritten in place (a new binary path takes effect) and never chained to
+//     itself. If <name>.chained already exists and the current hook is not
+//     git+'s, Install refuses rather than lose either hook.
+//   - Scripts are written to a temporary file and renamed into place.
+//   - receive.advertisePushOptions is set to true in the repository's config
+//     so that pushes may carry options (wake tags, DESIGN.md §9).
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Marker is the line that identifies a hook script written by git+.
+const Marker = "# git+ managed hook"
+
+// ChainedSuffix is appended to the name of a hook that git+ found in place.
+const ChainedSuffix = ".chained"
+
+// Names are the hooks Install writes.
+var Names = []string{"pre-receive", "post-receive"}
+
+// ErrInstall reports a hook installation that could not be completed.
+var ErrInstall = errors.New("hook installation failed")
+
+// Executable returns the absolute, symlink-resolved path of the running
+// binary: what the hook scripts exec.
+func Executable() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the git+ binary: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Abs(p)
+}
+
+// Install writes the pre-receive and post-receive scripts into the hooks
+// directory of the git directory gitDir, each exec'ing binary (made
+// absolute) as `<binary> hook <name>`, and sets receive.advertisePushOptions.
+func Install(gitDir, binary string) error {
+	if binary == "" {
+		return fmt.Errorf("installing hooks into %s: no git+ binary given: %w", gitDir, ErrInstall)
+	}
+	bin, err := filepath.Abs(binary)
+	if err != nil {
+		return fmt.Errorf("git+ binary %s: %w", binary, err)
+	}
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
+		return fmt.Errorf("git+ binary %s is not a file: %w", bin, ErrInstall)
+	}
+	dir, err := filepath.Abs(gitDir)
+	if err != nil {
+		return fmt.Errorf("git directory %s: %w", gitDir, err)
+	}
+	hooksDir, err := hooksPath(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(hooksDir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", hooksDir, err)
+	}
+	for _, name := range Names {
+		if err := installOne(hooksDir, name, bin); err != nil {
+			return err
+		}
+	}
+	if out, err := git(dir, "config", "receive.advertisePushOptions", "true"); err != nil {
+		return fmt.Errorf("setting receive.advertisePushOptions in %s: %v: %s: %w", dir, err, out, ErrInstall)
+	}
+	return nil
+}
+
+// Installed reports whether both git+ hooks are in place in gitDir, and the
+// binary the pre-receive script runs.
+func Installed(gitDir string) (bool, string, error) {
+	dir, err := filepath.Abs(gitDir)
+	if err != nil {
+		return false, "", err
+	}
+	hooksDir, err := hooksPath(dir)
+	if err != nil {
+		return false, "", err
+	}
+	bin := ""
+	for _, name := range Names {
+		data, err := os.ReadFile(filepath.Join(hooksDir, name))
+		if errors.Is(err, os.ErrNotExist) {
+			return false, "", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		if !bytes.Contains(data, []byte(Marker)) {
+			return false, "", nil
+		}
+		if name == "pre-receive" {
+			bin = scriptBinary(data)
+		}
+	}
+	return true, bin, nil
+}
+
+func hooksPath(gitDir string) (string, error) {
+	out, err := git(gitDir, "rev-parse", "--git-path", "hooks")
+	if err != nil {
+		return "", fmt.Errorf("%s is not a git directory: %v: %s: %w", gitDir, err, out, ErrInstall)
+	}
+	p := strings.TrimSpace(out)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(gitDir, p)
+	}
+	return p, nil
+}
+
+func git(gitDir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"--git-dir=" + gitDir}, args...)...)
+	cmd.Dir = gitDir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return strings.TrimSpace(out.String()), err
+}
+
+func installOne(hooksDir, name, bin string) error {
+	path := filepath.Join(hooksDir, name)
+	chained := path + ChainedSuffix
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("reading hook %s: %w", path, err)
+	default:
+		ours := false
+		if fi.Mode().IsRegular() {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("reading hook %s: %w", path, err)
+			}
+			ours = bytes.Contains(data, []byte(Marker))
+		}
+		if !ours {
+			if _, err := os.Lstat(chained); err == nil {
+				return fmt.Errorf("hook %s is not git+'s and %s already exists: merge the two by hand (or remove one), then re-run git+ hook install: %w",
+					path, chained, ErrInstall)
+			}
+			if err := os.Rename(path, chained); err != nil {
+				return fmt.Errorf("keeping the existing hook %s as %s: %w", path, chained, err)
+			}
+		}
+	}
+	return writeAtomic(path, []byte(script(name, bin)), 0o755)
+}
+
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing hook %s: %w", path, err)
+	}
+	_, err1 := tmp.Write(data)
+	err2 := tmp.Chmod(mode)
+	err3 := tmp.Close()
+	for _, e := range []error{err1, err2, err3} {
+		if e != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("writing hook %s: %w", path, e)
+		}
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing hook %s: %w", path, err)
+	}
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+const binPrefix = "gitplus_bin="
+
+func scriptBinary(data []byte) string {
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, binPrefix); ok {
+			v = strings.TrimSuffix(strings.TrimPrefix(v, "'"), "'")
+			return strings.ReplaceAll(v, `'\''`, "'")
+		}
+	}
+	return ""
+}
+
+// script renders the hook script for name. Standard input is read once and
+// handed to the chained hook (if any) and to git+ unchanged.
+func script(name, bin string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/sh\n%s (written by `git+ hook install`; re-run it to update).\n", Marker)
+	fmt.Fprintf(&b, "# A hook found here before lives on as %s%s and runs first.\n", name, ChainedSuffix)
+	fmt.Fprintf(&b, "%s%s\n", binPrefix, shellQuote(bin))
+	b.WriteString("input=$(cat; echo x)\ninput=${input%x}\n")
+	fmt.Fprintf(&b, "chained=\"$(dirname \"$0\")/%s%s\"\n", name, ChainedSuffix)
+	if name == "pre-receive" {
+		b.WriteString(`if [ -x "$chained" ]; then
+	printf '%s' "$input" | "$chained" "$@" || exit $?
+fi
+printf '%s' "$input" | "$gitplus_bin" hook ` + name + "\n")
+		return b.String()
+	}
+	b.WriteString(`status=0
+if [ -x "$chained" ]; then
+	printf '%s' "$input" | "$chained" "$@" || status=$?
+fi
+printf '%s' "$input" | "$gitplus_bin" hook ` + name + ` || status=$?
+exit $status
+`)
+	return b.String()
+}
