@@ -227,6 +227,13 @@ func (s *State) isOpener(key ssh.PublicKey, t *trust.State) bool {
 	return ok1 && ok2 && m.Name == o.Name
 }
 
+// Approved returns the members whose latest verdict approves head for base
+// under t: the rule of Approvals at any head and base. To judge a pull
+// request as it stood earlier, fold its events up to that point.
+func (s *State) Approved(head, base string, t *trust.State) []string {
+	return s.approvals(head, base, t)
+}
+
 // approvals are the current members holding hub.review, not the opener,
 // whose latest verdict (approve or changes; comments carry none) approves
 // exactly head for base.

@@ -97,7 +97,7 @@ func checkEffect(s *State, typ string, d decoded) error {
 func apply(s *State, ev hubrefs.Event, d decoded) {
 	switch ev.Type {
 	case hubrefs.TypeMemberAdded, hubrefs.TypeMemberChanged:
-		s.Members[d.name] = &Member{Name: d.name, Key: d.key, KeyLine: d.keyLine, Caps: d.caps}
+		s.Members[d.name] = &Member{Name: d.name, Key: d.key, KeyLine: d.keyLine, Caps: d.caps, wire: string(d.key.Marshal())}
 	case hubrefs.TypeMemberRemoved:
 		delete(s.Members, d.name)
 	case hubrefs.TypeRulesSet:
@@ -110,7 +110,7 @@ func rootState(ev hubrefs.Event, d decoded) *State {
 	return &State{
 		RepoID:  d.repo,
 		Name:    d.repoName,
-		Members: map[string]*Member{d.name: {Name: d.name, Key: d.key, KeyLine: d.keyLine, Caps: []string{CapAdmin}}},
+		Members: map[string]*Member{d.name: {Name: d.name, Key: d.key, KeyLine: d.keyLine, Caps: []string{CapAdmin}, wire: string(d.key.Marshal())}},
 		Rules:   DefaultRules(),
 		Tip:     ev.ID,
 	}
@@ -185,6 +185,7 @@ type folder struct {
 	after    []*State // state folded from each event's ancestors and itself, while children need it
 	anc      [][]bool // ancestor sets, computed on demand
 	desc     map[int][]bool
+	linear   bool // each event's only parent is the one before it: nothing is concurrent
 }
 
 func (f *folder) index() error {
@@ -192,6 +193,7 @@ func (f *folder) index() error {
 	f.parents, f.children, f.left = make([][]int, n), make([][]int, n), make([]int, n)
 	f.dec, f.signer, f.revoked = make([]decoded, n), make([]string, n), make([]string, n)
 	f.after, f.anc, f.desc = make([]*State, n), make([][]bool, n), map[int][]bool{}
+	f.linear = true
 	for i, ev := range f.events {
 		if _, dup := f.pos[ev.ID]; dup {
 			return &EventError{ID: ev.ID, Type: ev.Type, Err: fmt.Errorf("%w: event listed twice", ErrOrder)}
@@ -212,6 +214,9 @@ func (f *folder) index() error {
 			f.left[j]++
 		}
 		f.pos[ev.ID] = i
+		if i > 0 && (len(f.parents[i]) != 1 || f.parents[i][0] != i-1) {
+			f.linear = false
+		}
 	}
 	return nil
 }
@@ -314,7 +319,7 @@ func (f *folder) descendants(i int) []bool {
 func (f *folder) run(set []int) *State {
 	var revokers []int
 	for _, r := range set {
-		if f.revoked[r] != "" {
+		if f.revoked[r] != "" && !f.linear {
 			revokers = append(revokers, r)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -395,5 +396,34 @@ func TestFoldConcurrent(t *testing.T) {
 				tt.check(t, s)
 			}
 		})
+	}
+}
+
+// BenchmarkFoldLinear folds a trust log at the event ceiling.
+func BenchmarkFoldLinear(b *testing.B) {
+	alice := newKey(b)
+	keys := make([]key, 50)
+	for i := range keys {
+		keys[i] = newKey(b)
+	}
+	evs := []hubrefs.Event{created("e0", alice)}
+	for i := 1; i < 10000; i++ {
+		name, parent := "e"+strconv.Itoa(i), "e"+strconv.Itoa(i-1)
+		k := keys[i%len(keys)]
+		member := "m" + strconv.Itoa(i%len(keys))
+		switch {
+		case i <= len(keys):
+			evs = append(evs, added(name, parent, alice, member, k, "hub.review"))
+		case i%2 == 0:
+			evs = append(evs, changed(name, parent, alice, member, k, "hub.pr"))
+		default:
+			evs = append(evs, rulesSet(name, parent, alice, `{"protected":{"refs/heads/main":{}}}`))
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Fold(evs); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

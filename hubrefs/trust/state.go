@@ -19,6 +19,18 @@ type Member struct {
 	Key     ssh.PublicKey
 	KeyLine string   // normalised authorized_keys line, "<type> <base64>"
 	Caps    []string // sorted, no duplicates
+
+	wire string // Key.Marshal(), cached by the fold; treat a Member as read-only
+}
+
+func (m *Member) keyWire() string {
+	if m.wire != "" {
+		return m.wire
+	}
+	if m.Key == nil {
+		return ""
+	}
+	return string(m.Key.Marshal())
 }
 
 // Has reports whether m holds capability c (repo.admin implies every one).
@@ -59,9 +71,9 @@ func (s *State) MemberByKey(key ssh.PublicKey) (*Member, bool) {
 	if s == nil || key == nil {
 		return nil, false
 	}
-	wire := key.Marshal()
+	wire := string(key.Marshal())
 	for _, m := range s.Members {
-		if m.Key != nil && bytes.Equal(m.Key.Marshal(), wire) {
+		if m.keyWire() == wire {
 			return m, true
 		}
 	}
