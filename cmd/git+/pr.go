@@ -1,0 +1,547 @@
+package main
+
+// git+ pr {open,update,retarget,review,thread,check,close,reopen,list,show}:
+// pull requests under refs/hub/pr/<uuid> (DESIGN.md §5). `pr merge` is the
+// direct landing and lives elsewhere.
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/google/uuid"
+	"github.com/urfave/cli/v2"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+func init() {
+	register(hubGroup("pr", "open, review, check and list pull requests",
+		&cli.Command{
+			Name:  "open",
+			Usage: "open a pull request of --head onto --base; prints its id on the last line",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "base", Usage: "the branch to land on (main or refs/heads/main)"},
+				&cli.StringFlag{Name: "head", Usage: "the revision proposed (resolved to a commit id here)"},
+				&cli.StringFlag{Name: "title", Usage: "one line"},
+				&cli.StringFlag{Name: "body", Usage: "description"},
+				remoteFlag(),
+			},
+			Action: prOpen,
+		},
+		&cli.Command{
+			Name: "update", Usage: "propose a new head (stales every approval)", ArgsUsage: "ID",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "head", Usage: "the new revision"}, remoteFlag()},
+			Action: prUpdate,
+		},
+		&cli.Command{
+			Name: "retarget", Usage: "change the base branch (stales every approval)", ArgsUsage: "ID",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "base", Usage: "the new base branch"}, remoteFlag()},
+			Action: prRetarget,
+		},
+		&cli.Command{
+			Name: "review", Usage: "review the current head and base", ArgsUsage: "ID",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "approve"},
+				&cli.BoolFlag{Name: "request-changes"},
+				&cli.BoolFlag{Name: "comment"},
+				&cli.StringFlag{Name: "body"},
+				remoteFlag(),
+			},
+			Action: prReview,
+		},
+		&cli.Command{
+			Name: "thread", Usage: "open a review thread (prints its id) or resolve one", ArgsUsage: "ID",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "open", Usage: "open a new thread"},
+				&cli.StringFlag{Name: "resolve", Usage: "the thread id to resolve"},
+				&cli.StringFlag{Name: "body"},
+				remoteFlag(),
+			},
+			Action: prThread,
+		},
+		&cli.Command{
+			Name: "check", Usage: "record a check result (or its start) at a revision", ArgsUsage: "ID",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "name", Usage: "the check name (needs hub.check:NAME)"},
+				&cli.StringFlag{Name: "rev", Usage: "the revision checked (default: the current head)"},
+				&cli.StringFlag{Name: "conclusion", Usage: "success, failure or cancelled"},
+				&cli.StringFlag{Name: "url", Usage: "where the run's log is"},
+				&cli.BoolFlag{Name: "started", Usage: "record check.started instead of a result"},
+				remoteFlag(),
+			},
+			Action: prCheck,
+		},
+		prMergeCommand(),
+		&cli.Command{
+			Name: "close", Usage: "close a pull request (opener or admin)", ArgsUsage: "ID",
+			Flags:  []cli.Flag{remoteFlag()},
+			Action: prCloseReopen(hubrefs.TypePRClosed),
+		},
+		&cli.Command{
+			Name: "reopen", Usage: "reopen a closed pull request (opener or admin)", ArgsUsage: "ID",
+			Flags:  []cli.Flag{remoteFlag()},
+			Action: prCloseReopen(hubrefs.TypePRReopened),
+		},
+		&cli.Command{
+			Name: "list", Usage: "list open pull requests (--all: every one)",
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "all"}, jsonFlag(), remoteFlag()},
+			Action: prList,
+		},
+		&cli.Command{
+			Name: "show", Usage: "show a pull request: state, base, head, approvals, threads, checks", ArgsUsage: "ID",
+			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
+			Action: prShow,
+		},
+	))
+}
+
+// prWriter is what every writing pr verb needs.
+type prWriter struct {
+	h   *hubRepo
+	t   *trust.State
+	key *hubKey
+	m   *trust.Member
+	st  *pr.State // nil for pr open
+}
+
+// prContext opens the repository, folds trust, checks the signing key is a
+// member and, with an id, folds that pull request.
+func prContext(c *cli.Context, id string) (*prWriter, error) {
+	key, err := loadKey(c)
+	if err != nil {
+		return nil, err
+	}
+	h, err := openHub(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := h.trust()
+	if err != nil {
+		return nil, err
+	}
+	m, err := memberOf(t, key)
+	if err != nil {
+		return nil, err
+	}
+	w := &prWriter{h: h, t: t, key: key, m: m}
+	if id != "" {
+		if w.st, _, err = h.prState(id, t); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// write judges payload with pr.Authorize and appends it to the pull
+// request's ref.
+func (w *prWriter) write(id string, payload any) (string, error) {
+	var tip plumbing.Hash
+	if w.st != nil {
+		tip = w.st.Tip
+	}
+	ev, err := newEvent(payload, tip, w.key, time.Now())
+	if err != nil {
+		return "", err
+	}
+	if err := pr.Authorize(ev, w.st, w.t); err != nil {
+		var ee *pr.EventError
+		if errors.As(err, &ee) {
+			err = ee.Err
+		}
+		return "", fmt.Errorf("%s on pull request %s refused, nothing written (signer %s, %s): %w", ev.Type, id, w.m.Name, fingerprint(w.m.Key), err)
+	}
+	evID, err := w.h.appendEvent(hubrefs.PRRefPrefix+id, payload, w.key, w.m.Name, w.t)
+	if err != nil {
+		return "", err
+	}
+	return evID.String(), nil
+}
+
+func (w *prWriter) base(typ string) hubrefs.Base {
+	return hubrefs.Base{Type: typ, Repo: w.t.RepoID}
+}
+
+// oneID reads the single ID argument.
+func oneID(c *cli.Context, usage string) (string, error) {
+	if c.NArg() != 1 {
+		return "", usageErr("usage: git+ pr %s", usage)
+	}
+	id := c.Args().First()
+	if err := trust.ValidUUID(id); err != nil {
+		return "", usageErr("pull request id %q: %v", id, err)
+	}
+	return id, nil
+}
+
+func prOpen(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usageErr("usage: git+ pr open --base BRANCH --head REV --title TITLE [--body BODY]")
+	}
+	for _, f := range []string{"base", "head", "title"} {
+		if c.String(f) == "" {
+			return usageErr("git+ pr open: --%s is required", f)
+		}
+	}
+	base, err := branchRef(c.String("base"))
+	if err != nil {
+		return fail(1, fmt.Errorf("--base: %w", err))
+	}
+	w, err := prContext(c, "")
+	if err != nil {
+		return fail(1, err)
+	}
+	if err := needCap(w.m, trust.CapPR); err != nil {
+		return fail(1, err)
+	}
+	head, err := w.h.resolveCommitID(c.String("head"))
+	if err != nil {
+		return fail(1, fmt.Errorf("--head: %w", err))
+	}
+	u, err := uuid.NewV7()
+	if err != nil {
+		return fail(1, err)
+	}
+	id := u.String()
+	payload := hubrefs.PROpened{Base: w.base(hubrefs.TypePROpened), ID: id, BaseRef: base, Head: head, Title: c.String("title"), Body: c.String("body")}
+	if _, err := w.write(id, payload); err != nil {
+		return fail(1, err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "opened pull request %s: %s onto %s\n", id, head, base)
+	fmt.Fprintln(c.App.Writer, id)
+	return nil
+}
+
+func prUpdate(c *cli.Context) error {
+	id, err := oneID(c, "update ID --head REV")
+	if err != nil {
+		return err
+	}
+	if c.String("head") == "" {
+		return usageErr("git+ pr update: --head REV is required")
+	}
+	w, err := prContext(c, id)
+	if err != nil {
+		return fail(1, err)
+	}
+	head, err := w.h.resolveCommitID(c.String("head"))
+	if err != nil {
+		return fail(1, fmt.Errorf("--head: %w", err))
+	}
+	return prAppend(c, w, id, hubrefs.PRUpdated{Base: w.base(hubrefs.TypePRUpdated), Head: head})
+}
+
+func prRetarget(c *cli.Context) error {
+	id, err := oneID(c, "retarget ID --base BRANCH")
+	if err != nil {
+		return err
+	}
+	if c.String("base") == "" {
+		return usageErr("git+ pr retarget: --base BRANCH is required")
+	}
+	base, err := branchRef(c.String("base"))
+	if err != nil {
+		return fail(1, fmt.Errorf("--base: %w", err))
+	}
+	w, err := prContext(c, id)
+	if err != nil {
+		return fail(1, err)
+	}
+	return prAppend(c, w, id, hubrefs.PRRetargeted{Base: w.base(hubrefs.TypePRRetargeted), BaseRef: base})
+}
+
+func prReview(c *cli.Context) error {
+	id, err := oneID(c, "review ID --approve|--request-changes|--comment [--body BODY]")
+	if err != nil {
+		return err
+	}
+	var verdicts []string
+	for flag, v := range map[string]string{"approve": pr.Approve, "request-changes": pr.Changes, "comment": pr.Comment} {
+		if c.Bool(flag) {
+			verdicts = append(verdicts, v)
+		}
+	}
+	if len(verdicts) != 1 {
+		return usageErr("git+ pr review: give exactly one of --approve, --request-changes, --comment")
+	}
+	w, err := prContext(c, id)
+	if err != nil {
+		return fail(1, err)
+	}
+	if err := needCap(w.m, trust.CapReview); err != nil {
+		return fail(1, err)
+	}
+	return prAppend(c, w, id, hubrefs.Review{
+		Base: w.base(hubrefs.TypeReviewSubmit), Head: w.st.Head, BaseRef: w.st.Base,
+		Verdict: verdicts[0], Body: c.String("body"),
+	})
+}
+
+func prThread(c *cli.Context) error {
+	id, err := oneID(c, "thread ID --open [--body BODY] | --resolve THREAD")
+	if err != nil {
+		return err
+	}
+	open, resolve := c.Bool("open"), c.String("resolve")
+	if open == (resolve != "") {
+		return usageErr("git+ pr thread: give exactly one of --open, --resolve THREAD")
+	}
+	thread := resolve
+	typ := hubrefs.TypeThreadResolved
+	if open {
+		u, err := uuid.NewV7()
+		if err != nil {
+			return fail(1, err)
+		}
+		thread, typ = u.String(), hubrefs.TypeThreadOpened
+	} else if err := pr.ValidThreadID(thread); err != nil {
+		return usageErr("--resolve: %v", err)
+	}
+	w, err := prContext(c, id)
+	if err != nil {
+		return fail(1, err)
+	}
+	if !open {
+		if resolved, ok := w.st.Threads[thread]; !ok {
+			return fail(1, fmt.Errorf("pull request %s has no thread %q (see `git+ pr show %s`); nothing written", id, thread, id))
+		} else if resolved {
+			return fail(1, fmt.Errorf("thread %s of pull request %s is already resolved; nothing written", thread, id))
+		}
+	}
+	evID, err := w.write(id, hubrefs.Thread{Base: w.base(typ), Thread: thread, Body: c.String("body")})
+	if err != nil {
+		return fail(1, err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "%s %s (event %s)\n", typ, thread, evID)
+	fmt.Fprintln(c.App.Writer, thread)
+	return nil
+}
+
+func prCheck(c *cli.Context) error {
+	id, err := oneID(c, "check ID --name NAME [--rev REV] --conclusion success|failure|cancelled [--url URL] | --started")
+	if err != nil {
+		return err
+	}
+	name, concl, started := c.String("name"), c.String("conclusion"), c.Bool("started")
+	if name == "" {
+		return usageErr("git+ pr check: --name NAME is required")
+	}
+	if err := trust.ValidCheckName(name); err != nil {
+		return usageErr("--name: %v", err)
+	}
+	if started == (concl != "") {
+		return usageErr("git+ pr check: give exactly one of --conclusion success|failure|cancelled, --started")
+	}
+	if !started && concl != pr.Success && concl != pr.Failure && concl != pr.Cancelled {
+		return usageErr("--conclusion %q: want success, failure or cancelled", concl)
+	}
+	w, err := prContext(c, id)
+	if err != nil {
+		return fail(1, err)
+	}
+	if err := needCap(w.m, trust.CheckCap(name)); err != nil {
+		return fail(1, err)
+	}
+	rev := w.st.Head
+	if r := c.String("rev"); r != "" {
+		if pr.ValidOID(r) == nil {
+			rev = r // a candidate need not be in this repository
+		} else if rev, err = w.h.resolveCommitID(r); err != nil {
+			return fail(1, fmt.Errorf("--rev: %w", err))
+		}
+	}
+	typ := hubrefs.TypeCheckCompleted
+	if started {
+		typ = hubrefs.TypeCheckStarted
+	}
+	return prAppend(c, w, id, hubrefs.Check{Base: w.base(typ), Name: name, Head: rev, Conclusion: concl, URL: c.String("url")})
+}
+
+func prCloseReopen(typ string) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		id, err := oneID(c, strings.TrimPrefix(typ, "pr.")+" ID")
+		if err != nil {
+			return err
+		}
+		w, err := prContext(c, id)
+		if err != nil {
+			return fail(1, err)
+		}
+		return prAppend(c, w, id, hubrefs.Base{Type: typ, Repo: w.t.RepoID})
+	}
+}
+
+// prAppend writes payload and prints the event id.
+func prAppend(c *cli.Context, w *prWriter, id string, payload any) error {
+	evID, err := w.write(id, payload)
+	if err != nil {
+		return fail(1, err)
+	}
+	typ, _, _ := hubrefs.MarshalPayload(payload)
+	fmt.Fprintf(c.App.ErrWriter, "%s on pull request %s\n", typ, id)
+	fmt.Fprintln(c.App.Writer, evID)
+	return nil
+}
+
+// ---- readers ----------------------------------------------------------------
+
+type prCheckJSON struct {
+	Name       string `json:"name"`
+	Revision   string `json:"revision"`
+	Conclusion string `json:"conclusion"`
+	AtHead     bool   `json:"atHead"`
+}
+
+type prThreadJSON struct {
+	ID       string `json:"id"`
+	Resolved bool   `json:"resolved"`
+}
+
+type prJSON struct {
+	ID                string         `json:"id"`
+	State             string         `json:"state"`
+	Title             string         `json:"title"`
+	Body              string         `json:"body,omitempty"`
+	Base              string         `json:"base"`
+	Head              string         `json:"head"`
+	Opener            string         `json:"opener"`
+	OpenerKey         string         `json:"openerFingerprint"`
+	Heads             []string       `json:"heads"`
+	Approvals         []string       `json:"approvals"`
+	Threads           []prThreadJSON `json:"threads"`
+	UnresolvedThreads int            `json:"unresolvedThreads"`
+	Checks            []prCheckJSON  `json:"checks"`
+	Merged            []prMergedJSON `json:"merged,omitempty"`
+	Events            int            `json:"events"`
+	Tip               string         `json:"tip"`
+}
+
+type prMergedJSON struct {
+	Revision string `json:"revision"`
+	Branch   string `json:"branch"`
+	Commit   string `json:"commit"`
+}
+
+func prToJSON(st *pr.State, events int) prJSON {
+	out := prJSON{
+		ID: st.ID, State: st.State, Title: st.Title, Body: st.Body, Base: st.Base, Head: st.Head,
+		Opener: st.Opener.Name, Heads: append([]string{}, st.Heads...),
+		Approvals: append([]string{}, st.Approvals...), Threads: []prThreadJSON{},
+		UnresolvedThreads: st.UnresolvedThreads, Checks: []prCheckJSON{}, Events: events, Tip: st.Tip.String(),
+	}
+	if st.Opener.Key != nil {
+		out.OpenerKey = fingerprint(st.Opener.Key)
+	}
+	for th, resolved := range st.Threads {
+		out.Threads = append(out.Threads, prThreadJSON{ID: th, Resolved: resolved})
+	}
+	sort.Slice(out.Threads, func(i, j int) bool { return out.Threads[i].ID < out.Threads[j].ID })
+	for k, v := range st.Checks {
+		out.Checks = append(out.Checks, prCheckJSON{Name: k.Name, Revision: k.Revision, Conclusion: v, AtHead: k.Revision == st.Head})
+	}
+	sort.Slice(out.Checks, func(i, j int) bool {
+		a, b := out.Checks[i], out.Checks[j]
+		if a.AtHead != b.AtHead {
+			return a.AtHead
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Revision < b.Revision
+	})
+	for _, m := range st.Merged {
+		out.Merged = append(out.Merged, prMergedJSON{Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
+	}
+	return out
+}
+
+func prShow(c *cli.Context) error {
+	id, err := oneID(c, "show ID [--json]")
+	if err != nil {
+		return err
+	}
+	h, t, err := readTrust(c)
+	if err != nil {
+		return fail(1, err)
+	}
+	st, evs, err := h.prState(id, t)
+	if err != nil {
+		return fail(1, err)
+	}
+	j := prToJSON(st, len(evs))
+	if wantJSON(c) {
+		return printJSON(c, j)
+	}
+	wr := c.App.Writer
+	fmt.Fprintf(wr, "pull request %s [%s]\n", j.ID, j.State)
+	fmt.Fprintf(wr, "title:     %s\n", j.Title)
+	fmt.Fprintf(wr, "base:      %s\n", j.Base)
+	fmt.Fprintf(wr, "head:      %s\n", j.Head)
+	opener := j.Opener
+	if opener == "" {
+		opener = "(no longer a member)"
+	}
+	fmt.Fprintf(wr, "opener:    %s %s\n", opener, j.OpenerKey)
+	fmt.Fprintf(wr, "approvals: %d %s\n", len(j.Approvals), strings.Join(j.Approvals, ", "))
+	fmt.Fprintf(wr, "threads:   %d unresolved of %d\n", j.UnresolvedThreads, len(j.Threads))
+	for _, th := range j.Threads {
+		state := "open"
+		if th.Resolved {
+			state = "resolved"
+		}
+		fmt.Fprintf(wr, "  thread %s %s\n", th.ID, state)
+	}
+	fmt.Fprintf(wr, "checks:\n")
+	for _, ck := range j.Checks {
+		where := ""
+		if ck.AtHead {
+			where = " (head)"
+		}
+		fmt.Fprintf(wr, "  %-12s %-9s at %s%s\n", ck.Name, ck.Conclusion, ck.Revision, where)
+	}
+	for _, m := range j.Merged {
+		fmt.Fprintf(wr, "merged:    %s into %s by %s\n", m.Revision, m.Branch, m.Commit)
+	}
+	if j.Body != "" {
+		fmt.Fprintf(wr, "\n%s\n", j.Body)
+	}
+	return nil
+}
+
+func prList(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usageErr("usage: git+ pr list [--all] [--json]")
+	}
+	h, t, err := readTrust(c)
+	if err != nil {
+		return fail(1, err)
+	}
+	ids, err := h.prIDs()
+	if err != nil {
+		return fail(1, err)
+	}
+	out := []prJSON{}
+	for _, id := range ids {
+		st, evs, err := h.prState(id, t)
+		if err != nil {
+			return fail(1, err)
+		}
+		if st.State != pr.Open && !c.Bool("all") {
+			continue
+		}
+		out = append(out, prToJSON(st, len(evs)))
+	}
+	if wantJSON(c) {
+		return printJSON(c, out)
+	}
+	for _, p := range out {
+		fmt.Fprintf(c.App.Writer, "%s %-6s %s %.12s approvals=%d threads=%d  %s\n",
+			p.ID, p.State, strings.TrimPrefix(p.Base, "refs/heads/"), p.Head, len(p.Approvals), p.UnresolvedThreads, p.Title)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package main
+
+// git+ rules {set,show}: the rules object of refs/hub/trust (DESIGN.md §4).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+func init() {
+	register(hubGroup("rules", "set and show the rules protecting branches",
+		&cli.Command{
+			Name:      "set",
+			Usage:     "replace the rules with a JSON document (FILE, or - for standard input); unknown fields are refused",
+			ArgsUsage: "FILE|-",
+			Flags:     []cli.Flag{remoteFlag()},
+			Action:    rulesSet,
+		},
+		&cli.Command{
+			Name:   "show",
+			Usage:  "print the rules in force, every default filled in",
+			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
+			Action: rulesShow,
+		},
+	))
+}
+
+func rulesSet(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageErr("usage: git+ rules set FILE|-")
+	}
+	src := c.Args().First()
+	var data []byte
+	var err error
+	if src == "-" {
+		data, err = io.ReadAll(c.App.Reader)
+		src = "standard input"
+	} else {
+		data, err = os.ReadFile(src)
+	}
+	if err != nil {
+		return fail(1, fmt.Errorf("reading rules from %s: %w", src, err))
+	}
+	if _, err := trust.ParseRulesStrict(data); err != nil {
+		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, err))
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, err))
+	}
+	h, t, key, m, err := adminContext(c)
+	if err != nil {
+		return fail(1, err)
+	}
+	payload := hubrefs.RulesSet{Base: hubrefs.Base{Type: hubrefs.TypeRulesSet, Repo: t.RepoID}, Rules: compact.Bytes()}
+	id, err := appendTrust(h, t, key, m, payload)
+	if err != nil {
+		return fail(1, err)
+	}
+	fmt.Fprintln(c.App.ErrWriter, "rules.set")
+	fmt.Fprintln(c.App.Writer, id)
+	return nil
+}
+
+func rulesShow(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usageErr("usage: git+ rules show [--json]")
+	}
+	_, t, err := readTrust(c)
+	if err != nil {
+		return fail(1, err)
+	}
+	if wantJSON(c) {
+		return printJSON(c, t.Rules)
+	}
+	if t.RulesID.IsZero() {
+		fmt.Fprintln(c.App.Writer, "# no rules.set yet: nothing is protected")
+	} else {
+		fmt.Fprintf(c.App.Writer, "# rules.set %s\n", t.RulesID)
+	}
+	return printJSON(c, t.Rules)
+}
