@@ -42,6 +42,13 @@
 //     on the new tip and retries, at most AppendOptions.Attempts times (5).
 //     A hook refusal is returned as *RefusedError holding the hook's
 //     "git+: ..." lines with git's "remote: " prefix removed.
+//   - Append writes the event as a loose object itself (zlib, temporary file,
+//     rename): go-git's filesystem storage is not buildable with this
+//     module's go.sum, and one loose object is all an append needs. Reading
+//     takes any storer.EncodedObjectStorer (receive's layered store in
+//     production). After a successful push to a remote, the clone's own copy
+//     of the ref is moved to the new event (update-ref), so the next append
+//     starts from the right tip.
 //   - hubrefs never reads the environment; git subprocesses inherit it, plus
 //     AppendOptions.Env. AgentSocket takes a getenv function from cmd.
 package hubrefs

@@ -154,17 +154,24 @@ func (l *looseStore) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, 
 	return writeLoose(l.gitDir, o.Type(), raw)
 }
 
+var zlibReaders sync.Pool
+
 func (l *looseStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	s := h.String()
 	data, err := os.ReadFile(filepath.Join(l.gitDir, "objects", s[:2], s[2:]))
 	if err != nil {
 		return nil, plumbing.ErrObjectNotFound
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(data))
-	if err != nil {
+	zr, _ := zlibReaders.Get().(io.ReadCloser)
+	if zr == nil {
+		if zr, err = zlib.NewReader(bytes.NewReader(data)); err != nil {
+			return nil, err
+		}
+	} else if err := zr.(zlib.Resetter).Reset(bytes.NewReader(data), nil); err != nil {
 		return nil, err
 	}
 	all, err := io.ReadAll(zr)
+	zlibReaders.Put(zr)
 	if err != nil {
 		return nil, err
 	}

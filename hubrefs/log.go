@@ -103,8 +103,12 @@ func decodeAll(ws []walked, c Ceilings, what string) ([]Event, error) {
 // once, and returns them in causal order (see CausalOrder). More than
 // c.EventsPerRef events is ErrCeiling; an object that cannot be read is
 // ErrMissing naming it; any event that fails Decode fails the whole read.
+// The zero tip (an absent ref) gives no events.
 func ReadLog(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings) ([]Event, error) {
 	c = c.norm()
+	if tip.IsZero() {
+		return nil, nil // an absent ref holds no events
+	}
 	what := "hub log at " + tip.String()
 	ws, _, err := walk(store, tip, plumbing.ZeroHash, c, what)
 	if err != nil {

@@ -119,6 +119,10 @@ func TestReadLog(t *testing.T) {
 		is.True(e.Signer != nil)
 	}
 
+	none, err := ReadLog(st, plumbing.ZeroHash, Ceilings{})
+	is.NoErr(err)
+	is.Equal(len(none), 0)
+
 	// a log's ceiling
 	_, err = ReadLog(st, tip, Ceilings{EventsPerRef: 5})
 	is.True(errors.Is(err, ErrCeiling))

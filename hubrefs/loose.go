@@ -8,9 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
+
+// zlibWriters recycles compressors (each allocates its tables).
+var zlibWriters sync.Pool
 
 // writeLoose stores raw as a loose object of type t under gitDir/objects
 // (zlib-compressed "<type> <size>\0<raw>", written to a temporary file and
@@ -25,10 +29,17 @@ func writeLoose(gitDir string, t plumbing.ObjectType, raw []byte) (plumbing.Hash
 		return id, nil
 	}
 	var buf bytes.Buffer
-	zw := zlib.NewWriter(&buf)
+	zw, _ := zlibWriters.Get().(*zlib.Writer)
+	if zw == nil {
+		zw = zlib.NewWriter(&buf)
+	} else {
+		zw.Reset(&buf)
+	}
 	zw.Write([]byte(t.String() + " " + strconv.Itoa(len(raw)) + "\x00"))
 	zw.Write(raw)
-	if err := zw.Close(); err != nil {
+	err := zw.Close()
+	zlibWriters.Put(zw)
+	if err != nil {
 		return id, fmt.Errorf("compressing object %s: %w", id, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

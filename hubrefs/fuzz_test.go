@@ -1,0 +1,83 @@
+package hubrefs
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// FuzzDecode: Decode and Verify never panic on any commit bytes, and what
+// Decode accepts satisfies the event invariants.
+func FuzzDecode(f *testing.F) {
+	s := quickSigner()
+	good, err := EncodeEvent(PROpened{Base: Base{Type: TypePROpened, Repo: "r"}, ID: "x", Title: "t"},
+		[]plumbing.Hash{plumbing.NewHash("1111111111111111111111111111111111111111")}, "alice", time.Unix(1, 0), s)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(unsignedBody(EmptyTree.String(), nil, "pr.closed\n\n{\"type\":\"pr.closed\",\"repo\":\"r\"}\n"))
+	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ngpgsig -----BEGIN SSH SIGNATURE-----\n AAAA\n -----END SSH SIGNATURE-----\n\n"))
+	f.Add([]byte("\n"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		Verify(raw)
+		ev, err := Decode(raw, Ceilings{})
+		if err != nil {
+			return
+		}
+		if !KnownType(ev.Type) || ev.Repo == "" || ev.Signer == nil || len(ev.Parents) > DefaultCeilings.Parents {
+			t.Fatalf("accepted an event breaking the invariants: %+v", ev)
+		}
+		if !json.Valid(ev.Payload) || len(ev.Payload) > DefaultCeilings.EventBytes {
+			t.Fatalf("accepted an invalid payload %q", ev.Payload)
+		}
+		if ev.ID != plumbing.ComputeHash(plumbing.CommitObject, raw) {
+			t.Fatal("id is not the object's hash")
+		}
+	})
+}
+
+// FuzzPayload: the payload checks never panic; whatever MarshalPayload
+// accepts, signed, decodes back to the same type and bytes.
+func FuzzPayload(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"pr.closed","repo":"r"}`,
+		`{"type":"pr.opened","repo":"r","title":"x","extra":{"a":[1,2,3]}}`,
+		`{"type":"pr.closed","repo":"r","Type":"x"}`,
+		`{"type":"pr.closed","repo":"r"}{}`,
+		`[]`, `null`, `"pr.closed"`, `{`, "{\"type\":\"pr.closed\",\"repo\":\"\xff\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	s := quickSigner()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		typ, body, err := MarshalPayload(b)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnknownType) {
+				t.Fatalf("unclassified error: %v", err)
+			}
+			return
+		}
+		if !json.Valid(body) || !KnownType(typ) {
+			t.Fatalf("accepted %q", b)
+		}
+		if len(body) > DefaultCeilings.EventBytes {
+			return
+		}
+		raw, err := EncodeEvent(b, nil, "alice", time.Unix(1, 0), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := Decode(raw, Ceilings{})
+		if err != nil {
+			t.Fatalf("own event refused: %v\n%s", err, raw)
+		}
+		if ev.Type != typ || string(ev.Payload) != string(body) {
+			t.Fatalf("round trip changed the payload: %q -> %q", body, ev.Payload)
+		}
+	})
+}
