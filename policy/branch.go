@@ -111,7 +111,7 @@ func (j *judge) branch(u Update) error {
 		}
 		return j.notAHead(u.Ref, u.New, "commit")
 	}
-	if len(tip.parents) != 2 {
+	if len(tip.parents) < 2 {
 		return j.notAHead(u.Ref, u.New, "commit")
 	}
 	if b.RequireProvenance {
