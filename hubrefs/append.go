@@ -174,13 +174,16 @@ func runGit(ctx context.Context, dir string, env []string, args ...string) (stdo
 
 // localRef reads ref in gitDir through git (loose or packed); zero if absent.
 func localRef(gitDir, ref string, env []string) (plumbing.Hash, error) {
-	out, errb, err := runGit(context.Background(), gitDir, env, "--git-dir="+gitDir, "for-each-ref", "--format=%(objectname)", ref)
+	out, errb, err := runGit(context.Background(), gitDir, env, "--git-dir="+gitDir, "for-each-ref", "--format=%(objectname) %(refname)", ref)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("reading %s in %s: %v: %s", ref, gitDir, err, bytes.TrimSpace(errb))
 	}
+	// the pattern also matches refs below ref/; take the exact name only
 	for _, line := range strings.Split(string(out), "\n") {
-		if h, ok := parseHex([]byte(strings.TrimSpace(line))); ok {
-			return h, nil // for-each-ref with a full name matches that ref only
+		if id, name, ok := strings.Cut(line, " "); ok && name == ref {
+			if h, ok := parseHex([]byte(id)); ok {
+				return h, nil
+			}
 		}
 	}
 	return plumbing.ZeroHash, nil
@@ -253,7 +256,8 @@ func porcelainStatus(out []byte, ref string) (byte, string, bool) {
 func hookLines(stderr []byte) []string {
 	var lines []string
 	for _, line := range strings.Split(string(stderr), "\n") {
-		line = strings.TrimRight(line, " \t\r\x1b[K")
+		line = strings.TrimRight(line, " \t\r")
+		line = strings.TrimRight(strings.TrimSuffix(line, "\x1b[K"), " \t")
 		line = strings.TrimPrefix(line, "remote: ")
 		if strings.HasPrefix(line, "git+:") {
 			lines = append(lines, line)

@@ -174,3 +174,31 @@ func TestAppendThroughClone(t *testing.T) {
 	is.True(err != nil)
 	is.True(!errors.Is(err, ErrRefused) && !errors.Is(err, ErrStale))
 }
+
+func TestHookLines(t *testing.T) {
+	is := is.New(t)
+	stderr := "remote: git+: refused refs/hub/a: [x] not OK        \n" +
+		"remote: git+: refused refs/hub/b: [y] why\x1b[K\n" +
+		"remote: other\nerror: failed to push some refs to '.'\n" +
+		"git+: refused refs/hub/c: [z] local\n"
+	is.Equal(hookLines([]byte(stderr)), []string{
+		"git+: refused refs/hub/a: [x] not OK",
+		"git+: refused refs/hub/b: [y] why",
+		"git+: refused refs/hub/c: [z] local",
+	})
+	flag, status, ok := porcelainStatus([]byte("To .\n!\tabc:refs/hub/x\t[rejected] (stale info)\nDone\n"), "refs/hub/x")
+	is.True(ok)
+	is.Equal(flag, byte('!'))
+	is.Equal(status, "[rejected] (stale info)")
+	_, _, ok = porcelainStatus([]byte("To .\n*\tabc:refs/hub/xy\t[new reference]\n"), "refs/hub/x")
+	is.True(!ok)
+}
+
+func TestLocalRefExactName(t *testing.T) {
+	is := is.New(t)
+	repo := bareRepo(t)
+	id, err := Append(context.Background(), AppendOptions{GitDir: repo, Ref: "refs/hub/pr/1/x", Payload: closed(), Signer: quickSigner(), Name: "alice"})
+	is.NoErr(err)
+	is.Equal(refOf(t, repo, "refs/hub/pr/1/x"), id)
+	is.Equal(refOf(t, repo, "refs/hub/pr/1"), plumbing.ZeroHash) // not the ref below it
+}
