@@ -66,7 +66,7 @@
 //     (neither an ancestor of the other) has no effect. Without this, a
 //     removed admin could write on an old ancestor where they still held
 //     repo.admin (committer times are not trusted, so order cannot help) and
-//     join it back. Two admins removing each other concurrently both lose.
+//     join it back. Two admins removing each other concurrently: neither removal takes effect.
 //  2. Effects must still make sense where they land: the signer must hold
 //     repo.admin in the running state (so whatever a dropped event granted
 //     falls with it), and member.added of a name that exists, a change of a

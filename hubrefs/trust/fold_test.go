@@ -304,7 +304,7 @@ func TestFoldConcurrent(t *testing.T) {
 			members: []string{"alice", "bob", "carol", "dave"},
 		},
 		{
-			name: "two admins removing each other both lose",
+			name: "two admins removing each other concurrently: neither removal applies",
 			evs: append(head[:2:2],
 				removed("x", "b", alice, "bob"),
 				removed("y", "b", bob, "alice"),
