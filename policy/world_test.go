@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/gitplus/gitplus/fixtures"
@@ -52,10 +55,7 @@ func newWorld(t *testing.T, rules string) *world {
 	fixtures.Git(t, dir, "init", "-q", "-b", "main")
 	w := &world{t: t, dir: dir, refs: map[string]plumbing.Hash{}, keys: map[string]hubrefs.Signer{}, clock: 1700000000}
 	w.store = filesystem.NewStorage(osfs.New(filepath.Join(dir, ".git")), cache.NewObjectLRUDefault())
-	w.write("README", "hello\n")
-	fixtures.Git(t, dir, "add", "-A")
-	fixtures.Git(t, dir, "commit", "-q", "-m", "base")
-	w.c0 = w.head()
+	w.c0 = w.commit(plumbing.ZeroHash, "README", "hello\n")
 	w.refs[main] = w.c0
 	kdir := t.TempDir()
 	for _, name := range []string{"admin", "alice", "bob", "carol", "ci", "queuer", "mallory"} {
@@ -94,15 +94,51 @@ func (w *world) git(args ...string) string { w.t.Helper(); return fixtures.Git(w
 
 func (w *world) head() plumbing.Hash { return plumbing.NewHash(w.git("rev-parse", "HEAD")) }
 
-// commit makes a commit on top of from changing file name, and returns it.
+// commit makes a commit on top of from (zero: a root) setting top-level
+// file name to content, written in-process (git is slow to spawn).
 func (w *world) commit(from plumbing.Hash, name, content string) plumbing.Hash {
 	w.t.Helper()
-	w.git("checkout", "-q", "--detach", from.String())
-	w.write(name, content)
-	w.git("add", "-A")
+	var entries []object.TreeEntry
+	var parents []plumbing.Hash
+	if !from.IsZero() {
+		c, err := object.GetCommit(w.store, from)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		tree, err := c.Tree()
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		for _, e := range tree.Entries {
+			if e.Name != name {
+				entries = append(entries, e)
+			}
+		}
+		parents = []plumbing.Hash{from}
+	}
+	blob := w.storeRaw(plumbing.BlobObject, []byte(content))
+	entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: blob})
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	tobj := w.store.NewEncodedObject()
+	if err := (&object.Tree{Entries: entries}).Encode(tobj); err != nil {
+		w.t.Fatal(err)
+	}
+	tree, err := w.store.SetEncodedObject(tobj)
+	if err != nil {
+		w.t.Fatal(err)
+	}
 	w.n++
-	w.git("commit", "-q", "-m", fmt.Sprintf("change %d", w.n))
-	return w.head()
+	sig := object.Signature{Name: "Test", Email: "test@example.invalid", When: time.Unix(1700000000, 0).UTC()}
+	cobj := w.store.NewEncodedObject()
+	c := &object.Commit{Author: sig, Committer: sig, Message: fmt.Sprintf("change %d\n", w.n), TreeHash: tree, ParentHashes: parents}
+	if err := c.Encode(cobj); err != nil {
+		w.t.Fatal(err)
+	}
+	id, err := w.store.SetEncodedObject(cobj)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return id
 }
 
 // merge builds a candidate with plain git: checkout onto, merge --no-ff head.
