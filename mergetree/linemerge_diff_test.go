@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lmGitEnv is an isolated environment for the git oracle: no system or
@@ -32,6 +34,9 @@ func lmGitEnv(home string) []string {
 		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.invalid",
 		"GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.invalid",
 		"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000",
+		// glibc returns freed memory to the kernel eagerly; fast-import then
+		// spends most of its time in brk on a busy machine.
+		"GLIBC_TUNABLES=glibc.malloc.top_pad=67108864:glibc.malloc.trim_threshold=268435456",
 	)
 }
 
@@ -44,9 +49,11 @@ func lmGit(t testing.TB, dir, home string, stdin io.Reader, args ...string) []by
 	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}
+	t.Logf("git %s: %v", args[0], time.Since(start).Round(time.Millisecond))
 	return out.Bytes()
 }
 
@@ -88,8 +95,11 @@ func gitMergeFiles(t testing.TB, cases []lmCase) []gitResult {
 		commit(3*i+2, 3*i+1, c.ours)
 		commit(3*i+3, 3*i+1, c.theirs)
 	}
+	if p := os.Getenv("DBG_FI"); p != "" {
+		os.WriteFile(p, fi.Bytes(), 0o644)
+	}
 	marksFile := filepath.Join(home, "marks")
-	lmGit(t, repo, home, &fi, "fast-import", "--quiet", "--export-marks="+marksFile)
+	lmGit(t, repo, home, &fi, "fast-import", "--quiet", "--depth=0", "--export-marks="+marksFile)
 	marksData, err := os.ReadFile(marksFile)
 	if err != nil {
 		t.Fatal(err)
@@ -182,15 +192,18 @@ func genLines(r *rand.Rand, alphabet []string, n int) []string {
 	return out
 }
 
-// mutate applies a few random replace/insert/delete edits.
-func mutate(r *rand.Rand, lines, alphabet []string, maxEdits, maxRun int) []string {
+// mutate applies a few random replace/insert/delete edits; an inserted
+// line is a fresh (nearly unique) line with probability 1/uniq.
+func mutate(r *rand.Rand, lines, alphabet []string, maxEdits, maxRun, uniq int) []string {
 	out := append([]string(nil), lines...)
 	for e := r.IntN(maxEdits + 1); e > 0; e-- {
 		pos := r.IntN(len(out) + 1)
 		del := min(r.IntN(maxRun+1), len(out)-pos)
 		ins := genLines(r, alphabet, r.IntN(maxRun+1))
-		if r.IntN(6) == 0 {
-			ins = append(ins, fmt.Sprintf("u%d\n", r.IntN(1000)))
+		for i := range ins {
+			if r.IntN(uniq) == 0 {
+				ins[i] = fmt.Sprintf("u%d\n", r.IntN(1000))
+			}
 		}
 		out = append(out[:pos], append(ins, out[pos+del:]...)...)
 	}
@@ -209,16 +222,26 @@ func joinLines(r *rand.Rand, lines []string) []byte {
 // the placement of hunks ambiguous, which is where diffs differ.
 func genCase(r *rand.Rand) lmCase {
 	var alphabet []string
-	n, edits, run := r.IntN(12), 3, 3
-	switch k := r.IntN(20); {
-	case k < 12: // tiny alphabets
+	n, edits, run, uniq, regen := r.IntN(12), 3, 3, 12, 20
+	thin := false
+	switch k := r.IntN(40); {
+	case k == 0: // big, far apart, all lines frequent: Myers cost limits
+		alphabet = []string{"x\n", "y\n"}
+		n, edits, run, uniq, regen = 1500+r.IntN(1500), 30, 80, 50, 4
+	case k < 2: // frequent lines mostly dropped by a side: Myers discards
+		alphabet = []string{"x\n", "z\n"}
+		n, edits, run, uniq, thin = 150+r.IntN(200), 5, 5, 3, true
+	case k < 4: // one line repeated > 64 times: the fall-back to Myers
+		alphabet = append(slices.Repeat([]string{"x\n"}, 30), "y\n")
+		n, edits, run, uniq = 65+r.IntN(200), 6, 6, 2
+	case k < 24: // tiny alphabets
 		alphabet = []string{"a\n", "b\n", "c\n", "d\n"}[:2+r.IntN(3)]
-	case k < 14: // line-ending variants are distinct lines
+	case k < 28: // line-ending variants are distinct lines
 		alphabet = []string{"a\n", "a\r\n", "a", "b\n", "\n"}
-	case k < 16: // frequent lines: exercises the fall-back to Myers
+	case k < 32: // frequent lines
 		alphabet = []string{"x\n", "x\n", "x\n", "x\n", "x\n", "x\n", "y\n", "z\n"}
 		n, edits, run = 60+r.IntN(120), 6, 5
-	case k < 18: // medium files with a larger alphabet
+	case k < 36: // medium files with a larger alphabet
 		alphabet = []string{"a\n", "b\n", "c\n", "d\n", "e\n", "f\n", "g\n", "}\n", "\n"}
 		n, edits, run = 10+r.IntN(60), 5, 4
 	default: // blank-heavy
@@ -227,15 +250,21 @@ func genCase(r *rand.Rand) lmCase {
 	}
 	base := genLines(r, alphabet, n)
 	var ours, theirs []string
-	if r.IntN(20) == 0 {
+	if r.IntN(regen) == 0 {
 		ours = genLines(r, alphabet, r.IntN(n+3))
 	} else {
-		ours = mutate(r, base, alphabet, edits, run)
+		ours = mutate(r, base, alphabet, edits, run, uniq)
 	}
-	if r.IntN(20) == 0 {
+	if r.IntN(regen) == 0 {
 		theirs = genLines(r, alphabet, r.IntN(n+3))
 	} else {
-		theirs = mutate(r, base, alphabet, edits, run)
+		theirs = mutate(r, base, alphabet, edits, run, uniq)
+	}
+	if thin {
+		ours = slices.DeleteFunc(ours, func(l string) bool { return l == "z\n" && r.IntN(8) != 0 })
+		if r.IntN(2) == 0 {
+			theirs = slices.DeleteFunc(theirs, func(l string) bool { return l == "z\n" && r.IntN(8) != 0 })
+		}
 	}
 	c := lmCase{joinLines(r, base), joinLines(r, ours), joinLines(r, theirs)}
 	if r.IntN(40) == 0 {
@@ -249,11 +278,22 @@ func genCase(r *rand.Rand) lmCase {
 	return c
 }
 
+// genCases makes n random triples plus two big ones: tens of thousands of
+// lines from a two-line alphabet, so the whole file falls back to Myers with
+// enough diagonals (over 65536) that xdiff's snake heuristic runs before its
+// cost limit.
 func genCases(seed uint64, n int) []lmCase {
 	r := rand.New(rand.NewPCG(seed, 0x6d657267))
-	cases := make([]lmCase, n)
+	cases := make([]lmCase, n, n+2)
 	for i := range cases {
 		cases[i] = genCase(r)
+	}
+	for range 2 {
+		alphabet := []string{"x\n", "y\n"}
+		base := genLines(r, alphabet, 34000+r.IntN(2000))
+		ours := mutate(r, base, alphabet, 60, 120, 4)
+		theirs := mutate(r, base, alphabet, 3, 3, 2)
+		cases = append(cases, lmCase{joinLines(r, base), joinLines(r, ours), joinLines(r, theirs)})
 	}
 	return cases
 }
@@ -262,9 +302,9 @@ func genCases(seed uint64, n int) []lmCase {
 // random triples. GITPLUS_DIFF_CASES sets the number of cases (default
 // 3000), GITPLUS_DIFF_SEED the seed.
 func TestMergeFileDifferential(t *testing.T) {
-	n := envInt("GITPLUS_DIFF_CASES", 3000)
 	seed := uint64(envInt("GITPLUS_DIFF_SEED", 20260101))
-	cases := genCases(seed, n)
+	cases := genCases(seed, envInt("GITPLUS_DIFF_CASES", 3000))
+	n := len(cases)
 	want := gitMergeFiles(t, cases)
 	var cleanAgree, conflictAgree, disagree int
 	for i, c := range cases {

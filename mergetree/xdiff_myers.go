@@ -76,8 +76,15 @@ func (x *xdiffer) myers(a, b []int32, ca, cb []byte) {
 	dend1, dend2 := n1-t-1, n2-t-1
 
 	// Occurrence counts over the whole of each side. x.cnt and x.first are
-	// free (zero) outside findLCS: use them as the two counters.
+	// free outside findLCS: use them as the two counters (cnt is all zero
+	// there, first is not and is cleared first).
 	len1, len2 := x.cnt, x.first
+	for _, id := range a {
+		len2[id] = 0
+	}
+	for _, id := range b {
+		len2[id] = 0
+	}
 	for _, id := range a {
 		len1[id]++
 	}
