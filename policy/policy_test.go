@@ -85,6 +85,11 @@ func TestBranch(t *testing.T) {
 			p.check("ci", h2, "success")
 			return up(main, w.c0, h2)
 		}},
+		{name: "a removed reviewer's approval stops counting", rules: rulesNoQueue, want: CodeNotApproved, setup: func(w *world) Update {
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			w.event(hubrefs.TrustRef, "admin", hubrefs.MemberRemoved{Base: w.base(hubrefs.TypeMemberRemoved), Name: "bob"})
+			return up(main, w.c0, p.head)
+		}},
 		{name: "unresolved threads", rules: rulesQueue, want: CodeUnresolvedThreads, setup: func(w *world) Update {
 			p := w.ready(w.commit(w.c0, "a", "a\n"))
 			w.event(p.ref, "bob", hubrefs.Thread{Base: w.base(hubrefs.TypeThreadOpened), Thread: "t1"})
