@@ -86,7 +86,9 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 		}
 	}
 	switch {
-	case u.Old.IsZero() && len(roots) != 1, !u.Old.IsZero() && len(roots) != 0:
+	case u.Old.IsZero() && len(roots) == 0:
+		return refuse(CodeHubRoot, "%s: the new events have no root", u.Ref)
+	case u.Old.IsZero() && len(roots) > 1, !u.Old.IsZero() && len(roots) > 0:
 		return refuse(CodeForeignParent, "%s would hold events of another ref (root event %s); every parent of an event must be an event of the same ref", u.Ref, roots[len(roots)-1].ID)
 	}
 	if len(roots) == 1 && roots[0].Type != rootType[ns] {

@@ -1,6 +1,38 @@
 // Package policy is the boundary's judgement (DESIGN.md §6): a pure function
 // of an object store, the refs as they were before a push and the proposed
-// updates, which accepts or refuses each update with a stable, coded reason.
+// updates, which accepts or refuses each update with a stable, coded reason
+// (the Code* constants; README.md "Refusal codes"). It reads no clock,
+// environment, file or process.
+//
+// Decisions where the design is silent:
+//   - Every update is judged on its own against the refs before the push; a
+//     hub event pushed together with a landing does not count for it.
+//   - An update whose old value is not the ref's current value is bad-update
+//     (git would fail it anyway). old == new is accepted without judgement.
+//   - Stored hub logs are read with lenient ceilings: they passed the
+//     ceilings of their own push, and a later, lower ceiling must not freeze
+//     the repository. New events are held to the rules' ceilings; the
+//     events-per-ref ceiling counts the stored events too.
+//   - A broken trust log refuses every update (trust-invalid or
+//     missing-object). A pull request log that cannot be read or folded
+//     refuses every landing that needs pull requests (pr-invalid or
+//     missing-object), since its head might be the one in question;
+//     unprotected branches and hub refs are unaffected.
+//   - Trust events are judged against the state folded from their own
+//     parents; pull request and queue events against the trust at the push.
+//     Queue events are checked for signer, hub.queue, payload shape, root and
+//     ref name only: the queue is advisory and never read for landings.
+//   - A tip with fewer than two parents that is not an open head is
+//     not-a-pr-head; any other merge is judged as a candidate chain. Rules 1,
+//     2, 4 and 5 are checked on every step before any merge is computed.
+//     Several open pull requests with the same head: the first (by id) that
+//     passes counts, and each may appear once in a chain.
+//   - "Commits the push introduces" (provenance) are found by painting from
+//     new and old in committer-date order; with skewed dates the set can only
+//     grow (a false refusal), never shrink (a false acceptance). Commits
+//     reachable from new are judged for creation of a protected branch.
+//   - Cache entries are whole decoded logs keyed by tip id (see cache.go);
+//     folds are recomputed each call because they depend on trust.
 package policy
 
 import (
