@@ -22,6 +22,7 @@ func IsBinary(b []byte) bool {
 // base, line by line, the way git 2.39's merge-ort does with an empty config
 // (`git merge-tree --write-tree`). It returns the merged bytes and true when
 // the merge is clean; on a conflict the bytes are nil and clean is false.
+// A short-circuit result is one of the inputs itself (not a copy).
 //
 // Decisions, in order:
 //   - ours == theirs or base == theirs → ours; base == ours → theirs. These
@@ -33,9 +34,9 @@ func IsBinary(b []byte) bool {
 //     (xdiff_compact.go), then the zealous merge of the two hunk lists:
 //     hunks that overlap or merely touch (one ends where the other starts,
 //     including two insertions at one point) form a conflict region unless
-//     both sides made exactly the same change; a region whose ours text and
-//     theirs text are identical (and not both... see mergeHunks) is clean.
-//     Any other region is a conflict.
+//     both sides made exactly the same change. Such a region is still clean
+//     when its ours text and theirs text are identical and neither is
+//     empty; any other region is a conflict.
 //   - Clean output: ours is the backbone; the hunks only theirs made are
 //     copied in verbatim. Nothing is added or normalised (a missing final
 //     newline stays missing, CR stays).
@@ -199,11 +200,11 @@ func equalIDs(a, b []int32) bool {
 // render writes the clean result: ours with the theirs-only regions
 // substituted.
 func render(rs []region, ours, theirs *lineFile) []byte {
+	oo, to := ours.off, theirs.off
 	size := len(ours.data)
 	for _, r := range rs {
 		if r.mode == modeTheirs {
-			size += theirs.off[r.i2+r.chg2] - theirs.off[r.i2]
-			size -= ours.off[r.i1+r.chg1] - ours.off[r.i1]
+			size += int(to[r.i2+r.chg2]-to[r.i2]) - int(oo[r.i1+r.chg1]-oo[r.i1])
 		}
 	}
 	out := make([]byte, 0, size)
@@ -211,15 +212,14 @@ func render(rs []region, ours, theirs *lineFile) []byte {
 	for _, r := range rs {
 		switch r.mode {
 		case modeOurs:
-			out = append(out, ours.data[ours.off[i]:ours.off[r.i1+r.chg1]]...)
+			out = append(out, ours.data[oo[i]:oo[r.i1+r.chg1]]...)
 		case modeTheirs:
-			out = append(out, ours.data[ours.off[i]:ours.off[r.i1]]...)
-			out = append(out, theirs.data[theirs.off[r.i2]:theirs.off[r.i2+r.chg2]]...)
+			out = append(out, ours.data[oo[i]:oo[r.i1]]...)
+			out = append(out, theirs.data[to[r.i2]:to[r.i2+r.chg2]]...)
 		default:
 			continue
 		}
 		i = r.i1 + r.chg1
 	}
-	out = append(out, ours.data[ours.off[i]:]...)
-	return out
+	return append(out, ours.data[oo[i]:]...)
 }

@@ -95,9 +95,6 @@ func gitMergeFiles(t testing.TB, cases []lmCase) []gitResult {
 		commit(3*i+2, 3*i+1, c.ours)
 		commit(3*i+3, 3*i+1, c.theirs)
 	}
-	if p := os.Getenv("DBG_FI"); p != "" {
-		os.WriteFile(p, fi.Bytes(), 0o644)
-	}
 	marksFile := filepath.Join(home, "marks")
 	lmGit(t, repo, home, &fi, "fast-import", "--quiet", "--depth=0", "--export-marks="+marksFile)
 	marksData, err := os.ReadFile(marksFile)
@@ -305,7 +302,20 @@ func TestMergeFileDifferential(t *testing.T) {
 	seed := uint64(envInt("GITPLUS_DIFF_SEED", 20260101))
 	cases := genCases(seed, envInt("GITPLUS_DIFF_CASES", 3000))
 	n := len(cases)
+	// Also ask git for some swapped merges, to check that git's merge is
+	// symmetric (FuzzMergeFile relies on it).
+	nswap := min(n, 500)
+	for _, c := range cases[:nswap] {
+		cases = append(cases, lmCase{c.base, c.theirs, c.ours})
+	}
 	want := gitMergeFiles(t, cases)
+	for i := range nswap {
+		a, b := want[i], want[n+i]
+		if a.clean != b.clean || !bytes.Equal(a.merged, b.merged) {
+			t.Errorf("git is not symmetric on case %d: %q %q %q", i, cases[i].base, cases[i].ours, cases[i].theirs)
+		}
+	}
+	cases, want = cases[:n], want[:n]
 	var cleanAgree, conflictAgree, disagree int
 	for i, c := range cases {
 		got, clean := MergeFile(c.base, c.ours, c.theirs)

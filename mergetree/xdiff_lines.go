@@ -15,17 +15,24 @@ import (
 // '\n' is a line of its own, different from the same text with '\n'. CR is
 // ordinary content. This is exactly xdiff's record equality with no
 // whitespace flags.
+//
+// The table holds no pointers (offsets into the inputs instead), so the
+// garbage collector never scans it; inputs are at most 1023 MiB (larger
+// ones are binary), so int32 offsets suffice.
 type lineSet struct {
-	table []int32  // open addressing: id+1, 0 = empty slot
-	hash  []uint64 // per id
-	rep   [][]byte // per id: the line's bytes (a sub-slice of an input)
+	table []uint64 // open addressing: high 32 bits of the hash | id+1; 0 = empty
+	refs  []lineRef
+	srcs  [][]byte
 	mask  uint64
 }
+
+// lineRef locates the first occurrence of a distinct line.
+type lineRef struct{ src, start, end int32 }
 
 // lineFile is one input split into lines.
 type lineFile struct {
 	data []byte
-	off  []int   // line i is data[off[i]:off[i+1]]; len(off) == n+1
+	off  []int32 // line i is data[off[i]:off[i+1]]; len(off) == n+1
 	ids  []int32 // line i has id ids[i]
 }
 
@@ -46,50 +53,55 @@ func newLineSet(totalLines int) *lineSet {
 		size <<= 1
 	}
 	return &lineSet{
-		table: make([]int32, size),
-		hash:  make([]uint64, 0, totalLines),
-		rep:   make([][]byte, 0, totalLines),
+		table: make([]uint64, size),
+		refs:  make([]lineRef, 0, totalLines),
 		mask:  uint64(size - 1),
 	}
 }
 
 // nids is the number of distinct lines seen so far.
-func (s *lineSet) nids() int { return len(s.rep) }
+func (s *lineSet) nids() int { return len(s.refs) }
 
-// split splits data into lines and interns them.
+// split splits data (of n lines) into lines and interns them.
 func (s *lineSet) split(data []byte, n int) lineFile {
-	f := lineFile{data: data, off: make([]int, 0, n+1), ids: make([]int32, 0, n)}
+	src := int32(len(s.srcs))
+	s.srcs = append(s.srcs, data)
+	buf := make([]int32, 2*n+1)
+	f := lineFile{data: data, off: buf[:n+1], ids: buf[n+1:]}
 	pos := 0
-	for pos < len(data) {
+	for i := 0; i < n; i++ {
 		end := bytes.IndexByte(data[pos:], '\n')
 		if end < 0 {
 			end = len(data)
 		} else {
 			end += pos + 1
 		}
-		f.off = append(f.off, pos)
-		f.ids = append(f.ids, s.intern(data[pos:end]))
+		f.off[i] = int32(pos)
+		f.ids[i] = s.intern(data[pos:end], src, pos, end)
 		pos = end
 	}
-	f.off = append(f.off, len(data))
+	f.off[n] = int32(len(data))
 	return f
 }
 
-func (s *lineSet) intern(line []byte) int32 {
+func (s *lineSet) intern(line []byte, src int32, start, end int) int32 {
 	h := hashLine(line)
+	tag := h &^ 0xFFFFFFFF
 	i := h & s.mask
 	for {
 		e := s.table[i]
 		if e == 0 {
-			id := int32(len(s.rep))
-			s.rep = append(s.rep, line)
-			s.hash = append(s.hash, h)
-			s.table[i] = id + 1
+			id := int32(len(s.refs))
+			s.refs = append(s.refs, lineRef{src, int32(start), int32(end)})
+			s.table[i] = tag | uint64(id+1)
 			return id
 		}
-		id := e - 1
-		if s.hash[id] == h && bytes.Equal(s.rep[id], line) {
-			return id
+		if e&^0xFFFFFFFF == tag {
+			id := int32(e&0xFFFFFFFF) - 1
+			r := s.refs[id]
+			if bytes.Equal(s.srcs[r.src][r.start:r.end], line) {
+				return id
+			}
 		}
 		i = (i + 1) & s.mask
 	}

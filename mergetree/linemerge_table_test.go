@@ -1,0 +1,201 @@
+package mergetree
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// L builds text from space-separated lines, each ended by "\n".
+func L(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(strings.ReplaceAll(s, " ", "\n") + "\n")
+}
+
+type lmTable struct {
+	name               string
+	base, ours, theirs []byte
+	clean              bool
+	want               []byte // when clean
+}
+
+func lmTableCases() []lmTable {
+	big := bytes.Repeat([]byte("l\n"), 4001) // 8002 bytes
+	nulLate := append(append([]byte(nil), big...), "n\x00\n"...)
+	return []lmTable{
+		// merge-semantics.md §3: the placement of an ambiguous insertion.
+		{"insertion slides down", L("A B A"), L("A B A B A"), L("A X A"), true, L("A X A B A")},
+		{"insertion touches edit", L("A B A"), L("A B A B A"), L("A B X"), false, nil},
+		{"insertion touches edit, swapped", L("A B A"), L("A B X"), L("A B A B A"), false, nil},
+		// §2: touching hunks conflict, one untouched line between is clean.
+		{"adjacent edits", L("a b c d"), L("a B c d"), L("a b C d"), false, nil},
+		{"edits one line apart", L("a b c d e"), L("a B c d e"), L("a b c D e"), true, L("a B c D e")},
+		{"insert next to edit", L("a b c"), L("a B c"), L("a b X c"), false, nil},
+		{"insert before edit", L("a b c"), L("a B c"), L("a X b c"), false, nil},
+		{"same-point insertions", L("a b"), L("a X b"), L("a Y b"), false, nil},
+		{"same-point identical insertions", L("a b c d"), L("a X b c d Z"), L("a X b c d"), true, L("a X b c d Z")},
+		{"adjacent deletions", L("a b c d"), L("a c d"), L("a b d"), false, nil},
+		{"identical deletion and edit", L("a b c d e"), L("a c d E"), L("a c d e"), true, L("a c d E")},
+		{"superset edit", L("a b c d e"), L("a B C d e"), L("a B C D e"), false, nil},
+		{"edits at both ends", L("a b c d"), L("A b c d"), L("a b c D"), true, L("A b c D")},
+		{"theirs appends", L("a b c"), L("A b c"), L("a b c d"), true, L("A b c d")},
+		// Missing final newline: the last line is a different line.
+		{"append after unterminated line", []byte("a\nb"), []byte("a\nb\nc"), []byte("A\nb"), false, nil},
+		{"unterminated line kept", []byte("a\nb\nc"), []byte("A\nb\nc"), []byte("a\nb\nC"), true, []byte("A\nb\nC")},
+		{"newline added vs edit above", []byte("a\nb\nc"), []byte("a\nb\nc\n"), []byte("a\nB\nc"), false, nil},
+		{"newline added far from edit", []byte("a\nb\nc\nd"), []byte("a\nb\nc\nd\n"), []byte("A\nb\nc\nd"), true, []byte("A\nb\nc\nd\n")},
+		// CR is content.
+		{"CR content", []byte("a\r\nb\r\nc\r\n"), []byte("a\nb\r\nc\r\n"), []byte("a\r\nb\r\nC\r\n"), true, []byte("a\nb\r\nC\r\n")},
+		{"CR vs LF same line", []byte("a\nb\nc\n"), []byte("a\nb\r\nc\n"), []byte("a\nb\nc\r\n"), false, nil},
+		// Empty base (add/add) and empty sides.
+		{"add/add different", nil, L("x"), L("y"), false, nil},
+		{"add/add same", nil, L("x y"), L("x y"), true, L("x y")},
+		{"add/add empty ours", nil, nil, L("y"), true, L("y")},
+		{"add/add empty theirs", nil, L("x"), nil, true, L("x")},
+		{"add/add prefix", nil, L("x"), L("x y"), false, nil},
+		{"both emptied", L("a b"), nil, nil, true, nil},
+		{"ours emptied, theirs edits", L("a b"), nil, L("a B"), false, nil},
+		// Short-circuits before the binary check.
+		{"binary unchanged ours", []byte("a\x00"), []byte("a\x00"), []byte("b\x00"), true, []byte("b\x00")},
+		{"binary same both", []byte("a\x00"), []byte("c\x00"), []byte("c\x00"), true, []byte("c\x00")},
+		// Binary: a NUL in the first 8000 bytes of any of the three.
+		{"NUL in base", []byte("n\x00\na\nb\nc\n"), []byte("n\x00\nA\nb\nc\n"), []byte("n\x00\na\nb\nC\n"), false, nil},
+		{"NUL in theirs only", L("a b c"), L("A b c"), []byte("a\nb\nc\x00\n"), false, nil},
+		{"NUL after 8000 bytes", append(L("a b"), nulLate...), append(L("A b"), nulLate...), append(L("a b"), append(nulLate, 'z', '\n')...), true, append(L("A b"), append(nulLate, 'z', '\n')...)},
+	}
+}
+
+func TestMergeFileTable(t *testing.T) {
+	cases := lmTableCases()
+	for _, c := range cases {
+		got, clean := MergeFile(c.base, c.ours, c.theirs)
+		if clean != c.clean {
+			t.Errorf("%s: clean = %v, want %v (merged %q)", c.name, clean, c.clean, got)
+			continue
+		}
+		if clean && !bytes.Equal(got, c.want) {
+			t.Errorf("%s: merged %q, want %q", c.name, got, c.want)
+		}
+	}
+	// The expectations themselves are git's.
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found: expectations not re-checked against git")
+	}
+	triples := make([]lmCase, len(cases))
+	for i, c := range cases {
+		triples[i] = lmCase{c.base, c.ours, c.theirs}
+	}
+	for i, g := range gitMergeFiles(t, triples) {
+		c := cases[i]
+		if g.clean != c.clean || (g.clean && !bytes.Equal(g.merged, c.want)) {
+			t.Errorf("%s: table says clean=%v %q, git says clean=%v %q", c.name, c.clean, c.want, g.clean, g.merged)
+		}
+	}
+}
+
+func TestIsBinary(t *testing.T) {
+	b := bytes.Repeat([]byte{'a'}, 9000)
+	if IsBinary(b) || IsBinary(nil) {
+		t.Fatal("text reported binary")
+	}
+	b[7999] = 0
+	if !IsBinary(b) {
+		t.Fatal("NUL at byte 7999 not seen")
+	}
+	b[7999] = 'a'
+	b[8000] = 0
+	if IsBinary(b) {
+		t.Fatal("NUL at byte 8000 must not count")
+	}
+}
+
+// TestMergeFileResultIndependent checks that a content-merged result does
+// not share memory with the inputs. (The short-circuits return an input
+// itself, as documented on MergeFile.)
+func TestMergeFileResultIndependent(t *testing.T) {
+	base, ours, theirs := L("a b c d e"), L("A b c d e"), L("a b c d E")
+	got, clean := MergeFile(base, ours, theirs)
+	if !clean {
+		t.Fatal("conflict")
+	}
+	ours[0], theirs[8] = 'Q', 'Q'
+	if !bytes.Equal(got, L("A b c d E")) {
+		t.Fatalf("result changed with its inputs: %q", got)
+	}
+}
+
+// TestDiffCompaction pins the change groups of single diffs (compacted),
+// the step everything else follows from.
+func TestDiffCompaction(t *testing.T) {
+	type hunk = change
+	cases := []struct {
+		a, b []byte
+		want []hunk
+	}{
+		// An insertion in a repeated run slides down as far as it can.
+		{L("A B A"), L("A B A B A"), []hunk{{3, 3, 0, 2}}},
+		{L("x x x"), L("x x x x"), []hunk{{3, 3, 0, 1}}},
+		// A deletion in a run slides down too.
+		{L("x x x y"), L("x x y"), []hunk{{2, 2, 1, 0}}},
+		// Replacements (as `git diff --histogram --no-indent-heuristic`).
+		{L("a b c b"), L("a X b"), []hunk{{1, 1, 2, 1}}},
+		{L("a b c d b e"), L("a b X e"), []hunk{{2, 2, 3, 1}}},
+		{nil, L("a"), []hunk{{0, 0, 0, 1}}},
+		{L("a"), nil, []hunk{{0, 0, 1, 0}}},
+		{L("a"), []byte("a"), []hunk{{0, 0, 1, 1}}},
+	}
+	for _, c := range cases {
+		ls := newLineSet(countLines(c.a) + countLines(c.b))
+		fa, fb := ls.split(c.a, countLines(c.a)), ls.split(c.b, countLines(c.b))
+		got := compactedScript(newXdiffer(ls.nids()).diff(fa.ids, fb.ids))
+		if len(got) != len(c.want) {
+			t.Errorf("%q→%q: hunks %v, want %v", c.a, c.b, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%q→%q: hunks %v, want %v", c.a, c.b, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+// FuzzMergeFile checks that MergeFile never panics and that its results
+// keep the properties git's merge has: a side equal to the base yields the
+// other side; swapping ours and theirs changes neither cleanliness nor the
+// clean bytes (git's merge is symmetric in this sense: the differential
+// test checks git on swapped pairs); a conflict carries no bytes.
+func FuzzMergeFile(f *testing.F) {
+	for _, c := range lmTableCases() {
+		f.Add(c.base, c.ours, c.theirs)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		c := genCase(r)
+		f.Add(c.base, c.ours, c.theirs)
+	}
+	f.Fuzz(func(t *testing.T, base, ours, theirs []byte) {
+		got, clean := MergeFile(base, ours, theirs)
+		if m, ok := MergeFile(base, base, theirs); !ok || !bytes.Equal(m, theirs) {
+			t.Fatalf("MergeFile(b, b, x) = %q, %v; want x", m, ok)
+		}
+		if m, ok := MergeFile(base, ours, base); !ok || !bytes.Equal(m, ours) {
+			t.Fatalf("MergeFile(b, x, b) = %q, %v; want x", m, ok)
+		}
+		swapped, sclean := MergeFile(base, theirs, ours)
+		if clean != sclean {
+			t.Fatalf("clean %v but swapped clean %v", clean, sclean)
+		}
+		if clean && !bytes.Equal(got, swapped) {
+			t.Fatalf("merged %q but swapped merged %q", got, swapped)
+		}
+		if !clean && got != nil {
+			t.Fatalf("conflict with bytes %q", got)
+		}
+	})
+}
