@@ -44,6 +44,37 @@ type Options struct {
 	// new blob and tree is written through it (children before parents).
 	// On a conflict nothing is written.
 	Writer ObjectWriter
+	// Cache, when set, keeps parsed commits and decoded trees across
+	// merges over the same store, as git's merge-tree --stdin keeps its
+	// parsed objects for the whole run. Nil: a fresh cache per merge.
+	Cache *Cache
+}
+
+// Cache holds parsed commits and decoded trees by id. Objects are
+// immutable, so entries never go stale; the cache only has to belong to
+// one store (or to stores that agree on the objects they hold). It is not
+// safe for concurrent use. Decoded trees are dropped wholesale once more
+// than maxCachedTrees are held, bounding memory on long runs.
+type Cache struct {
+	commits map[plumbing.Hash]*commit
+	trees   map[plumbing.Hash][]entry
+}
+
+const maxCachedTrees = 200000
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{commits: map[plumbing.Hash]*commit{}, trees: map[plumbing.Hash][]entry{}}
+}
+
+func (o Options) cache() *Cache {
+	if o.Cache != nil {
+		if len(o.Cache.trees) > maxCachedTrees {
+			o.Cache.trees = map[plumbing.Hash][]entry{}
+		}
+		return o.Cache
+	}
+	return NewCache()
 }
 
 // Merge merges the trees of commits ours and theirs over their merge base
@@ -51,7 +82,8 @@ type Options struct {
 // ErrMissingObject when an object it needs is missing, ErrCorrupt for
 // objects it cannot parse.
 func Merge(s Store, ours, theirs plumbing.Hash, opt Options) (Result, error) {
-	cs := newCommits(s)
+	c := opt.cache()
+	cs := &commits{s: s, m: c.commits}
 	co, err := cs.get(ours)
 	if err != nil {
 		return Result{}, err
@@ -68,6 +100,7 @@ func Merge(s Store, ours, theirs plumbing.Hash, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	opt.Cache = c
 	r, err := MergeTrees(s, cb.tree, co.tree, ct.tree, opt)
 	r.Base = cb.id
 	return r, err
@@ -77,7 +110,7 @@ func Merge(s Store, ours, theirs plumbing.Hash, opt Options) (Result, error) {
 // no base: every path is then an add). It reads only the trees along paths
 // where the two sides differ from each other and from the base.
 func MergeTrees(s Store, base, ours, theirs plumbing.Hash, opt Options) (Result, error) {
-	m := &merger{s: s, trees: map[plumbing.Hash][]entry{}}
+	m := &merger{s: s, trees: opt.cache().trees}
 	mk := func(h plumbing.Hash) entry {
 		if h.IsZero() {
 			return entry{}

@@ -38,8 +38,9 @@ func BenchmarkMergeVsGit(b *testing.B) {
 		fs := filesystem.NewStorageWithOptions(osfs.New(repo.dir), cache.NewObjectLRUDefault(),
 			filesystem.Options{KeepDescriptors: true})
 		s := NewGoGitStore(fs)
+		opt := Options{Writer: s, Cache: NewCache()}
 		for _, c := range ids {
-			if _, err := Merge(s, c[1], c[2], Options{Writer: s}); err != nil {
+			if _, err := Merge(s, c[1], c[2], opt); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -10,7 +10,8 @@
 // git's merge-tree once over all pairs (one process, --stdin) and our merge
 // in process over the same pairs. Our timed region includes opening the
 // repository (pack index decoding), as git's does. Our side runs as the
-// verifier (nothing written); git writes its result objects (for real
+// verifier (nothing written) with one object cache for the run, as git's
+// --stdin keeps its parsed objects; git writes its result objects (for real
 // merges they mostly exist already). git runs with an empty configuration.
 package main
 
@@ -131,8 +132,9 @@ func main() {
 		fs := filesystem.NewStorageWithOptions(osfs.New(*repo), cache.NewObjectLRUDefault(),
 			filesystem.Options{KeepDescriptors: true})
 		s := mergetree.NewGoGitStore(fs)
+		opt := mergetree.Options{Cache: mergetree.NewCache()}
 		for i, m := range merges {
-			res, err := mergetree.Merge(s, plumbing.NewHash(m.p1), plumbing.NewHash(m.p2), mergetree.Options{})
+			res, err := mergetree.Merge(s, plumbing.NewHash(m.p1), plumbing.NewHash(m.p2), opt)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "merge %s %s: %v\n", m.p1, m.p2, err)
 				os.Exit(1)

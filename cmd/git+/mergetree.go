@@ -64,6 +64,7 @@ func mergeTreeAction(c *cli.Context) error {
 		return fail(128, fmt.Errorf("not a git directory: %s", dir))
 	}
 	store := mergetree.NewGoGitStore(fs)
+	cache := mergetree.NewCache() // shared by the merges of a --stdin run
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 
@@ -76,7 +77,7 @@ func mergeTreeAction(c *cli.Context) error {
 		if err != nil {
 			return mergetree.Result{}, err
 		}
-		return mergetree.Merge(store, o, t, mergetree.Options{Writer: store})
+		return mergetree.Merge(store, o, t, mergetree.Options{Writer: store, Cache: cache})
 	}
 
 	if !stdin {
