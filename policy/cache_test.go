@@ -178,3 +178,52 @@ type emptyStore struct{ Objects }
 func (emptyStore) EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error) {
 	return nil, plumbing.ErrObjectNotFound
 }
+
+func TestIntroduced(t *testing.T) {
+	w := newWorld(t, "")
+	a := w.commit(w.c0, "a", "a\n")
+	b := w.commit(a, "b", "b\n")
+	x := w.commit(w.c0, "x", "x\n")
+	y := w.commit(x, "y", "y\n")
+	m := w.merge(b, y)
+	cases := []struct {
+		name     string
+		new, old plumbing.Hash
+		want     []plumbing.Hash
+	}{
+		{"merge of a side branch", m, b, []plumbing.Hash{m, x, y}},
+		{"linear", b, w.c0, []plumbing.Hash{a, b}},
+		{"nothing new", a, b, nil},
+		{"creation", a, plumbing.ZeroHash, []plumbing.Hash{w.c0, a}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := newCommits(GoGitObjects(w.store)).introduced(c.new, c.old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := map[plumbing.Hash]bool{}
+			for _, g := range got {
+				set[g.id] = true
+			}
+			if len(set) != len(c.want) {
+				t.Fatalf("got %d commits, want %d", len(set), len(c.want))
+			}
+			for _, h := range c.want {
+				if !set[h] {
+					t.Fatalf("%s missing from %v", h, set)
+				}
+			}
+		})
+	}
+}
+
+func TestVerdictLine(t *testing.T) {
+	v := Verdict{Update: Update{Ref: "refs/heads/main"}, Code: CodeNotApproved, Reason: "r"}
+	if got := v.Line(); got != "git+: refused refs/heads/main: [not-approved] r" {
+		t.Fatal(got)
+	}
+	if (Verdict{}).Line() != "" || !(Verdict{}).Accepted() {
+		t.Fatal("an accepted verdict prints nothing")
+	}
+}

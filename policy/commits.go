@@ -2,7 +2,6 @@ package policy
 
 import (
 	"bytes"
-	"container/heap"
 	"errors"
 	"fmt"
 	"sort"
@@ -122,82 +121,46 @@ func (cs *commits) isAncestor(a, b plumbing.Hash) (bool, error) {
 	return len(bases) == 1 && bases[0] == a, nil
 }
 
-// Painting flags for introduced.
-const (
-	flagNew = 1 << iota
-	flagOld
-)
-
-type pq []*commit
-
-func (q pq) Len() int { return len(q) }
-func (q pq) Less(i, j int) bool {
-	if q[i].time != q[j].time {
-		return q[i].time > q[j].time
-	}
-	return bytes.Compare(q[i].id[:], q[j].id[:]) < 0
-}
-func (q pq) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *pq) Push(x any)   { *q = append(*q, x.(*commit)) }
-func (q *pq) Pop() any     { o := *q; c := o[len(o)-1]; *q = o[:len(o)-1]; return c }
-
 // introduced returns the commits reachable from newID and not from oldID
-// (git rev-list new ^old), newest first. It paints both sides in committer
-// date order and stops when only commits reachable from old remain queued.
-// With skewed dates the result can only be a superset of the true set (a
-// commit already on the branch judged as introduced), never a subset: a
-// refusal, never a false acceptance.
+// (git rev-list new ^old), newest first. It walks from new and stops at
+// every commit that is an ancestor of old, testing each exactly (merge base)
+// rather than trusting committer dates: a date-ordered walk can take a
+// commit already on the branch for a new one when dates are equal or skewed.
+// A zero oldID means every commit reachable from new.
 func (cs *commits) introduced(newID, oldID plumbing.Hash) ([]*commit, error) {
-	flags := map[plumbing.Hash]int{}
-	q := &pq{}
-	mark := func(id plumbing.Hash, f int) error {
-		nf := flags[id] | f
-		if nf == flags[id] {
-			return nil
-		}
-		flags[id] = nf
-		c, err := cs.get(id)
-		if err != nil {
-			return err
-		}
-		heap.Push(q, c)
-		return nil
-	}
-	if err := mark(newID, flagNew); err != nil {
-		return nil, err
-	}
-	if !oldID.IsZero() {
-		if err := mark(oldID, flagOld); err != nil {
-			return nil, err
-		}
-	}
-	popped := map[plumbing.Hash]bool{}
-	for q.Len() > 0 {
-		interesting := false
-		for _, c := range *q {
-			if flags[c.id]&flagOld == 0 {
-				interesting = true
-				break
-			}
-		}
-		if !interesting {
-			break
-		}
-		c := heap.Pop(q).(*commit)
-		popped[c.id] = true
-		for _, p := range c.parents {
-			if err := mark(p, flags[c.id]); err != nil {
+	seen := map[plumbing.Hash]bool{newID: true}
+	queue := []plumbing.Hash{newID}
+	var out []*commit
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if !oldID.IsZero() {
+			old, err := cs.isAncestor(id, oldID)
+			if err != nil {
 				return nil, err
 			}
+			if old {
+				continue
+			}
+		}
+		c, err := cs.get(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+		for _, p := range c.parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
 		}
 	}
-	var out []*commit
-	for id := range popped {
-		if flags[id] == flagNew {
-			out = append(out, cs.m[id])
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].time != out[j].time {
+			return out[i].time > out[j].time
 		}
-	}
-	sort.Slice(out, func(i, j int) bool { return pq(out).Less(i, j) })
+		return bytes.Compare(out[i].id[:], out[j].id[:]) < 0
+	})
 	return out, nil
 }
 

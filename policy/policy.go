@@ -27,10 +27,10 @@
 //     2, 4 and 5 are checked on every step before any merge is computed.
 //     Several open pull requests with the same head: the first (by id) that
 //     passes counts, and each may appear once in a chain.
-//   - "Commits the push introduces" (provenance) are found by painting from
-//     new and old in committer-date order; with skewed dates the set can only
-//     grow (a false refusal), never shrink (a false acceptance). Commits
-//     reachable from new are judged for creation of a protected branch.
+//   - "Commits the push introduces" (provenance) are those reachable from
+//     new that are not ancestors of old, each tested exactly (merge base),
+//     never by committer dates. Creating a protected branch introduces every
+//     commit reachable from new.
 //   - Cache entries are whole decoded logs keyed by tip id (see cache.go);
 //     folds are recomputed each call because they depend on trust.
 package policy
@@ -133,6 +133,15 @@ type Verdict struct {
 
 // Accepted reports whether the update was accepted.
 func (v Verdict) Accepted() bool { return v.Code == "" }
+
+// Line is the hook's line for a refused update (DESIGN.md §6):
+// "git+: refused <ref>: [<code>] <reason>"; "" when accepted.
+func (v Verdict) Line() string {
+	if v.Accepted() {
+		return ""
+	}
+	return "git+: refused " + v.Update.Ref + ": [" + v.Code + "] " + v.Reason
+}
 
 // Input is everything a judgement reads.
 type Input struct {
