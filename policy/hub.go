@@ -148,12 +148,15 @@ func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]
 		if c, ok := child[id]; ok {
 			what = fmt.Sprintf("%s, parent of event %s,", id, c)
 		}
-		t, raw, err := j.in.Objects.ReadObject(id)
+		t, raw, err := j.readBounded(id)
 		if err != nil {
 			if isMissing(err) {
 				return nil, &refusal{Code: CodeMissingObject, Reason: fmt.Sprintf("%s: %s cannot be read; push it too", u.Ref, what), err: err}
 			}
 			return nil, &refusal{Code: CodeMissingObject, Reason: fmt.Sprintf("%s: reading %s: %v", u.Ref, what, err), err: err}
+		}
+		if t == plumbing.CommitObject && raw == nil {
+			return nil, refuse(CodeHubCeiling, "%s: %s is larger than any event may be (eventBytes ceiling)", u.Ref, what)
 		}
 		if t != plumbing.CommitObject || !bytes.HasPrefix(raw, []byte("tree "+hubrefs.EmptyTree.String()+"\n")) {
 			if c, ok := child[id]; ok {
@@ -432,4 +435,25 @@ func checkQueuePayload(ev hubrefs.Event) error {
 		return nil
 	}
 	return fmt.Errorf("unknown queue event type %q", ev.Type)
+}
+
+// readBounded reads a would-be event, refusing to load an object larger
+// than any event may be (payload ceiling plus room for headers and the
+// signature) or of another type: only its type is then returned.
+func (j *judge) readBounded(id plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	obj, err := j.in.Objects.EncodedObject(plumbing.AnyObject, id)
+	if err != nil {
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return plumbing.InvalidObject, nil, fmt.Errorf("%w: %s", hubrefs.ErrMissing, id)
+		}
+		return plumbing.InvalidObject, nil, err
+	}
+	limit := int64(j.ceil.EventBytes)
+	if limit <= 0 {
+		limit = int64(hubrefs.DefaultCeilings.EventBytes)
+	}
+	if obj.Type() != plumbing.CommitObject || obj.Size() > limit+64<<10 {
+		return obj.Type(), nil, nil
+	}
+	return j.in.Objects.ReadObject(id)
 }

@@ -94,6 +94,11 @@ func TestHub(t *testing.T) {
 			p.Body = strings.Repeat("x", 400)
 			return newPR(w, "alice", p)
 		}},
+		{name: "oversized object", rules: `{"ceilings":{"eventBytes":1}}`, want: CodeHubCeiling, in: "larger", setup: func(w *world) Update {
+			u := appendPR(w, "bob", review(w))
+			big := w.craft([]plumbing.Hash{u.Old}, "bob", "pr.closed\n\n{\"type\":\"pr.closed\",\"repo\":\""+repoID+"\",\"x\":\""+strings.Repeat("y", 70<<10)+"\"}\n", true, false)
+			return up(prRef, u.Old, big)
+		}},
 		{name: "not a member", want: CodeNotMember, setup: func(w *world) Update { return appendPR(w, "mallory", review(w)) }},
 		{name: "missing capability", want: CodeMissingCapability, setup: func(w *world) Update { return newPR(w, "bob", opened(w, prID)) }},
 		{name: "check without its capability", want: CodeMissingCapability, setup: func(w *world) Update {
