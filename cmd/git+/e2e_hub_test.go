@@ -125,8 +125,8 @@ func prShowJSON(t *testing.T, e *hubEnv, dir, id string, extra ...string) prJSON
 	return j
 }
 
-func TestHubFlowBare(t *testing.T)  { hubFlow(t, false) }
-func TestHubFlowClone(t *testing.T) { hubFlow(t, true) }
+func TestHubFlowBare(t *testing.T)  { t.Parallel(); hubFlow(t, false) }
+func TestHubFlowClone(t *testing.T) { t.Parallel(); hubFlow(t, true) }
 
 func hubFlow(t *testing.T, viaClone bool) {
 	e := newHubEnv(t, "admin", "dev", "rev", "ci")
@@ -225,7 +225,10 @@ func refsSnapshot(t *testing.T, dir string) string {
 	return fixtures.Git(t, dir, "for-each-ref", "--format=%(objectname) %(refname)")
 }
 
-func TestHubBadInputWritesNothing(t *testing.T) {
+// TestHubBadInputAndMembers shares one repository (set-up is the costly
+// part): first the bad-input table, then whoami and member changes.
+func TestHubBadInputAndMembers(t *testing.T) {
+	t.Parallel()
 	e := newHubEnv(t, "admin", "dev", "rev", "ci", "outsider", "newbie")
 	bare, _, work := hubSetup(t, e, false)
 	id := lastLine(e.ok(bare, "dev", "pr", "open", "--base", "main", "--head", "feat", "--title", "Add f"))
@@ -301,12 +304,10 @@ func TestHubBadInputWritesNothing(t *testing.T) {
 	if after := refsSnapshot(t, bare); after != before {
 		t.Errorf("usage errors changed refs")
 	}
+	hubWhoamiAndMembers(t, e, bare)
 }
 
-func TestHubWhoamiAndMembers(t *testing.T) {
-	e := newHubEnv(t, "admin", "dev", "rev", "ci", "outsider")
-	bare, _, _ := hubSetup(t, e, false)
-
+func hubWhoamiAndMembers(t *testing.T, e *hubEnv, bare string) {
 	var w whoamiJSON
 	if err := json.Unmarshal([]byte(e.ok(bare, "dev", "whoami", "--json")), &w); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/crypto/ssh"
@@ -39,6 +40,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive"
 )
 
 // ---- command construction -------------------------------------------------
@@ -188,8 +190,9 @@ func printJSON(c *cli.Context, v any) error {
 type hubRepo struct {
 	GitDir string // absolute git directory
 	Bare   bool
-	Remote string // "." or the remote the hub refs live on
-	store  *filesystem.Storage
+	Remote string                     // "." or the remote the hub refs live on
+	store  *filesystem.Storage        // refs (and init's one object)
+	objs   storer.EncodedObjectStorer // event reads: package receive's pack reader
 }
 
 // gitOut runs git with --git-dir and returns its trimmed output; the error
@@ -251,12 +254,20 @@ func openHub(c *cli.Context) (*hubRepo, error) {
 			return nil, fmt.Errorf("fetching hub refs from %s into %s (check the remote, or pass --remote .): %w", h.Remote, gitDir, err)
 		}
 	}
-	h.open()
+	if err := h.open(); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
-func (h *hubRepo) open() {
+func (h *hubRepo) open() error {
 	h.store = filesystem.NewStorageWithOptions(osfs.New(h.GitDir), cache.NewObjectLRUDefault(), filesystem.Options{})
+	objs, err := receive.OpenStore(h.GitDir, receive.QuarantineEnv{})
+	if err != nil {
+		return fmt.Errorf("opening the objects of %s: %w", h.GitDir, err)
+	}
+	h.objs = objs
+	return nil
 }
 
 // ref returns the value of ref, or the zero hash when it does not exist.
@@ -287,7 +298,7 @@ func (h *hubRepo) trust() (*trust.State, error) {
 	if tip.IsZero() {
 		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", h.where(), hubrefs.TrustRef)
 	}
-	evs, err := hubrefs.ReadLog(h.store, tip, trustCeilings)
+	evs, err := hubrefs.ReadLog(h.objs, tip, trustCeilings)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s in %s: %w", hubrefs.TrustRef, h.GitDir, err)
 	}
@@ -323,7 +334,7 @@ func (h *hubRepo) prState(id string, t *trust.State) (*pr.State, []hubrefs.Event
 	if tip.IsZero() {
 		return nil, nil, fmt.Errorf("no pull request %s in %s (no %s; see `git+ pr list --all`)", id, h.where(), ref)
 	}
-	evs, err := hubrefs.ReadLog(h.store, tip, eventCeilings(t))
+	evs, err := hubrefs.ReadLog(h.objs, tip, eventCeilings(t))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s in %s: %w", ref, h.GitDir, err)
 	}

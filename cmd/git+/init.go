@@ -94,7 +94,9 @@ func initAction(c *cli.Context) error {
 		return fail(1, fmt.Errorf("init %s: it exists and is not a git repository (choose an empty or new directory): %w", abs, err))
 	}
 	h := &hubRepo{GitDir: gitDir, Remote: "."}
-	h.open()
+	if err := h.open(); err != nil {
+		return fail(1, err)
+	}
 	if tip, err := h.ref(hubrefs.TrustRef); err != nil {
 		return fail(1, err)
 	} else if !tip.IsZero() {
