@@ -104,6 +104,9 @@ func runLeaf(parent *cli.Context, cmd *cli.Command, args []string) error {
 	if cmd.OnUsageError == nil {
 		cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error { return fail(2, err) }
 	}
+	if cmd.HelpName == "" {
+		cmd.HelpName = parent.Command.HelpName + " " + cmd.Name
+	}
 	ctx := cli.NewContext(parent.App, nil, parent)
 	ctx.Command = cmd
 	return cmd.Run(ctx, append([]string{cmd.Name}, reorderArgs(cmd.Flags, args)...)...)
