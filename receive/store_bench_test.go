@@ -229,12 +229,97 @@ func BenchmarkReadAllTrees(b *testing.B) {
 			b.ReportMetric(float64(n), "trees/op")
 		}
 	})
+	b.Run("store-raw", func(b *testing.B) {
+		// the merge engine's path: ReadRaw and a minimal entry scan
+		for i := 0; i < b.N; i++ {
+			n := 0
+			var rec func(h plumbing.Hash)
+			rec = func(h plumbing.Hash) {
+				_, data, err := s.ReadRaw(h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+				for len(data) > 0 {
+					nul := bytes.IndexByte(data, 0)
+					if nul < 0 || nul+21 > len(data) {
+						b.Fatal("bad tree")
+					}
+					if bytes.HasPrefix(data, []byte("40000 ")) {
+						var id plumbing.Hash
+						copy(id[:], data[nul+1:nul+21])
+						rec(id)
+					}
+					data = data[nul+21:]
+				}
+			}
+			rec(c.TreeHash)
+			b.ReportMetric(float64(n), "trees/op")
+		}
+	})
 	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
 	defer st.Close()
 	b.Run("gogit-filesystem", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			n := walk(b, func(h plumbing.Hash) (*object.Tree, error) { return object.GetTree(st, h) }, c.TreeHash)
 			b.ReportMetric(float64(n), "trees/op")
+		}
+	})
+}
+
+// BenchmarkOpenReadOldTree: like BenchmarkOpenReadCommitTree but for a tree
+// of an old commit (main~6000:src/d07/d03), which git stores at the end of a
+// delta chain (the newest version of an object is usually the full one):
+// go-git's reader then needs offset → id for every ofs-delta base.
+func BenchmarkOpenReadOldTree(b *testing.B) {
+	dir := benchRepo(b)
+	out, err := exec.Command("git", "--git-dir", dir, "rev-parse", "main~6000:src/d07/d03").Output()
+	if err != nil {
+		b.Skip("history too short")
+	}
+	tree := plumbing.NewHash(strings.TrimSpace(string(out)))
+	b.Run("store", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			s, err := OpenStore(dir, QuarantineEnv{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := s.ReadRaw(tree); err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+		}
+	})
+	b.Run("gogit-filesystem", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
+			if _, err := object.GetTree(st, tree); err != nil {
+				b.Fatal(err)
+			}
+			st.Close()
+		}
+	})
+	b.Run("gogit-packfile-lazyidx", func(b *testing.B) {
+		idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
+		if len(idxs) != 1 {
+			b.Skip("want exactly one pack")
+		}
+		fs := osfs.New(filepath.Join(dir, "objects", "pack"))
+		for i := 0; i < b.N; i++ {
+			idx, err := OpenPackIndex(idxs[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, err := fs.Open(strings.TrimSuffix(filepath.Base(idxs[0]), ".idx") + ".pack")
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := packfile.NewPackfile(idx, fs, f, 0)
+			if _, err := p.Get(tree); err != nil {
+				b.Fatal(err)
+			}
+			p.Close()
+			idx.Close()
 		}
 	})
 }
