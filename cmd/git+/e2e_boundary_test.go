@@ -178,7 +178,15 @@ func TestBoundary(t *testing.T) {
 		if before != main0 {
 			t.Fatalf("main moved before the landing: %s", before)
 		}
+		packs := func() int {
+			m, _ := filepath.Glob(filepath.Join(w.origin, "objects", "pack", "*.pack"))
+			return len(m)
+		}
+		n := packs()
 		w.expectAccepted(t, main, hB, "origin", hB+":"+main)
+		if packs() != n+1 {
+			t.Fatalf("the push did not arrive as a pack (%d packs before, %d after)", n, packs())
+		}
 	})
 
 	t.Run("git+ pr merge lands an approved head", func(t *testing.T) {
@@ -235,6 +243,18 @@ func TestBoundary(t *testing.T) {
 		pr2.pass("ci", steps[1])
 		pr3.pass("ci", steps[2])
 		w.pushPRs(pr1, pr2, pr3)
+		// The fold cache is trusted for speed only: damage every entry and
+		// the landing is still judged (and accepted) correctly.
+		entries, _ := filepath.Glob(filepath.Join(w.origin, "gitplus", "foldcache", "*", "*"))
+		if len(entries) == 0 {
+			t.Fatalf("no fold cache entries under %s", filepath.Join(w.origin, "gitplus", "foldcache"))
+		}
+		for _, e := range entries {
+			if err := os.WriteFile(e, []byte("garbage"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.expectRefused(t, main, "checks-missing", "origin", w.candidate(steps[0], h4, "not checked")+":"+main)
 		w.expectAccepted(t, main, steps[2], "origin", "land:"+main)
 	})
 }
