@@ -1,0 +1,136 @@
+package queue
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/mergetree"
+)
+
+// Ident is the author and committer of every candidate commit.
+const Ident = "git+ queue <queue@git-plus.invalid>"
+
+// BranchPrefix is the prefix of candidate branches.
+const BranchPrefix = "refs/heads/queue/"
+
+// Branch returns the candidate branch of pull request prID for target:
+// refs/heads/queue/<target without refs/heads/>/<pr id>.
+func Branch(target, prID string) string {
+	return BranchPrefix + strings.TrimPrefix(target, "refs/heads/") + "/" + prID
+}
+
+// Message is a candidate commit's message: built from the pull request id,
+// the target (short name) and the title from pr.opened only.
+func Message(prID, target, title string) string {
+	title = strings.TrimSpace(strings.NewReplacer("\r", " ", "\n", " ").Replace(title))
+	m := "Merge pull request " + prID + " into " + strings.TrimPrefix(target, "refs/heads/") + "\n"
+	if title != "" {
+		m += "\n" + title + "\n"
+	}
+	return m
+}
+
+// Candidate returns the raw content (no "commit <size>\0" header) of the
+// candidate commit merging head onto parent: tree, parents [parent, head],
+// author = committer = Ident dated max(parentTime, headTime) +0000, and
+// Message(prID, target, title). It is a pure function of its arguments.
+func Candidate(parent, head plumbing.Hash, parentTime, headTime int64, tree plumbing.Hash, prID, target, title string) []byte {
+	when := max(parentTime, headTime)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "tree %s\nparent %s\nparent %s\n", tree, parent, head)
+	fmt.Fprintf(&b, "author %s %d +0000\ncommitter %s %d +0000\n\n", Ident, when, Ident, when)
+	b.WriteString(Message(prID, target, title))
+	return b.Bytes()
+}
+
+// CandidateID is the object id of a candidate commit's content.
+func CandidateID(content []byte) plumbing.Hash {
+	return plumbing.ComputeHash(plumbing.CommitObject, content)
+}
+
+// CommitTime reads a commit's committer time (seconds since the epoch) from
+// its raw content.
+func CommitTime(raw []byte) (int64, error) {
+	for len(raw) > 0 {
+		line := raw
+		i := bytes.IndexByte(raw, '\n')
+		if i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if len(line) == 0 {
+			break // end of headers
+		}
+		rest, ok := bytes.CutPrefix(line, []byte("committer "))
+		if !ok {
+			continue
+		}
+		gt := bytes.LastIndexByte(rest, '>')
+		if gt < 0 {
+			break
+		}
+		f := strings.Fields(string(rest[gt+1:]))
+		if len(f) < 1 {
+			break
+		}
+		t, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			break
+		}
+		return t, nil
+	}
+	return 0, fmt.Errorf("%w: no readable committer line", ErrNotCommit)
+}
+
+func readTime(s mergetree.Store, h plumbing.Hash) (int64, error) {
+	typ, raw, err := s.ReadObject(h)
+	if err != nil {
+		return 0, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	if typ != plumbing.CommitObject {
+		return 0, fmt.Errorf("%w: %s is a %s", ErrNotCommit, h, typ)
+	}
+	t, err := CommitTime(raw)
+	if err != nil {
+		return 0, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return t, nil
+}
+
+// BuildCandidate builds the candidate commit of pull request prID (head onto
+// parent) for target: it reads both commits' committer times, merges them with
+// mergetree in builder mode (new blobs and trees written through w) and writes
+// the commit through w. On a conflict it returns the conflicts, a zero id and
+// no error, having written nothing.
+func BuildCandidate(s mergetree.Store, w mergetree.ObjectWriter, parent, head plumbing.Hash, prID, target, title string) (plumbing.Hash, []mergetree.Conflict, error) {
+	pt, err := readTime(s, parent)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	ht, err := readTime(s, head)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	res, err := mergetree.Merge(s, parent, head, mergetree.Options{Writer: w})
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("merge %s onto %s: %w", head, parent, err)
+	}
+	if !res.Clean() {
+		return plumbing.ZeroHash, res.Conflicts, nil
+	}
+	content := Candidate(parent, head, pt, ht, res.Tree, prID, target, title)
+	want := CandidateID(content)
+	got, err := w.WriteObject(plumbing.CommitObject, content)
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("write candidate %s: %w", want, err)
+	}
+	if got != want {
+		return plumbing.ZeroHash, nil, fmt.Errorf("%w: candidate %s written as %s", ErrMismatch, want, got)
+	}
+	return want, nil, nil
+}

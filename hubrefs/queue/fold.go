@@ -1,0 +1,313 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+// Reasons an entry leaves the queue (queue.left "reason").
+const (
+	ReasonLanded    = "landed"
+	ReasonFailed    = "failed"
+	ReasonConflict  = "conflict"
+	ReasonStale     = "stale"
+	ReasonWithdrawn = "withdrawn"
+)
+
+// Sentinel errors; every error of this package wraps one.
+var (
+	// ErrMalformed: an event of the queue ref does not decode as its type,
+	// names another repository, or is not a queue event.
+	ErrMalformed = errors.New("malformed queue event")
+	// ErrNoRoot: the log has no queue.opened root written by a hub.queue holder,
+	// or has a second queue.opened.
+	ErrNoRoot = errors.New("queue has no valid root")
+	// ErrNotCommit: an object BuildCandidate reads is not a commit (or is corrupt).
+	ErrNotCommit = errors.New("not a commit")
+	// ErrMismatch: the object writer returned another id than the one computed.
+	ErrMismatch = errors.New("written object id differs from computed id")
+	// ErrInput: PlanInput is incomplete (nil queue, trust or functions).
+	ErrInput = errors.New("incomplete plan input")
+	// ErrMerge: the caller's Merge function failed; the pass stops.
+	ErrMerge = errors.New("candidate merge failed")
+)
+
+// EventError names the event at fault and wraps the reason.
+type EventError struct {
+	ID   plumbing.Hash
+	Type string
+	Err  error
+}
+
+func (e *EventError) Error() string {
+	return fmt.Sprintf("queue event %s (%s): %v", e.ID, e.Type, e.Err)
+}
+
+func (e *EventError) Unwrap() error { return e.Err }
+
+// Entry is one active entry of the queue, in queue order.
+type Entry struct {
+	PR        string        `json:"pr"`
+	Head      string        `json:"head"`
+	Base      string        `json:"base"`
+	EnteredAt plumbing.Hash `json:"-"` // the queue.entered event
+}
+
+// Left is one queue.left that took effect.
+type Left struct {
+	PR     string        `json:"pr"`
+	Head   string        `json:"head"`
+	Reason string        `json:"reason"`
+	Detail string        `json:"detail,omitempty"`
+	Event  plumbing.Hash `json:"-"`
+}
+
+// Recorded is one queue.candidate: the chain step published for a pull request.
+type Recorded struct {
+	PR      string
+	Head    string
+	Step    string
+	Parents []string
+	Branch  string
+	Event   plumbing.Hash
+	// Invalidated is the queue.reset that declared this candidate stale
+	// (its chain was built on another tip); zero while it stands.
+	Invalidated plumbing.Hash
+}
+
+// Reset is one queue.reset.
+type Reset struct {
+	Tip    string
+	Detail string
+	Event  plumbing.Hash
+}
+
+// Ignored is an event the fold read without effect, and why.
+type Ignored struct {
+	Event  plumbing.Hash
+	Type   string
+	Reason string
+}
+
+// State is one queue ref folded.
+type State struct {
+	ID      string
+	Target  string // full ref, refs/heads/...
+	Closed  bool
+	Entries []Entry // active entries in queue order
+	Left    []Left  // every queue.left that took effect, causal order
+	Resets  []Reset
+	Ignored []Ignored
+	Count   int           // events in the ref (all of them, counted against the ceiling)
+	Tip     plumbing.Hash // the last event folded
+
+	latest map[string]*Recorded // per pr, the latest queue.candidate
+	bases  map[string]string     // candidate step → its first parent, over all candidates
+}
+
+// LatestCandidate returns the latest queue.candidate recorded for pr, if any.
+// A candidate invalidated by a later queue.reset is still returned, with
+// Invalidated set: its branch may still exist, but it names nothing current.
+func (s *State) LatestCandidate(prID string) (Recorded, bool) {
+	c, ok := s.latest[prID]
+	if !ok {
+		return Recorded{}, false
+	}
+	cc := *c
+	cc.Parents = append([]string(nil), c.Parents...)
+	return cc, true
+}
+
+// Active reports whether pr has an active entry, and its position (0-based).
+func (s *State) Active(prID string) (int, bool) {
+	for i, e := range s.Entries {
+		if e.PR == prID {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// chainBase follows first parents through recorded candidate steps down to
+// the first commit that is no recorded step: the tip the chain was built on.
+func (s *State) chainBase(step string) string {
+	cur := step
+	for i := 0; i <= len(s.bases); i++ {
+		p, ok := s.bases[cur]
+		if !ok {
+			return cur
+		}
+		cur = p
+	}
+	return cur
+}
+
+// Fold folds one queue ref's events (verified, causal order) judged against t.
+// See the package doc for the rules.
+func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
+	if t == nil {
+		return nil, fmt.Errorf("%w: no trust state", ErrInput)
+	}
+	s := &State{latest: map[string]*Recorded{}, bases: map[string]string{}}
+	rooted := false
+	for _, ev := range events {
+		s.Count++
+		s.Tip = ev.ID
+		bad := func(err error) error { return &EventError{ID: ev.ID, Type: ev.Type, Err: err} }
+		if !strings.HasPrefix(ev.Type, "queue.") {
+			return nil, bad(fmt.Errorf("%w: %s is not a queue event", ErrMalformed, ev.Type))
+		}
+		if t.RepoID != "" && ev.Repo != t.RepoID {
+			return nil, bad(fmt.Errorf("%w: names repository %q, not %q", ErrMalformed, ev.Repo, t.RepoID))
+		}
+		if ev.Signer == nil || !t.Has(ev.Signer, trust.CapQueue) {
+			s.ignore(ev, "signer does not hold hub.queue")
+			continue
+		}
+		if !rooted && ev.Type != hubrefs.TypeQueueOpened {
+			s.ignore(ev, "before the queue.opened root")
+			continue
+		}
+		switch ev.Type {
+		case hubrefs.TypeQueueOpened:
+			if rooted {
+				return nil, bad(fmt.Errorf("%w: second queue.opened", ErrNoRoot))
+			}
+			var p hubrefs.QueueOpened
+			if err := ev.Unmarshal(&p); err != nil {
+				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
+			}
+			if err := trust.ValidUUID(p.ID); err != nil {
+				return nil, bad(fmt.Errorf("%w: id: %v", ErrMalformed, err))
+			}
+			if err := trust.ValidBranch(p.Target); err != nil {
+				return nil, bad(fmt.Errorf("%w: target: %v", ErrMalformed, err))
+			}
+			s.ID, s.Target, rooted = p.ID, p.Target, true
+		case hubrefs.TypeQueueEntered:
+			var p hubrefs.QueueEntered
+			if err := ev.Unmarshal(&p); err != nil {
+				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
+			}
+			if err := checkIDs(p.PR, p.Head); err != nil {
+				return nil, bad(err)
+			}
+			switch _, active := s.Active(p.PR); {
+			case s.Closed:
+				s.ignore(ev, "queue is closed")
+			case active:
+				s.ignore(ev, "pull request "+p.PR+" is already queued")
+			default:
+				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID})
+			}
+		case hubrefs.TypeQueueCandidate:
+			var p hubrefs.QueueCandidate
+			if err := ev.Unmarshal(&p); err != nil {
+				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
+			}
+			if err := checkIDs(p.PR, p.Head, p.Step); err != nil {
+				return nil, bad(err)
+			}
+			if len(p.Parents) != 2 || p.Parents[1] != p.Head {
+				return nil, bad(fmt.Errorf("%w: parents must be [C_{i-1}, head]", ErrMalformed))
+			}
+			if err := pr.ValidOID(p.Parents[0]); err != nil {
+				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
+			}
+			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch, Event: ev.ID}
+			if _, seen := s.bases[p.Step]; !seen {
+				s.bases[p.Step] = p.Parents[0]
+			}
+		case hubrefs.TypeQueueLeft:
+			var p hubrefs.QueueLeft
+			if err := ev.Unmarshal(&p); err != nil {
+				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
+			}
+			if err := trust.ValidUUID(p.PR); err != nil {
+				return nil, bad(fmt.Errorf("%w: pr: %v", ErrMalformed, err))
+			}
+			switch p.Reason {
+			case ReasonLanded, ReasonFailed, ReasonConflict, ReasonStale, ReasonWithdrawn:
+			default:
+				return nil, bad(fmt.Errorf("%w: unknown reason %q", ErrMalformed, p.Reason))
+			}
+			i, active := s.Active(p.PR)
+			if !active {
+				s.ignore(ev, "pull request "+p.PR+" is not queued")
+				continue
+			}
+			s.Entries = append(s.Entries[:i:i], s.Entries[i+1:]...)
+			s.Left = append(s.Left, Left{PR: p.PR, Head: p.Head, Reason: p.Reason, Detail: p.Detail, Event: ev.ID})
+		case hubrefs.TypeQueueReset:
+			var p hubrefs.QueueReset
+			if err := ev.Unmarshal(&p); err != nil {
+				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
+			}
+			if err := pr.ValidOID(p.Tip); err != nil {
+				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
+			}
+			s.Resets = append(s.Resets, Reset{Tip: p.Tip, Detail: p.Detail, Event: ev.ID})
+			for _, c := range s.latest {
+				if c.Invalidated.IsZero() && s.chainBase(c.Step) != p.Tip {
+					c.Invalidated = ev.ID
+				}
+			}
+		case hubrefs.TypeQueueClosed:
+			s.Closed = true
+		default:
+			return nil, bad(fmt.Errorf("%w: unknown type %s", ErrMalformed, ev.Type))
+		}
+	}
+	if !rooted {
+		return nil, fmt.Errorf("%w: no queue.opened by a hub.queue holder among %d events", ErrNoRoot, len(events))
+	}
+	return s, nil
+}
+
+func (s *State) ignore(ev hubrefs.Event, why string) {
+	s.Ignored = append(s.Ignored, Ignored{Event: ev.ID, Type: ev.Type, Reason: why})
+}
+
+// checkIDs validates a pull request id and commit ids as payloads write them.
+func checkIDs(prID string, oids ...string) error {
+	if err := trust.ValidUUID(prID); err != nil {
+		return fmt.Errorf("%w: pr: %v", ErrMalformed, err)
+	}
+	for _, o := range oids {
+		if err := pr.ValidOID(o); err != nil {
+			return fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+	}
+	return nil
+}
+
+// SelectQueue applies the one-queue-per-target rule: among the open queues
+// whose target is target, the one with the smallest id counts. Nil when none.
+func SelectQueue(states []*State, target string) *State {
+	var best *State
+	for _, s := range states {
+		if s == nil || s.Closed || s.Target != target {
+			continue
+		}
+		if best == nil || s.ID < best.ID {
+			best = s
+		}
+	}
+	return best
+}
+
+// CeilingWarning reports whether a ref holding count events is at or past 80%
+// of ceiling (the events-per-ref ceiling; zero or negative means the default).
+func CeilingWarning(count, ceiling int) bool {
+	if ceiling <= 0 {
+		ceiling = trust.DefaultEventsPerRef
+	}
+	return count*5 >= ceiling*4
+}

@@ -1,0 +1,435 @@
+package queue
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+// Verdicts of a chain step.
+const (
+	Green   = "green"
+	Red     = "red"
+	Pending = "pending"
+)
+
+// PlanInput is everything one pass is decided from.
+type PlanInput struct {
+	// Queue is the queue that counts for the target (SelectQueue).
+	Queue *State
+	// PRs holds the pull requests by id: every one an active entry names
+	// (in whatever state: one absent is withdrawn) and the Approved ones.
+	PRs map[string]*pr.State
+	// Trust is the trust state current now; Branch the target's protection.
+	Trust  *trust.State
+	Branch trust.Branch
+	// Tip is C_0, what the target holds now.
+	Tip plumbing.Hash
+	// Contains reports whether rev is an ancestor of tip or equal to it.
+	Contains func(tip, rev plumbing.Hash) bool
+	// Merge builds (and stores) the candidate of head onto parent for pull
+	// request prID, as BuildCandidate does; conflicts are the paths in
+	// conflict (then step is ignored). An error stops the pass.
+	Merge func(parent, head plumbing.Hash, prID string) (step plumbing.Hash, conflicts []string, err error)
+	// Depth bounds the chain; zero or negative means Branch.QueueDepth (or 8).
+	Depth int
+	// AutoEnter enters Approved pull requests that are not queued;
+	// Approved lists candidates for it, oldest first.
+	AutoEnter bool
+	Approved  []string
+	// Ceiling is the events-per-ref ceiling (zero: the default).
+	Ceiling int
+}
+
+// Merged is a pr.merged to append to a pull request.
+type Merged struct {
+	Revision string `json:"revision"`
+	Branch   string `json:"branch"`
+	Commit   string `json:"commit"`
+}
+
+// Settle is an entry that leaves before the chain is built: append pr.merged
+// (when Merged is set) to the pull request, then queue.left.
+type Settle struct {
+	PR     string  `json:"pr"`
+	Head   string  `json:"head"`
+	Reason string  `json:"reason"` // landed, stale, withdrawn
+	Detail string  `json:"detail,omitempty"`
+	Merged *Merged `json:"merged,omitempty"`
+}
+
+// Enter is a queue.entered to append (auto-enter).
+type Enter struct {
+	PR   string `json:"pr"`
+	Head string `json:"head"`
+	Base string `json:"base"`
+}
+
+// Step is one candidate of the final chain, in order.
+type Step struct {
+	PR      string   `json:"pr"`
+	Head    string   `json:"head"`
+	Parent  string   `json:"parent"` // C_{i-1}
+	Commit  string   `json:"commit"` // C_i
+	Verdict string   `json:"verdict"`
+	Failed  []string `json:"failed,omitempty"`  // required checks that failed at C_i
+	Missing []string `json:"missing,omitempty"` // required checks not yet success (pending)
+}
+
+// Landed is one pull request carried by the landing.
+type Landed struct {
+	PR     string `json:"pr"`
+	Head   string `json:"head"`
+	Commit string `json:"commit"` // C_i
+}
+
+// Land is the one compare-and-swap push of the target from Old (C_0) to New
+// (C_j), expected old value Old. After it succeeds: for each of Landed,
+// pr.merged{revision Head, branch Ref, commit Commit} and queue.left(landed).
+type Land struct {
+	Ref    string   `json:"ref"`
+	Old    string   `json:"old"`
+	New    string   `json:"new"`
+	Landed []Landed `json:"landed"`
+}
+
+// Evict is an entry removed from the chain: queue.left with Reason
+// (failed or conflict) and Detail.
+type Evict struct {
+	PR     string   `json:"pr"`
+	Head   string   `json:"head"`
+	Reason string   `json:"reason"`
+	Detail string   `json:"detail"`
+	Checks []string `json:"checks,omitempty"` // failed checks (failed)
+	Paths  []string `json:"paths,omitempty"`  // conflicted paths (conflict)
+	Step   string   `json:"step,omitempty"`   // the red candidate (failed)
+}
+
+// Publish is a candidate to publish: force-push Step to Branch, then append
+// queue.candidate{pr, head, step, parents, branch}.
+type Publish struct {
+	PR      string   `json:"pr"`
+	Head    string   `json:"head"`
+	Step    string   `json:"step"`
+	Parents []string `json:"parents"`
+	Branch  string   `json:"branch"`
+}
+
+// Wait is an entry that stays queued without action this pass, and why.
+type Wait struct {
+	PR     string `json:"pr"`
+	Head   string `json:"head"`
+	Reason string `json:"reason"`
+}
+
+// Plan is one pass decided: the actions in the order the caller carries them
+// out (Settle, Enter, Land, Evict, Publish, Delete), plus the report.
+type Plan struct {
+	Queue    string    `json:"queue"`
+	Target   string    `json:"target"`
+	Tip      string    `json:"tip"`
+	Idle     string    `json:"idle,omitempty"` // why there is nothing to do at all
+	Settle   []Settle  `json:"settle"`
+	Enter    []Enter   `json:"enter"`
+	Chain    []Step    `json:"chain"`
+	Land     *Land     `json:"land,omitempty"`
+	Evict    []Evict   `json:"evict"`
+	Publish  []Publish `json:"publish"`
+	Delete   []string  `json:"delete"` // candidate branches to delete
+	Waiting  []Wait    `json:"waiting"`
+	Warnings []string  `json:"warnings"`
+}
+
+// Appends counts the events carrying out p appends (queue and pull request
+// refs together). Zero means the pass changes no record.
+func (p Plan) Appends() int {
+	n := len(p.Enter) + len(p.Evict) + len(p.Publish)
+	for _, s := range p.Settle {
+		n++
+		if s.Merged != nil {
+			n++
+		}
+	}
+	if p.Land != nil {
+		n += 2 * len(p.Land.Landed)
+	}
+	return n
+}
+
+// candidateEntry is an entry the chain may carry.
+type candidateEntry struct {
+	pr, head string
+	p        *pr.State
+}
+
+// PlanPass decides one pass (DESIGN.md §8 steps 2–8) purely from in. See the
+// package doc for the rules and for the caller's loop.
+func PlanPass(in PlanInput) (Plan, error) {
+	if in.Queue == nil || in.Trust == nil || in.Contains == nil || in.Merge == nil {
+		return Plan{}, fmt.Errorf("%w: queue, trust, Contains and Merge are required", ErrInput)
+	}
+	q := in.Queue
+	out := Plan{Queue: q.ID, Target: q.Target, Tip: in.Tip.String(),
+		Settle: []Settle{}, Enter: []Enter{}, Chain: []Step{}, Evict: []Evict{},
+		Publish: []Publish{}, Delete: []string{}, Waiting: []Wait{}, Warnings: []string{}}
+	if CeilingWarning(q.Count, in.Ceiling) {
+		c := in.Ceiling
+		if c <= 0 {
+			c = trust.DefaultEventsPerRef
+		}
+		out.Warnings = append(out.Warnings, fmt.Sprintf("queue %s holds %d of %d events: close it (git+ queue close) and open a fresh one", q.ID, q.Count, c))
+	}
+	if q.Closed {
+		out.Idle = "queue " + q.ID + " is closed"
+		return out, nil
+	}
+	depth := in.Depth
+	if depth <= 0 {
+		depth = in.Branch.QueueDepth
+	}
+	if depth <= 0 {
+		depth = trust.DefaultQueueDepth
+	}
+	deleted := map[string]bool{}
+	del := func(prID string) {
+		b := Branch(q.Target, prID)
+		if !deleted[b] {
+			deleted[b] = true
+			out.Delete = append(out.Delete, b)
+		}
+	}
+
+	// 2. Settle.
+	var live []candidateEntry
+	for _, e := range q.Entries {
+		s, ok := settle(in, e)
+		if ok {
+			out.Settle = append(out.Settle, s)
+			del(e.PR)
+			continue
+		}
+		live = append(live, candidateEntry{pr: e.PR, head: e.Head, p: in.PRs[e.PR]})
+	}
+	if in.AutoEnter {
+		for _, id := range in.Approved {
+			if _, queued := q.Active(id); queued {
+				continue
+			}
+			p := in.PRs[id]
+			if p == nil || p.State != pr.Open || p.Base != q.Target || contains(in, p.Head) {
+				continue
+			}
+			if ok, _ := p.Satisfies(in.Branch, p.Head, in.Trust); !ok {
+				continue
+			}
+			dup := false
+			for _, l := range live {
+				dup = dup || l.pr == id
+			}
+			if dup {
+				continue
+			}
+			out.Enter = append(out.Enter, Enter{PR: id, Head: p.Head, Base: p.Base})
+			live = append(live, candidateEntry{pr: id, head: p.Head, p: p})
+		}
+	}
+
+	// 3. Ready entries; the others wait and hold nobody up.
+	var ready []candidateEntry
+	for _, c := range live {
+		if ok, reasons := c.p.Satisfies(in.Branch, c.head, in.Trust); !ok {
+			out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: "not ready: " + strings.Join(reasons, "; ")})
+			continue
+		}
+		ready = append(ready, c)
+	}
+
+	// 3–6. Build, judge, evict the culprit, rebuild; until no eviction.
+	type mkey struct{ parent, head, pr string }
+	type mres struct {
+		step      plumbing.Hash
+		conflicts []string
+	}
+	memo := map[mkey]mres{}
+	merge := func(parent plumbing.Hash, c candidateEntry) (mres, error) {
+		k := mkey{parent.String(), c.head, c.pr}
+		if r, ok := memo[k]; ok {
+			return r, nil
+		}
+		step, conflicts, err := in.Merge(parent, plumbing.NewHash(c.head), c.pr)
+		if err != nil {
+			return mres{}, fmt.Errorf("%w: pull request %s (head %s onto %s): %w", ErrMerge, c.pr, c.head, parent, err)
+		}
+		r := mres{step, conflicts}
+		memo[k] = r
+		return r, nil
+	}
+	var chain []Step
+	var beyond []candidateEntry
+	for {
+		chain, beyond = nil, nil
+		parent := in.Tip
+		var rest []candidateEntry
+		for _, c := range ready {
+			if len(chain) >= depth {
+				beyond = append(beyond, c)
+				rest = append(rest, c)
+				continue
+			}
+			r, err := merge(parent, c)
+			if err != nil {
+				return Plan{}, err
+			}
+			if len(r.conflicts) > 0 {
+				out.Evict = append(out.Evict, Evict{PR: c.pr, Head: c.head, Reason: ReasonConflict,
+					Detail: "conflict: " + strings.Join(r.conflicts, ", "), Paths: r.conflicts})
+				del(c.pr)
+				continue
+			}
+			rest = append(rest, c)
+			st := Step{PR: c.pr, Head: c.head, Parent: parent.String(), Commit: r.step.String()}
+			st.Verdict, st.Failed, st.Missing = verdict(c.p, in.Branch.RequiredChecks, st.Commit)
+			chain = append(chain, st)
+			parent = r.step
+		}
+		ready = rest
+		// The first non-green step decides: red with all ahead green → evict.
+		culprit := -1
+		for i, st := range chain {
+			if st.Verdict == Green {
+				continue
+			}
+			if st.Verdict == Red {
+				culprit = i
+			}
+			break
+		}
+		if culprit < 0 {
+			break
+		}
+		st := chain[culprit]
+		out.Evict = append(out.Evict, Evict{PR: st.PR, Head: st.Head, Reason: ReasonFailed,
+			Detail: "failed: " + strings.Join(st.Failed, ", ") + " at " + st.Commit, Checks: st.Failed, Step: st.Commit})
+		del(st.PR)
+		kept := ready[:0:0]
+		for _, c := range ready {
+			if c.pr != st.PR {
+				kept = append(kept, c)
+			}
+		}
+		ready = kept
+	}
+	out.Chain = append(out.Chain, chain...)
+
+	// 5. Land the longest green prefix.
+	j := 0
+	for j < len(chain) && chain[j].Verdict == Green {
+		j++
+	}
+	if j > 0 {
+		l := &Land{Ref: q.Target, Old: in.Tip.String(), New: chain[j-1].Commit}
+		for _, st := range chain[:j] {
+			l.Landed = append(l.Landed, Landed{PR: st.PR, Head: st.Head, Commit: st.Commit})
+			del(st.PR)
+		}
+		out.Land = l
+	}
+
+	// Report what waits in the chain.
+	for i, st := range chain[j:] {
+		why := "checks pending at " + st.Commit + ": " + strings.Join(st.Missing, ", ")
+		if st.Verdict == Red {
+			why = "red at " + st.Commit + " (" + strings.Join(st.Failed, ", ") + "), waiting for the verdict of a candidate ahead"
+		}
+		if len(st.Missing) == 0 && st.Verdict != Red {
+			why = "waiting for " + chain[j+i-1].PR + " ahead"
+		}
+		out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: why})
+	}
+	for _, c := range beyond {
+		out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: fmt.Sprintf("beyond the queue depth (%d)", depth)})
+	}
+
+	// 7. Publish the steps not landing whose record does not name them.
+	for _, st := range chain[j:] {
+		parents := []string{st.Parent, st.Head}
+		if rec, ok := q.LatestCandidate(st.PR); ok && rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head &&
+			len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.Parents[1] == st.Head {
+			continue
+		}
+		out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: parents, Branch: Branch(q.Target, st.PR)})
+	}
+	if len(chain) == 0 && len(out.Settle) == 0 && len(out.Enter) == 0 && len(out.Evict) == 0 && len(out.Waiting) == 0 {
+		out.Idle = "no entries in queue " + q.ID
+	}
+	return out, nil
+}
+
+func contains(in PlanInput, rev string) bool {
+	return pr.ValidOID(rev) == nil && in.Contains(in.Tip, plumbing.NewHash(rev))
+}
+
+// settle decides whether entry e leaves before the chain is built.
+func settle(in PlanInput, e Entry) (Settle, bool) {
+	p := in.PRs[e.PR]
+	s := Settle{PR: e.PR, Head: e.Head}
+	switch {
+	case p == nil:
+		s.Reason, s.Detail = ReasonWithdrawn, "pull request not found"
+	case p.State == pr.Closed:
+		s.Reason, s.Detail = ReasonWithdrawn, "pull request closed"
+	case contains(in, e.Head):
+		if p.Head != e.Head {
+			s.Reason, s.Detail = ReasonStale, "target contains the entered head, but the pull request moved on to "+p.Head
+			break
+		}
+		s.Reason, s.Detail = ReasonLanded, "target contains "+e.Head
+		recorded := false
+		for _, m := range p.Merged {
+			recorded = recorded || m.Revision == e.Head
+		}
+		if !recorded {
+			commit := e.Head
+			if c, ok := in.Queue.LatestCandidate(e.PR); ok && c.Head == e.Head && pr.ValidOID(c.Step) == nil && in.Contains(in.Tip, plumbing.NewHash(c.Step)) {
+				commit = c.Step
+			}
+			s.Merged = &Merged{Revision: e.Head, Branch: in.Queue.Target, Commit: commit}
+		}
+	case p.State == pr.Merged:
+		s.Reason, s.Detail = ReasonWithdrawn, "pull request merged elsewhere"
+	case p.Head != e.Head:
+		s.Reason, s.Detail = ReasonStale, "head moved to "+p.Head
+	case p.Base != e.Base || e.Base != in.Queue.Target:
+		s.Reason, s.Detail = ReasonStale, "base is "+p.Base+", not "+in.Queue.Target
+	default:
+		return Settle{}, false
+	}
+	return s, true
+}
+
+// verdict judges a chain step from the pull request's checks at the step:
+// all required success → green; any failure → red; otherwise pending
+// (cancelled and absent are pending).
+func verdict(p *pr.State, required []string, rev string) (v string, failed, missing []string) {
+	for _, name := range required {
+		c, _ := p.Check(name, rev)
+		switch c {
+		case pr.Success:
+		case pr.Failure:
+			failed = append(failed, name)
+		default:
+			missing = append(missing, name)
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		return Red, failed, missing
+	case len(missing) > 0:
+		return Pending, nil, missing
+	}
+	return Green, nil, nil
+}
