@@ -109,7 +109,7 @@ type State struct {
 	Tip     plumbing.Hash // the last event folded
 
 	latest map[string]*Recorded // per pr, the latest queue.candidate
-	bases  map[string]string     // candidate step → its first parent, over all candidates
+	bases  map[string]string    // candidate step → its first parent, over all candidates
 }
 
 // LatestCandidate returns the latest queue.candidate recorded for pr, if any.
