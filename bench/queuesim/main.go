@@ -24,6 +24,23 @@ func Disciplines(batch int) []Discipline {
 	}
 }
 
+// Sweep returns further settings, to find where the goal is reachable.
+func Sweep() []Discipline {
+	var ds []Discipline
+	for _, d := range []int{3, 5, 6, 12, 16} {
+		ds = append(ds, Exact{Start: d, Cap: d})
+	}
+	for _, c := range []int{4, 16} {
+		ds = append(ds, Exact{Start: 1, Cap: c, Adaptive: true})
+	}
+	for _, b := range []int{4, 16, 32} {
+		for _, d := range []int{1, 2} {
+			ds = append(ds, Batch{B: b, Depth: d})
+		}
+	}
+	return ds
+}
+
 // Row aggregates one discipline over many seeds.
 type Row struct {
 	Name                        string
@@ -108,6 +125,7 @@ func main() {
 	seeds := flag.Int("seeds", 200, "seeds averaged over (1..seeds)")
 	batch := flag.Int("batch", 8, "batch size B for batch-and-halve")
 	gap := flag.Float64("gap", 0.25, "mean time between arrivals (units of T) for the spread-arrival table; 0 skips it")
+	sweep := flag.Bool("sweep", false, "also try fixed depths 1..16, adaptive caps 4..16, batch sizes 4..32")
 	flag.Parse()
 
 	fmt.Printf("Merge-queue simulation: %d PRs, %.0f%% broken (exactly %d, random positions), %d seeds.\n",
@@ -127,7 +145,11 @@ func main() {
 			fmt.Printf("### Arrivals spread out: exponential gaps, mean %.2f T (drain measured from the first arrival)\n", g)
 		}
 		fmt.Println()
-		rows := Compare(Params{PRs: *prs, Broken: *broken, Gap: g}, *seeds, Disciplines(*batch))
+		ds := Disciplines(*batch)
+		if *sweep {
+			ds = append(ds, Sweep()...)
+		}
+		rows := Compare(Params{PRs: *prs, Broken: *broken, Gap: g}, *seeds, ds)
 		Table(os.Stdout, rows)
 		var meets []string
 		for _, r := range rows {
