@@ -22,7 +22,9 @@ const (
 	main    = "refs/heads/main"
 )
 
-func prID(name string) string { return "0190a1b2-c3d4-7e5f-8a9b-0000000000" + fmt.Sprintf("%02x", name[0]) }
+func prID(name string) string {
+	return "0190a1b2-c3d4-7e5f-8a9b-0000000000" + fmt.Sprintf("%02x", name[0])
+}
 
 func hex(s string) string { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)).String() }
 

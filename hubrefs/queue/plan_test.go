@@ -104,7 +104,7 @@ func TestPlanScenarios(t *testing.T) {
 		auto      []string
 
 		settle, enter, land, evict, publish, waiting, deleted string
-		chain                                                  string
+		chain                                                 string
 	}{
 		{name: "all green lands all", entries: []string{"a", "b"},
 			prs:   map[string]prSpec{"a": {head: "ha", checks: []chk{ok("ha")}}, "b": {head: "hb", checks: []chk{ok("ha", "hb")}}},
