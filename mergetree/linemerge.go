@@ -1,6 +1,46 @@
 package mergetree
 
-import "bytes"
+import (
+	"bytes"
+	"sync"
+)
+
+// scratch is the reusable working memory of one MergeFile call. It holds
+// no reference to the inputs once returned to the pool.
+type scratch struct {
+	ls  lineSet
+	x   xdiffer
+	i32 []int32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxPooledLines bounds what the pool keeps: scratch for huge inputs is
+// left to the garbage collector.
+const maxPooledLines = 1 << 20
+
+func getScratch(nb, no, nt int) *scratch {
+	sc := scratchPool.Get().(*scratch)
+	total := nb + no + nt
+	sc.ls.reset(total)
+	if need := 2*total + 3; cap(sc.i32) < need {
+		sc.i32 = make([]int32, need)
+	} else {
+		sc.i32 = sc.i32[:need]
+	}
+	if need := 2*(nb+2) + no + nt + 4; cap(sc.x.chg) < need {
+		sc.x.chg = make([]byte, 0, need)
+	}
+	return sc
+}
+
+func putScratch(sc *scratch) {
+	clear(sc.ls.srcs)
+	if len(sc.i32) > 2*maxPooledLines {
+		return
+	}
+	scratchPool.Put(sc)
+}
 
 // binaryProbe is how many leading bytes git inspects for a NUL byte.
 const binaryProbe = 8000
@@ -51,12 +91,15 @@ func MergeFile(base, ours, theirs []byte) (merged []byte, clean bool) {
 		return nil, false
 	}
 	nb, no, nt := countLines(base), countLines(ours), countLines(theirs)
-	ls := newLineSet(nb + no + nt)
-	fb := ls.split(base, nb)
-	fo := ls.split(ours, no)
-	ft := ls.split(theirs, nt)
+	sc := getScratch(nb, no, nt)
+	defer putScratch(sc)
+	ls := &sc.ls
+	fb := ls.splitInto(base, nb, sc.i32[0:2*nb+1])
+	fo := ls.splitInto(ours, no, sc.i32[2*nb+1:2*(nb+no)+2])
+	ft := ls.splitInto(theirs, nt, sc.i32[2*(nb+no)+2:])
 
-	x := newXdiffer(ls.nids())
+	x := &sc.x
+	x.reset(ls.nids())
 	s1 := compactedScript(x.diff(fb.ids, fo.ids))
 	s2 := compactedScript(x.diff(fb.ids, ft.ids))
 	if len(s1) == 0 {

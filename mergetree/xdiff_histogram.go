@@ -24,9 +24,6 @@ package mergetree
 // change arrays carry a zero sentinel at index 0 and n+1, so line p's flag is
 // chg[p].
 
-// changeArrays returns a zeroed change array for n lines (with sentinels).
-func changeArray(n int) []byte { return make([]byte, n+2) }
-
 // xdiffer holds the scratch space of the diffs of one merge; it is reused by
 // every diff of the merge (the ids come from one lineSet).
 type xdiffer struct {
@@ -34,10 +31,37 @@ type xdiffer struct {
 	first []int32 // per id: first occurrence in the scanned A range
 	next  []int32 // per A line: next occurrence of the same line, 0 = none
 	kv    []int   // Myers diagonal vectors
+	chg   []byte  // backing store of change arrays
 }
 
 func newXdiffer(nids int) *xdiffer {
-	return &xdiffer{cnt: make([]int32, nids), first: make([]int32, nids)}
+	x := &xdiffer{}
+	x.reset(nids)
+	return x
+}
+
+// reset prepares the scratch space for nids distinct lines, reusing memory.
+func (x *xdiffer) reset(nids int) {
+	if cap(x.cnt) < nids {
+		x.cnt = make([]int32, nids)
+		x.first = make([]int32, nids)
+	}
+	x.cnt = x.cnt[:nids]
+	x.first = x.first[:nids]
+	clear(x.cnt)
+	x.chg = x.chg[:0]
+}
+
+// changeArray returns a zeroed change array for n lines (with sentinels),
+// carved from the differ's reusable buffer when it has room.
+func (x *xdiffer) changeArray(n int) []byte {
+	if len(x.chg)+n+2 > cap(x.chg) {
+		return make([]byte, n+2)
+	}
+	c := x.chg[len(x.chg) : len(x.chg)+n+2]
+	x.chg = x.chg[:len(x.chg)+n+2]
+	clear(c)
+	return c
 }
 
 // diffPair is one diff: old side a, new side b, and their change flags.
@@ -48,7 +72,7 @@ type diffPair struct {
 
 // diff computes the histogram diff of a → b (uncompacted).
 func (x *xdiffer) diff(a, b []int32) *diffPair {
-	d := &diffPair{a: a, b: b, ca: changeArray(len(a)), cb: changeArray(len(b))}
+	d := &diffPair{a: a, b: b, ca: x.changeArray(len(a)), cb: x.changeArray(len(b))}
 	if cap(x.next) < len(a)+1 {
 		x.next = make([]int32, len(a)+1)
 	}

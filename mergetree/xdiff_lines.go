@@ -48,15 +48,30 @@ func countLines(b []byte) int {
 }
 
 func newLineSet(totalLines int) *lineSet {
+	s := &lineSet{}
+	s.reset(totalLines)
+	return s
+}
+
+// reset empties the set for a merge of totalLines lines, reusing memory.
+func (s *lineSet) reset(totalLines int) {
 	size := 16
 	for size < 2*totalLines {
 		size <<= 1
 	}
-	return &lineSet{
-		table: make([]uint64, size),
-		refs:  make([]lineRef, 0, totalLines),
-		mask:  uint64(size - 1),
+	if cap(s.table) >= size {
+		s.table = s.table[:size]
+		clear(s.table)
+	} else {
+		s.table = make([]uint64, size)
 	}
+	s.mask = uint64(size - 1)
+	if cap(s.refs) < totalLines {
+		s.refs = make([]lineRef, 0, totalLines)
+	}
+	s.refs = s.refs[:0]
+	clear(s.srcs)
+	s.srcs = s.srcs[:0]
 }
 
 // nids is the number of distinct lines seen so far.
@@ -64,10 +79,14 @@ func (s *lineSet) nids() int { return len(s.refs) }
 
 // split splits data (of n lines) into lines and interns them.
 func (s *lineSet) split(data []byte, n int) lineFile {
+	return s.splitInto(data, n, make([]int32, 2*n+1))
+}
+
+// splitInto is split with the caller's buffer of 2n+1 int32s.
+func (s *lineSet) splitInto(data []byte, n int, buf []int32) lineFile {
 	src := int32(len(s.srcs))
 	s.srcs = append(s.srcs, data)
-	buf := make([]int32, 2*n+1)
-	f := lineFile{data: data, off: buf[:n+1], ids: buf[n+1:]}
+	f := lineFile{data: data, off: buf[:n+1], ids: buf[n+1 : 2*n+1]}
 	pos := 0
 	for i := 0; i < n; i++ {
 		end := bytes.IndexByte(data[pos:], '\n')
