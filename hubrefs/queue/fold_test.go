@@ -17,7 +17,7 @@ func TestFold(t *testing.T) {
 	l.add(c.runner, hubrefs.TypeQueueEntered, "pr", b, "head", hex("hb"), "base", main)
 	l.add(c.runner, hubrefs.TypeQueueEntered, "pr", a, "head", hex("ha"), "base", main) // ignored: already queued
 	l.add(c.runner, hubrefs.TypeQueueLeft, "pr", a, "head", hex("ha"), "reason", ReasonFailed, "detail", "ci")
-	l.add(c.runner, hubrefs.TypeQueueEntered, "pr", a, "head", hex("ha2"), "base", main) // re-enter: new position
+	l.add(c.runner, hubrefs.TypeQueueEntered, "pr", a, "head", hex("ha2"), "base", main)              // re-enter: new position
 	l.add(c.runner, hubrefs.TypeQueueLeft, "pr", prID("z"), "head", hex("hz"), "reason", ReasonStale) // ignored: not queued
 	s1 := step(tip0, "hb")
 	l.add(c.runner, hubrefs.TypeQueueCandidate, "pr", b, "head", hex("hb"), "step", s1.String(), "parents", []string{tip0.String(), hex("hb")}, "branch", Branch(main, b))
