@@ -97,6 +97,12 @@ func (o Objects) ReadObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error
 	return t, data, nil
 }
 
+// WriteObject implements mergetree.ObjectWriter: a loose object in the main
+// object directory (refused inside the receive quarantine).
+func (o Objects) WriteObject(t plumbing.ObjectType, content []byte) (plumbing.Hash, error) {
+	return o.WriteRaw(t, content)
+}
+
 // JudgePush judges updates pushed into the repository at gitDir, with the
 // object store seen through env (the hook's quarantine). It returns one
 // verdict per update, in order. An error means the push could not be judged

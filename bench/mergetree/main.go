@@ -31,6 +31,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive"
 )
 
 func main() {
@@ -38,6 +39,7 @@ func main() {
 	n := flag.Int("n", 500, "merges to examine (newest first)")
 	rounds := flag.Int("rounds", 3, "timed rounds per side (best is reported)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of our side to this file")
+	gogit := flag.Bool("gogit", false, "read objects through go-git's filesystem storage instead of package receive's store")
 	flag.Parse()
 	if *repo == "" {
 		fmt.Fprintln(os.Stderr, "usage: mergetree-bench -repo DIR [-n N]")
@@ -129,9 +131,17 @@ func main() {
 	}
 	for r := 0; r < *rounds; r++ {
 		start := time.Now()
-		fs := filesystem.NewStorageWithOptions(osfs.New(*repo), cache.NewObjectLRUDefault(),
-			filesystem.Options{KeepDescriptors: true})
-		s := mergetree.NewGoGitStore(fs)
+		var s mergetree.Store
+		var closer func() error
+		if *gogit {
+			fs := filesystem.NewStorageWithOptions(osfs.New(*repo), cache.NewObjectLRUDefault(),
+				filesystem.Options{KeepDescriptors: true})
+			s, closer = mergetree.NewGoGitStore(fs), fs.Close
+		} else {
+			st, err := receive.OpenStore(*repo, receive.QuarantineEnv{})
+			check(err)
+			s, closer = receive.Objects{Store: st}, st.Close
+		}
 		opt := mergetree.Options{Cache: mergetree.NewCache()}
 		for i, m := range merges {
 			res, err := mergetree.Merge(s, plumbing.NewHash(m.p1), plumbing.NewHash(m.p2), opt)
@@ -141,7 +151,7 @@ func main() {
 			}
 			results[i] = res
 		}
-		fs.Close()
+		closer()
 		oursBest = min(oursBest, time.Since(start))
 	}
 

@@ -3,6 +3,9 @@ package main
 // The merge-tree verb: git's `git merge-tree --write-tree`, computed by
 // package mergetree.
 //
+// Objects are read through package receive's store (lazy pack index, its
+// own pack reader), refs through go-git's filesystem storage.
+//
 // Decisions: like git, the verb writes the merged blobs and trees into the
 // repository (builder mode) so `git cat-file` can show the result; on a
 // conflict nothing is written. Exit codes follow git: 0 clean, 1 conflict,
@@ -26,6 +29,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive"
 )
 
 func init() {
@@ -63,7 +67,12 @@ func mergeTreeAction(c *cli.Context) error {
 	if _, err := os.Stat(filepath.Join(dir, "objects")); err != nil {
 		return fail(128, fmt.Errorf("not a git directory: %s", dir))
 	}
-	store := mergetree.NewGoGitStore(fs)
+	objs, err := receive.OpenStore(dir, receive.QuarantineEnv{})
+	if err != nil {
+		return fail(128, err)
+	}
+	defer objs.Close()
+	store := receive.Objects{Store: objs}
 	cache := mergetree.NewCache() // shared by the merges of a --stdin run
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
