@@ -1,0 +1,49 @@
+// Package hook is the acceptance benchmark of the boundary (DESIGN.md §6
+// "Cost", issue "The boundary"): the latency of the whole pre-receive hook
+// judging a candidate chain C_1..C_N (N = 1, 8, 32), against git's own
+// `git merge-tree --write-tree --stdin` computing the same N merges.
+//
+//	go test ./bench/hook -run '^$' -bench . -benchtime 1x -args -small
+//	go test ./bench/hook -run '^$' -bench . -benchtime 1x -timeout 60m
+//	go test ./bench/hook -run '^$' -bench . -benchtime 1x -args -repo /tmp/gitplus-bench-20000-10000.git
+//
+// Nothing runs under a plain `go test ./...`: the work is in a benchmark.
+//
+// Flags (after -args):
+//
+//	-repo DIR     generated repository to start from (read only; cloned). Default
+//	              $TMPDIR/gitplus-bench-<files>-<commits>.git, generated with
+//	              bench/genrepo.sh when missing (slow: minutes on a loaded VM).
+//	-small        2,000 files / 1,000 commits instead of 20,000 / 10,000
+//	-depths LIST  chain depths (default 1,8,32; at most 32 = queueDepth)
+//	-reps N       timed runs per measurement (median reported; default 7)
+//	-cpuprofile F write a CPU profile of the in-process judgement
+//	              (receive.JudgePush, deepest chain, warm fold cache) to F and
+//	              print its top entries
+//
+// Setup (not timed): the generated repository is cloned (--bare, hard links)
+// into a work repository; `git+ init` with an admin key (repo.admin implies
+// every capability); member "rev" with hub.review; rules for refs/heads/main
+// with requiredApprovals 1, requiredChecks ["ci"], queueCandidates, queueDepth
+// 32. Then 32 pull-request heads off the tip C_0, each modifying 2 or 3
+// existing files (one line appended) at paths no other head touches (one
+// git fast-import); for each a pr.opened (admin) and review.submitted
+// approve (rev) written with hubrefs.WriteEvent; the chain C_i =
+// queue.BuildCandidate(C_{i-1}, H_i); a check.completed ci=success on C_i
+// (admin) in PR_i's events; hub refs moved with one `git update-ref --stdin`.
+// Every C_i's tree is checked against git merge-tree.
+//
+// Measured, per depth N:
+//
+//	hook-cold  `git+ hook pre-receive` as a process, GIT_DIR set, stdin
+//	           "<C_0> <C_N> refs/heads/main", the fold cache
+//	           (gitplus/foldcache) removed before each run; must exit 0
+//	hook-warm  the same with the cache left from the previous run
+//	git        `git merge-tree --write-tree --stdin` fed the N pairs
+//	           "C_{i-1} H_i" (one process; it writes its result objects,
+//	           which exist already)
+//	ratio      hook / git (goal ≤ 1.0)
+//
+// All figures are medians of -reps runs in the same process, interleaved per
+// depth, so machine load affects both sides alike (it still adds noise).
+package hook

@@ -1,0 +1,396 @@
+package hook
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/google/uuid"
+
+	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/policy"
+	"github.com/gitplus/gitplus/receive"
+)
+
+var (
+	flagRepo    = flag.String("repo", "", "generated repository to start from (default $TMPDIR/gitplus-bench-<files>-<commits>.git, generated when missing)")
+	flagSmall   = flag.Bool("small", false, "2,000 files / 1,000 commits instead of 20,000 / 10,000")
+	flagDepths  = flag.String("depths", "1,8,32", "candidate chain depths (≤ 32)")
+	flagReps    = flag.Int("reps", 7, "timed runs per measurement (median reported)")
+	flagBin     = flag.String("bin", "", "git+ binary to run (default: build ./cmd/git+ from the work tree with fixtures.Binary)")
+	flagProfile = flag.String("cpuprofile", "", "write a CPU profile of in-process receive.JudgePush (deepest chain) to this file (and FILE.cold)")
+)
+
+const (
+	target   = "refs/heads/main"
+	maxDepth = 32
+	rulesFmt = `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true, "queueDepth": %d}}}`
+)
+
+// world is the prepared work repository.
+type world struct {
+	tb     testing.TB
+	bin    string
+	env    []string
+	dir    string          // the work bare repository
+	c      []plumbing.Hash // c[0] = tip of main, c[i] = candidate i
+	h      []plumbing.Hash // h[i] = head of PR i (h[0] unused)
+	nfiles int
+}
+
+func (w *world) run(dir, stdin string, extra []string, name string, args ...string) (string, string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append([]string{}, w.env...), extra...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+func (w *world) must(dir, stdin string, extra []string, name string, args ...string) string {
+	w.tb.Helper()
+	out, errs, err := w.run(dir, stdin, extra, name, args...)
+	if err != nil {
+		w.tb.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, errs)
+	}
+	return out
+}
+
+func (w *world) git(stdin string, args ...string) string {
+	w.tb.Helper()
+	return w.must(w.dir, stdin, nil, "git", args...)
+}
+
+func baseRepo(tb testing.TB) string {
+	files, commits := 20000, 10000
+	if *flagSmall {
+		files, commits = 2000, 1000
+	}
+	dir := *flagRepo
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("gitplus-bench-%d-%d.git", files, commits))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "refs")); err == nil {
+		return dir
+	}
+	if *flagRepo != "" {
+		tb.Fatalf("-repo %s is not a git directory", dir)
+	}
+	tb.Logf("generating %s (%d files, %d commits) with bench/genrepo.sh", dir, files, commits)
+	tmp := dir + ".tmp"
+	os.RemoveAll(tmp)
+	start := time.Now()
+	cmd := exec.Command("sh", "../genrepo.sh", tmp, strconv.Itoa(files), strconv.Itoa(commits))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("genrepo.sh: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("generated in %v", time.Since(start).Round(time.Second))
+	return dir
+}
+
+func setup(tb testing.TB) *world {
+	src := baseRepo(tb)
+	root := tb.TempDir()
+	bin := *flagBin
+	if bin == "" {
+		bin = fixtures.Binary(tb)
+	}
+	w := &world{tb: tb, bin: bin, env: fixtures.GitEnv(filepath.Join(root, "home")), dir: filepath.Join(root, "work.git")}
+	os.MkdirAll(filepath.Join(root, "home"), 0o755)
+	w.must(root, "", nil, "git", "clone", "-q", "--bare", src, w.dir)
+
+	keys := filepath.Join(root, "keys")
+	os.MkdirAll(keys, 0o700)
+	admin := fixtures.NewKey(tb, keys, "admin")
+	rev := fixtures.NewKey(tb, keys, "rev")
+	asAdmin := []string{"GITPLUS_KEY=" + admin.Path}
+	repoID := strings.TrimSpace(w.must(root, "", asAdmin, w.bin, "init", "--admin", "admin", w.dir))
+	if _, err := uuid.Parse(repoID); err != nil {
+		tb.Fatalf("git+ init printed %q", repoID)
+	}
+	w.must(root, "", asAdmin, w.bin, "--repo", w.dir, "member", "add", "rev", "--key", rev.Path+".pub", "--cap", "hub.review")
+	w.must(w.dir, fmt.Sprintf(rulesFmt, maxDepth), asAdmin, w.bin, "--repo", w.dir, "rules", "set", "-")
+
+	c0 := strings.TrimSpace(w.git("", "rev-parse", target))
+	w.c = []plumbing.Hash{plumbing.NewHash(c0)}
+	w.h = []plumbing.Hash{{}}
+
+	// Pull-request heads: one fast-import, each head modifies 2 or 3
+	// existing files no other head touches (one line appended).
+	paths := strings.Split(strings.TrimSpace(w.git("", "ls-tree", "-r", "--name-only", c0)), "\n")
+	w.nfiles = len(paths)
+	step := len(paths) / (maxDepth * 3)
+	if step < 1 {
+		tb.Fatalf("only %d files", len(paths))
+	}
+	chosen := make([][]string, maxDepth+1)
+	var batch strings.Builder
+	for i := 1; i <= maxDepth; i++ {
+		k := 2 + i%2
+		for j := 0; j < k; j++ {
+			p := paths[((i-1)*3+j)*step+i%step]
+			chosen[i] = append(chosen[i], p)
+			fmt.Fprintf(&batch, "%s:%s\n", c0, p)
+		}
+	}
+	contents := catBatch(tb, w, batch.String())
+	var fi strings.Builder
+	n := 0
+	for i := 1; i <= maxDepth; i++ {
+		msg := fmt.Sprintf("feature %d\n", i)
+		fmt.Fprintf(&fi, "commit refs/heads/pr/%02d\ncommitter Dev <dev@example.invalid> %d +0000\ndata %d\n%s\nfrom %s\n",
+			i, 1800000000+i, len(msg), msg, c0)
+		for _, p := range chosen[i] {
+			body := contents[n] + fmt.Sprintf("change from pull request %d\n", i)
+			n++
+			fmt.Fprintf(&fi, "M 100644 inline %s\ndata %d\n%s\n", p, len(body), body)
+		}
+	}
+	w.git(fi.String(), "fast-import", "--quiet")
+	for i := 1; i <= maxDepth; i++ {
+		w.h = append(w.h, plumbing.NewHash(strings.TrimSpace(w.git("", "rev-parse", fmt.Sprintf("refs/heads/pr/%02d", i)))))
+	}
+
+	// Events and candidates, written straight into the object store.
+	st, err := receive.OpenStore(w.dir, receive.QuarantineEnv{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	objs := receive.Objects{Store: st}
+	adminS, revS := hubrefs.NewSigner(admin.Signer), hubrefs.NewSigner(rev.Signer)
+	base := func(t string) hubrefs.Base { return hubrefs.Base{Type: t, Repo: repoID} }
+	now := time.Now()
+	var refs strings.Builder
+	for i := 1; i <= maxDepth; i++ {
+		id := uuid.Must(uuid.NewV7()).String()
+		title := fmt.Sprintf("feature %d", i)
+		hi := w.h[i].String()
+		ev, err := hubrefs.WriteEvent(st, hubrefs.PROpened{Base: base(hubrefs.TypePROpened), ID: id, BaseRef: target, Head: hi, Title: title}, nil, "admin", now, adminS)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ev, err = hubrefs.WriteEvent(st, hubrefs.Review{Base: base(hubrefs.TypeReviewSubmit), Head: hi, BaseRef: target, Verdict: "approve"}, []plumbing.Hash{ev}, "rev", now, revS)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ci, conflicts, err := queue.BuildCandidate(objs, objs, w.c[i-1], w.h[i], id, target, title)
+		if err != nil || len(conflicts) > 0 {
+			tb.Fatalf("candidate %d: %v %v", i, err, conflicts)
+		}
+		w.c = append(w.c, ci)
+		ev, err = hubrefs.WriteEvent(st, hubrefs.Check{Base: base(hubrefs.TypeCheckCompleted), Name: "ci", Head: ci.String(), Conclusion: "success"}, []plumbing.Hash{ev}, "admin", now, adminS)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		fmt.Fprintf(&refs, "create %s%s %s\n", hubrefs.PRRefPrefix, id, ev)
+	}
+	w.git(refs.String(), "update-ref", "--stdin")
+
+	// Our candidates must be git's merges.
+	got := gitMerges(tb, w, maxDepth)
+	args := []string{"rev-parse"}
+	for i := 1; i <= maxDepth; i++ {
+		args = append(args, w.c[i].String()+"^{tree}")
+	}
+	want := strings.Fields(w.git("", args...))
+	if !slices.Equal(got, want) {
+		tb.Fatalf("candidate trees differ from git merge-tree:\nours %v\ngit  %v", want, got)
+	}
+	return w
+}
+
+// catBatch returns the contents of each object named on a line of stdin.
+func catBatch(tb testing.TB, w *world, stdin string) []string {
+	out := []byte(w.git(stdin, "cat-file", "--batch"))
+	var res []string
+	for len(out) > 0 {
+		nl := bytes.IndexByte(out, '\n')
+		f := strings.Fields(string(out[:nl]))
+		if len(f) != 3 {
+			tb.Fatalf("cat-file: %q", out[:nl])
+		}
+		size, _ := strconv.Atoi(f[2])
+		res = append(res, string(out[nl+1:nl+1+size]))
+		out = out[nl+1+size+1:]
+	}
+	return res
+}
+
+// gitMerges runs git merge-tree --write-tree --stdin over C_{i-1} H_i for
+// i = 1..n and returns the trees.
+func gitMerges(tb testing.TB, w *world, n int) []string {
+	out := w.git(mergePairs(w, n), "merge-tree", "--write-tree", "--stdin")
+	var trees []string
+	for _, rec := range strings.Split(out, "\x00\x00") {
+		if rec == "" {
+			continue
+		}
+		f := strings.Split(rec, "\x00")
+		if f[0] != "1" {
+			tb.Fatalf("git merge-tree reports a conflict: %q", rec)
+		}
+		trees = append(trees, f[1])
+	}
+	return trees
+}
+
+func mergePairs(w *world, n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%s %s\n", w.c[i-1], w.h[i])
+	}
+	return b.String()
+}
+
+func (w *world) cacheDir() string { return filepath.Join(w.dir, receive.FoldCacheDir) }
+
+// hook runs git+ hook pre-receive for C_0 → C_n and returns its wall time.
+func (w *world) hook(n int) time.Duration {
+	w.tb.Helper()
+	stdin := fmt.Sprintf("%s %s %s\n", w.c[0], w.c[n], target)
+	start := time.Now()
+	out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, w.bin, "hook", "pre-receive")
+	d := time.Since(start)
+	if err != nil {
+		w.tb.Fatalf("hook refused depth %d: %v\n%s%s", n, err, out, errs)
+	}
+	return d
+}
+
+func (w *world) gitTime(n int) time.Duration {
+	w.tb.Helper()
+	stdin := mergePairs(w, n)
+	start := time.Now()
+	w.git(stdin, "merge-tree", "--write-tree", "--stdin")
+	return time.Since(start)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func BenchmarkHook(b *testing.B) {
+	var depths []int
+	for _, s := range strings.Split(*flagDepths, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || d < 1 || d > maxDepth {
+			b.Fatalf("-depths: bad depth %q (1..%d)", s, maxDepth)
+		}
+		depths = append(depths, d)
+	}
+	start := time.Now()
+	w := setup(b)
+	b.Logf("setup %v: %s, %d files, %d commits on main", time.Since(start).Round(time.Millisecond), w.dir, w.nfiles,
+		mustAtoi(b, w.git("", "rev-list", "--count", w.c[0].String())))
+
+	var table strings.Builder
+	fmt.Fprintf(&table, "%6s %14s %14s %10s %12s %12s\n", "depth", "hook-cold-ms", "hook-warm-ms", "git-ms", "ratio-cold", "ratio-warm")
+	for _, n := range depths {
+		b.Run(fmt.Sprintf("depth=%d", n), func(b *testing.B) {
+			w.tb = b
+			var cold, warm, gt []time.Duration
+			for range b.N {
+				for r := 0; r < *flagReps; r++ {
+					os.RemoveAll(w.cacheDir())
+					cold = append(cold, w.hook(n))
+					warm = append(warm, w.hook(n))
+					gt = append(gt, w.gitTime(n))
+				}
+			}
+			c, h, g := median(cold), median(warm), median(gt)
+			b.ReportMetric(ms(c), "hook-cold-ms")
+			b.ReportMetric(ms(h), "hook-warm-ms")
+			b.ReportMetric(ms(g), "git-ms")
+			b.ReportMetric(ms(c)/ms(g), "ratio-cold")
+			b.ReportMetric(ms(h)/ms(g), "ratio-warm")
+			fmt.Fprintf(&table, "%6d %14.1f %14.1f %10.1f %12.2f %12.2f\n", n, ms(c), ms(h), ms(g), ms(c)/ms(g), ms(h)/ms(g))
+		})
+	}
+	w.tb = b
+	b.Logf("medians of %d runs:\n%s", *flagReps, table.String())
+	fmt.Print(table.String())
+
+	if *flagProfile != "" {
+		n := slices.Max(depths)
+		profile(b, w, n, false, *flagProfile)
+		profile(b, w, n, true, *flagProfile+".cold")
+	}
+}
+
+func mustAtoi(tb testing.TB, s string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// profile judges C_0 → C_n in process under a CPU profile, repeatedly (at
+// least 20 times and 3 s), with a warm or a cold fold cache, and prints the
+// top of the profile.
+func profile(b *testing.B, w *world, n int, cold bool, file string) {
+	upd := []policy.Update{{Ref: target, Old: w.c[0], New: w.c[n]}}
+	judge := func() time.Duration {
+		if cold {
+			os.RemoveAll(w.cacheDir())
+		}
+		start := time.Now()
+		v, err := receive.JudgePush(w.dir, receive.QuarantineEnv{}, upd)
+		d := time.Since(start)
+		if err != nil || len(v) != 1 || !v[0].Accepted() {
+			b.Fatalf("JudgePush: %v %v", err, v)
+		}
+		return d
+	}
+	judge()
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	var ds []time.Duration
+	start := time.Now()
+	for len(ds) < 20 || time.Since(start) < 3*time.Second {
+		ds = append(ds, judge())
+	}
+	pprof.StopCPUProfile()
+	f.Close()
+	mode := "warm"
+	if cold {
+		mode = "cold"
+	}
+	b.Logf("in-process JudgePush depth %d, %s fold cache: median %.1f ms over %d runs; profile %s", n, mode, ms(median(ds)), len(ds), file)
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", file).CombinedOutput()
+	if err != nil {
+		b.Logf("go tool pprof: %v", err)
+	}
+	fmt.Printf("--- CPU profile, JudgePush depth %d, %s fold cache (%d runs) ---\n%s", n, mode, len(ds), out)
+	out, _ = exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=25", file).CombinedOutput()
+	fmt.Printf("--- same, by cumulative ---\n%s", out)
+}
