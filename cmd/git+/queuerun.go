@@ -1,0 +1,480 @@
+package main
+
+// git+ queue run: one pass of the merge queue (DESIGN.md §8). The decisions
+// are hubrefs/queue.PlanPass's; this file reads the refs it decides from and
+// carries out its actions in order: settle, enter, land, evict, publish,
+// delete.
+//
+// Decisions:
+//   - Ordinary states exit 0 with the reason (text, or "idle" in --json): no
+//     open queue for the target, queueCandidates off, requireProvenance on
+//     (the pass refuses such a target by name, as DESIGN §8 says, and still
+//     exits 0 so a wake does not replay). A --queue id that does not exist, or
+//     a queue whose target is not --target, exits 1.
+//   - Candidates are built in builder mode straight into the repository's
+//     object directory (receive.Objects), so the branch pushes and the landing
+//     push carry them. With a remote other than ".", the target is fetched
+//     first and every pull request head must already be local.
+//   - The landing is one receive.Push of the target from C_0 to C_j with
+//     expected old value C_0, so the receiving hooks judge it. A stale swap
+//     appends queue.reset naming what the target now holds and re-plans on it,
+//     at most three times. A hook refusal is reported under "refused"; the
+//     landing candidates' branches are kept.
+//   - Candidate branches are force-pushed with the branch's current value as
+//     the expected old value; deletions likewise, and an absent branch is
+//     not deleted.
+//   - Authorization is checked once, up front: the signer must hold hub.queue
+//     (every event the pass appends is a queue event or pr.merged, which
+//     hub.queue allows). pr.merged is also judged with pr.Authorize.
+//   - --no-notify passes the push option "gitplus.no-notify" on the pass's
+//     pushes, for a post-receive chain to honour.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/urfave/cli/v2"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive"
+)
+
+const queueRunAttempts = 3
+
+func queueRunCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "run one pass of the queue for --target: settle, build, land the green prefix, evict, publish",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "target", Usage: "the branch (main or refs/heads/main)"},
+			&cli.StringFlag{Name: "queue", Usage: "queue id (default: the queue counting for the target)"},
+			&cli.BoolFlag{Name: "auto-enter", Usage: "enter approved open pull requests on the target that are not queued"},
+			&cli.IntFlag{Name: "depth", Usage: "bound the chain (default: the rules' queueDepth)"},
+			&cli.BoolFlag{Name: "no-notify", Usage: "ask the after-push chain not to announce this pass's pushes"},
+			jsonFlag(), remoteFlag(),
+		},
+		Action: queueRun,
+	}
+}
+
+// runReport is what a pass did.
+type runReport struct {
+	Queue     string          `json:"queue,omitempty"`
+	Target    string          `json:"target"`
+	Tip       string          `json:"tip,omitempty"`
+	Idle      string          `json:"idle,omitempty"`
+	Settled   []queue.Settle  `json:"settled"`
+	Entered   []queue.Enter   `json:"entered"`
+	Landed    []queue.Landed  `json:"landed"`
+	Commit    string          `json:"commit,omitempty"` // what the target holds after the landing
+	Evicted   []queue.Evict   `json:"evicted"`
+	Published []queue.Publish `json:"published"`
+	Deleted   []string        `json:"deleted"`
+	Waiting   []queue.Wait    `json:"waiting"`
+	Refused   []string        `json:"refused"`
+	Resets    []string        `json:"resets"`
+	Warnings  []string        `json:"warnings"`
+	Chain     []queue.Step    `json:"chain"`
+}
+
+func newRunReport(target string) *runReport {
+	return &runReport{Target: target, Settled: []queue.Settle{}, Entered: []queue.Enter{}, Landed: []queue.Landed{},
+		Evicted: []queue.Evict{}, Published: []queue.Publish{}, Deleted: []string{}, Waiting: []queue.Wait{},
+		Refused: []string{}, Resets: []string{}, Warnings: []string{}, Chain: []queue.Step{}}
+}
+
+// runner carries out one pass.
+type runner struct {
+	w        *queueWriter
+	target   string
+	pushOpts []string
+	rep      *runReport
+	anc      map[[2]plumbing.Hash]bool
+}
+
+func queueRun(c *cli.Context) error {
+	if c.NArg() != 0 || (c.String("target") == "" && c.String("queue") == "") {
+		return usageErr("usage: git+ queue run --target BRANCH [--queue ID] [--auto-enter] [--depth N] [--json] [--no-notify]")
+	}
+	w, err := queueContext(c)
+	if err != nil {
+		return fail(1, err)
+	}
+	var target string
+	if c.String("target") != "" {
+		if target, err = branchRef(c.String("target")); err != nil {
+			return fail(1, fmt.Errorf("--target: %w", err))
+		}
+	}
+	qid := c.String("queue")
+	if qid != "" {
+		q, err := w.h.queueLog(qid, w.t)
+		if err != nil {
+			return fail(1, err)
+		}
+		if target == "" {
+			target = q.st.Target
+		} else if q.st.Target != target {
+			return fail(1, fmt.Errorf("queue %s lands on %s, not %s", qid, q.st.Target, target))
+		}
+	}
+	r := &runner{w: w, target: target, rep: newRunReport(target), anc: map[[2]plumbing.Hash]bool{}}
+	if c.Bool("no-notify") {
+		r.pushOpts = []string{"gitplus.no-notify"}
+	}
+	if err := r.pass(qid, c.Int("depth"), c.Bool("auto-enter")); err != nil {
+		r.print(c)
+		return fail(1, err)
+	}
+	return r.print(c)
+}
+
+func (r *runner) print(c *cli.Context) error {
+	rep := r.rep
+	if wantJSON(c) {
+		return printJSON(c, rep)
+	}
+	out := c.App.Writer
+	short := strings.TrimPrefix(rep.Target, "refs/heads/")
+	if rep.Idle != "" {
+		fmt.Fprintf(out, "queue run %s: nothing to do: %s\n", short, rep.Idle)
+	}
+	for _, s := range rep.Settled {
+		fmt.Fprintf(out, "settled %s: %s (%s)\n", s.PR, s.Reason, s.Detail)
+	}
+	for _, e := range rep.Entered {
+		fmt.Fprintf(out, "entered %s at %s\n", e.PR, e.Head)
+	}
+	for _, l := range rep.Landed {
+		fmt.Fprintf(out, "landed %s: %s as %s\n", l.PR, l.Head, l.Commit)
+	}
+	if rep.Commit != "" {
+		fmt.Fprintf(out, "%s is now %s\n", short, rep.Commit)
+	}
+	for _, e := range rep.Evicted {
+		fmt.Fprintf(out, "evicted %s (%s): %s\n", e.PR, e.Reason, e.Detail)
+	}
+	for _, p := range rep.Published {
+		fmt.Fprintf(out, "published %s: %s on %s\n", p.PR, p.Step, p.Branch)
+	}
+	for _, d := range rep.Deleted {
+		fmt.Fprintf(out, "deleted %s\n", d)
+	}
+	for _, w := range rep.Waiting {
+		fmt.Fprintf(out, "waiting %s: %s\n", w.PR, w.Reason)
+	}
+	for _, x := range rep.Refused {
+		fmt.Fprintf(out, "refused: %s\n", x)
+	}
+	for _, x := range rep.Resets {
+		fmt.Fprintf(out, "reset: %s\n", x)
+	}
+	for _, x := range rep.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", x)
+	}
+	return nil
+}
+
+// pass runs up to queueRunAttempts plans: a stale swap re-plans.
+func (r *runner) pass(qid string, depth int, autoEnter bool) error {
+	w := r.w
+	b, _ := w.t.Rules.For(r.target)
+	switch {
+	case b.RequireProvenance:
+		r.rep.Idle = "refused: " + r.target + " requires provenance, and candidate commits carry none (land pull requests directly with `git+ pr merge`)"
+		return nil
+	case !b.QueueCandidates:
+		r.rep.Idle = "queueCandidates is off for " + r.target + " (turn it on with `git+ rules set`)"
+		return nil
+	}
+	for attempt := 0; attempt < queueRunAttempts; attempt++ {
+		again, err := r.once(qid, b, depth, autoEnter)
+		if err != nil || !again {
+			return err
+		}
+	}
+	r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf("%s kept moving: gave up after %d attempts; the next pass continues", r.target, queueRunAttempts))
+	return nil
+}
+
+// once plans and carries out one plan; again reports a stale swap.
+func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (again bool, err error) {
+	w, h := r.w, r.w.h
+	if err := h.open(); err != nil { // re-read refs and objects
+		return false, err
+	}
+	var q *queueLog
+	if qid != "" {
+		if q, err = h.queueLog(qid, w.t); err != nil {
+			return false, err
+		}
+	} else {
+		logs, warnings, err := h.queueLogs(w.t)
+		if err != nil {
+			return false, err
+		}
+		r.rep.Warnings = appendNew(r.rep.Warnings, warnings...)
+		if q = selectLog(logs, r.target); q == nil {
+			r.rep.Idle = "no open queue for " + r.target + " (open one with `git+ queue open --target " + r.target + "`)"
+			return false, nil
+		}
+	}
+	r.rep.Queue = q.st.ID
+
+	if h.Remote != "." {
+		if _, err := gitOut(h.GitDir, "fetch", "-q", h.Remote, r.target); err != nil {
+			return false, fmt.Errorf("fetching %s from %s: %w", r.target, h.Remote, err)
+		}
+	}
+	tip, err := prMergeRemoteRef(h, r.target)
+	if err != nil {
+		return false, err
+	}
+	if tip.IsZero() {
+		r.rep.Idle = r.target + " does not exist yet: push it first"
+		return false, nil
+	}
+	r.rep.Tip = tip.String()
+
+	prs, approved, err := r.readPRs()
+	if err != nil {
+		return false, err
+	}
+	objs := receive.Objects{Store: h.objs.(*receive.Store)}
+	titles := map[string]string{}
+	for id, p := range prs {
+		titles[id] = p.Title
+	}
+	plan, err := queue.PlanPass(queue.PlanInput{
+		Queue: q.st, PRs: prs, Trust: w.t, Branch: b, Tip: tip,
+		Contains: r.contains,
+		Merge: func(parent, head plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
+			step, conflicts, err := queue.BuildCandidate(objs, objs, parent, head, prID, r.target, titles[prID])
+			if err != nil {
+				return plumbing.ZeroHash, nil, err
+			}
+			var paths []string
+			for _, c := range conflicts {
+				paths = append(paths, c.Path)
+			}
+			return step, paths, nil
+		},
+		Depth: depth, AutoEnter: autoEnter, Approved: approved,
+		Ceiling: w.t.Rules.Ceilings.EventsPerRef,
+	})
+	if err != nil {
+		return false, err
+	}
+	r.rep.Warnings = appendNew(r.rep.Warnings, plan.Warnings...)
+	r.rep.Chain = plan.Chain
+	r.rep.Waiting = plan.Waiting
+	if plan.Idle != "" && plan.Appends() == 0 && len(plan.Delete) == 0 {
+		r.rep.Idle = plan.Idle
+	}
+	qid = q.st.ID
+	left := func(prID, head, reason, detail string) error {
+		_, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueLeft{Base: w.base(hubrefs.TypeQueueLeft), PR: prID, Head: head, Reason: reason, Detail: detail}, w.key, w.m.Name, w.t)
+		return err
+	}
+
+	// Settle.
+	for _, s := range plan.Settle {
+		if s.Merged != nil {
+			if err := r.merged(prs[s.PR], s.PR, *s.Merged); err != nil {
+				return false, err
+			}
+		}
+		if err := left(s.PR, s.Head, s.Reason, s.Detail); err != nil {
+			return false, err
+		}
+		r.rep.Settled = append(r.rep.Settled, s)
+	}
+	// Enter.
+	for _, e := range plan.Enter {
+		if _, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueEntered{Base: w.base(hubrefs.TypeQueueEntered), PR: e.PR, Head: e.Head, BaseRef: e.Base}, w.key, w.m.Name, w.t); err != nil {
+			return false, err
+		}
+		r.rep.Entered = append(r.rep.Entered, e)
+	}
+	// Land.
+	keep := map[string]bool{}
+	if l := plan.Land; l != nil {
+		_, err := receive.Push(context.Background(), receive.PushOptions{
+			GitDir: h.GitDir, Remote: h.Remote, PushOptions: r.pushOpts,
+			Updates: []receive.PushUpdate{{Ref: l.Ref, Old: plumbing.NewHash(l.Old), New: plumbing.NewHash(l.New)}},
+		})
+		var refused *receive.PushRefusedError
+		switch {
+		case errors.As(err, &refused):
+			msg := fmt.Sprintf("landing %s on %s (%s)", l.New, l.Ref, refused.Status)
+			if len(refused.Lines) > 0 {
+				msg += ": " + strings.Join(refused.Lines, "; ")
+			}
+			r.rep.Refused = append(r.rep.Refused, msg)
+			for _, x := range l.Landed {
+				keep[queue.Branch(q.st.Target, x.PR)] = true
+			}
+		case errors.Is(err, receive.ErrPushStale):
+			now, rerr := prMergeRemoteRef(h, r.target)
+			if rerr != nil {
+				return false, rerr
+			}
+			detail := fmt.Sprintf("%s moved from %s while landing %s", r.target, l.Old, l.New)
+			if _, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueReset{Base: w.base(hubrefs.TypeQueueReset), Tip: now.String(), Detail: detail}, w.key, w.m.Name, w.t); err != nil {
+				return false, err
+			}
+			r.rep.Resets = append(r.rep.Resets, detail+"; rebuilt on "+now.String())
+			return true, nil
+		case err != nil:
+			return false, fmt.Errorf("landing %s on %s: %w", l.New, l.Ref, err)
+		default:
+			r.rep.Commit = l.New
+			for _, x := range l.Landed {
+				if err := r.merged(prs[x.PR], x.PR, queue.Merged{Revision: x.Head, Branch: l.Ref, Commit: x.Commit}); err != nil {
+					return false, err
+				}
+				if err := left(x.PR, x.Head, queue.ReasonLanded, "landed as "+x.Commit); err != nil {
+					return false, err
+				}
+				r.rep.Landed = append(r.rep.Landed, x)
+			}
+		}
+	}
+	// Evict.
+	for _, e := range plan.Evict {
+		if err := left(e.PR, e.Head, e.Reason, e.Detail); err != nil {
+			return false, err
+		}
+		r.rep.Evicted = append(r.rep.Evicted, e)
+	}
+	// Publish.
+	for _, p := range plan.Publish {
+		if err := r.setBranch(p.Branch, plumbing.NewHash(p.Step)); err != nil {
+			return false, err
+		}
+		if _, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueCandidate{Base: w.base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch}, w.key, w.m.Name, w.t); err != nil {
+			return false, err
+		}
+		r.rep.Published = append(r.rep.Published, p)
+	}
+	// Delete exactly the branches of the entries this pass settled.
+	for _, d := range plan.Delete {
+		if keep[d] {
+			continue
+		}
+		cur, err := prMergeRemoteRef(h, d)
+		if err != nil {
+			return false, err
+		}
+		if cur.IsZero() {
+			continue
+		}
+		if err := r.setBranch(d, plumbing.ZeroHash); err != nil {
+			return false, err
+		}
+		r.rep.Deleted = append(r.rep.Deleted, d)
+	}
+	return false, nil
+}
+
+// setBranch force-moves (or deletes, with zero) a candidate branch, with its
+// current value as the expected old value.
+func (r *runner) setBranch(ref string, to plumbing.Hash) error {
+	h := r.w.h
+	cur, err := prMergeRemoteRef(h, ref)
+	if err != nil {
+		return err
+	}
+	if cur == to {
+		return nil
+	}
+	_, err = receive.Push(context.Background(), receive.PushOptions{
+		GitDir: h.GitDir, Remote: h.Remote, PushOptions: r.pushOpts,
+		Updates: []receive.PushUpdate{{Ref: ref, Old: cur, New: to}},
+	})
+	if err != nil {
+		what := "publishing " + to.String() + " on " + ref
+		if to.IsZero() {
+			what = "deleting " + ref
+		}
+		return fmt.Errorf("%s at %s: %w", what, h.where(), err)
+	}
+	return nil
+}
+
+// merged appends pr.merged to a pull request unless it already records it.
+func (r *runner) merged(p *pr.State, id string, m queue.Merged) error {
+	w := r.w
+	if p == nil {
+		return fmt.Errorf("pull request %s vanished during the pass", id)
+	}
+	for _, x := range p.Merged {
+		if x.Revision == m.Revision && x.Branch == m.Branch {
+			return nil
+		}
+	}
+	pw := &prWriter{h: w.h, t: w.t, key: w.key, m: w.m, st: p}
+	_, err := pw.write(id, hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
+	return err
+}
+
+// readPRs folds every pull request; approved lists the open ones on the
+// target, oldest first (UUIDv7 ids sort by creation time).
+func (r *runner) readPRs() (map[string]*pr.State, []string, error) {
+	h, t := r.w.h, r.w.t
+	ids, err := h.prIDs()
+	if err != nil {
+		return nil, nil, err
+	}
+	prs := map[string]*pr.State{}
+	var approved []string
+	for _, id := range ids {
+		p, _, err := h.prState(id, t)
+		if err != nil {
+			r.rep.Warnings = append(r.rep.Warnings, "skipped pull request: "+err.Error())
+			continue
+		}
+		prs[id] = p
+		if p.State == pr.Open && p.Base == r.target {
+			approved = append(approved, id)
+		}
+	}
+	sort.Strings(approved)
+	return prs, approved, nil
+}
+
+// contains reports whether rev is tip or an ancestor of it.
+func (r *runner) contains(tip, rev plumbing.Hash) bool {
+	if tip == rev {
+		return true
+	}
+	k := [2]plumbing.Hash{tip, rev}
+	if v, ok := r.anc[k]; ok {
+		return v
+	}
+	cmd := exec.Command("git", "--git-dir="+r.w.h.GitDir, "merge-base", "--is-ancestor", rev.String(), tip.String())
+	v := cmd.Run() == nil
+	r.anc[k] = v
+	return v
+}
+
+func appendNew(list []string, xs ...string) []string {
+	for _, x := range xs {
+		dup := false
+		for _, y := range list {
+			dup = dup || x == y
+		}
+		if !dup {
+			list = append(list, x)
+		}
+	}
+	return list
+}
