@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitplus/gitplus/fixtures"
+)
+
+const e2eQueueRules = `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true}}}`
+
+// queueSetup makes a bare repository with members dev (hub.pr), rev
+// (hub.review), ci (hub.check:ci) and q (hub.queue), queue rules, and n
+// approved pull requests each adding its own file; it returns the bare
+// repository and the pull request ids in order.
+func queueSetup(t *testing.T, e *hubEnv, n int) (string, []string) {
+	t.Helper()
+	root := t.TempDir()
+	bare := filepath.Join(root, "repo.git")
+	e.ok(root, "admin", "init", bare)
+	work := filepath.Join(root, "work")
+	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures.Git(t, work, "add", ".")
+	fixtures.Git(t, work, "commit", "-q", "-m", "base")
+	fixtures.Git(t, work, "push", "-q", bare, "main")
+	for _, m := range []struct{ name, cap string }{{"dev", "hub.pr"}, {"rev", "hub.review"}, {"ci", "hub.check:ci"}, {"q", "hub.queue"}} {
+		e.ok(bare, "admin", "member", "add", m.name, "--key", e.keys[m.name].Path+".pub", "--cap", m.cap)
+	}
+	rules := filepath.Join(root, "rules.json")
+	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(bare, "admin", "rules", "set", rules)
+	qid := lastLine(e.ok(bare, "q", "queue", "open", "--target", "main"))
+
+	var ids []string
+	for i := 1; i <= n; i++ {
+		br := "feat" + string(rune('0'+i))
+		fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
+		if err := os.WriteFile(filepath.Join(work, br+".txt"), []byte(br+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fixtures.Git(t, work, "add", ".")
+		fixtures.Git(t, work, "commit", "-q", "-m", br)
+		fixtures.Git(t, work, "push", "-q", bare, br)
+		id := lastLine(e.ok(bare, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
+		e.ok(bare, "rev", "pr", "review", id, "--approve")
+		e.ok(bare, "q", "queue", "enter", id)
+		ids = append(ids, id)
+	}
+	// queue show --target lists them in order, with the queue's id.
+	var show queueJSON
+	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "show", "--target", "main", "--json")), &show); err != nil {
+		t.Fatal(err)
+	}
+	if show.ID != qid || len(show.Active) != n || show.Active[0].PR != ids[0] {
+		t.Fatalf("queue show: %+v", show)
+	}
+	return bare, ids
+}
+
+func queueRunJSON(t *testing.T, e *hubEnv, bare string) runReport {
+	t.Helper()
+	var rep runReport
+	out := e.ok(bare, "q", "queue", "run", "--target", "main", "--json")
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("queue run --json: %v\n%s", err, out)
+	}
+	return rep
+}
+
+func hubRefs(t *testing.T, dir string) string {
+	t.Helper()
+	return fixtures.Git(t, dir, "for-each-ref", "--format=%(objectname) %(refname)", "refs/hub/")
+}
+
+func TestQueuePassLandsAndEvicts(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	bare, ids := queueSetup(t, e, 3)
+	c0 := strings.TrimSpace(fixtures.Git(t, bare, "rev-parse", "main"))
+
+	// Pass 1 publishes three candidates and lands nothing.
+	rep := queueRunJSON(t, e, bare)
+	if len(rep.Published) != 3 || len(rep.Landed) != 0 {
+		t.Fatalf("pass 1: %+v", rep)
+	}
+	steps := make([]string, 3)
+	for i, id := range ids {
+		steps[i] = strings.TrimSpace(fixtures.Git(t, bare, "rev-parse", "refs/heads/queue/main/"+id))
+		if steps[i] != rep.Published[i].Step {
+			t.Fatalf("branch of %s holds %s, report says %s", id, steps[i], rep.Published[i].Step)
+		}
+	}
+
+	// CI: green on C_1 and C_2, red on C_3.
+	for i, cmd := range []string{"true", "true", "false"} {
+		_, _, code := e.run(bare, "ci", nil, "check", "run", "--pr", ids[i], "--rev", "queue/main/"+ids[i], "--name", "ci", "--", cmd)
+		if want := map[string]int{"true": 0, "false": 1}[cmd]; code != want {
+			t.Fatalf("check run -- %s: exit %d, want %d", cmd, code, want)
+		}
+	}
+
+	// Pass 2 lands C_1..C_2 in one swap and evicts the third.
+	rep = queueRunJSON(t, e, bare)
+	if len(rep.Landed) != 2 || rep.Commit != steps[1] {
+		t.Fatalf("pass 2 landed %+v commit %s, want C_2 %s\n%+v", rep.Landed, rep.Commit, steps[1], rep)
+	}
+	if got := strings.TrimSpace(fixtures.Git(t, bare, "rev-parse", "main")); got != steps[1] {
+		t.Fatalf("main is %s, want C_2 %s", got, steps[1])
+	}
+	if p := strings.TrimSpace(fixtures.Git(t, bare, "rev-parse", steps[0]+"^1")); p != c0 {
+		t.Fatalf("C_1's first parent is %s, want C_0 %s", p, c0)
+	}
+	if len(rep.Evicted) != 1 || rep.Evicted[0].PR != ids[2] || rep.Evicted[0].Reason != "failed" {
+		t.Fatalf("pass 2 evicted %+v", rep.Evicted)
+	}
+	for i, id := range ids[:2] {
+		j := prShowJSON(t, e, bare, id)
+		if j.State != "merged" || len(j.Merged) != 1 || j.Merged[0].Commit != steps[i] {
+			t.Fatalf("pull request %d after landing: %+v", i+1, j)
+		}
+	}
+	if j := prShowJSON(t, e, bare, ids[2]); j.State != "open" {
+		t.Fatalf("evicted pull request is %s", j.State)
+	}
+	if out := fixtures.Git(t, bare, "for-each-ref", "refs/heads/queue/"); strings.TrimSpace(out) != "" {
+		t.Fatalf("candidate branches left behind:\n%s", out)
+	}
+	var show queueJSON
+	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "show", "--target", "main", "--json")), &show); err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, l := range show.Left {
+		reasons[l.PR] = l.Reason
+	}
+	if len(show.Active) != 0 || reasons[ids[0]] != "landed" || reasons[ids[1]] != "landed" || reasons[ids[2]] != "failed" {
+		t.Fatalf("queue show after pass 2: %+v", show)
+	}
+
+	// A further pass appends nothing.
+	before := hubRefs(t, bare)
+	rep = queueRunJSON(t, e, bare)
+	if after := hubRefs(t, bare); after != before {
+		t.Fatalf("idle pass changed hub refs:\n%s\n---\n%s\n%+v", before, after, rep)
+	}
+}
+
+func TestQueueOrdinaryStates(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, "admin")
+	root := t.TempDir()
+	bare := filepath.Join(root, "repo.git")
+	e.ok(root, "admin", "init", bare)
+	// queueCandidates off (no rules): exit 0 with the reason.
+	out := e.ok(bare, "admin", "queue", "run", "--target", "main")
+	if !strings.Contains(out, "queueCandidates is off") {
+		t.Fatalf("queue run without rules: %s", out)
+	}
+	// A named queue that does not exist: exit 1.
+	if _, _, code := e.run(bare, "admin", nil, "queue", "run", "--target", "main", "--queue", "0190a0a0-0000-7000-8000-000000000000"); code != 1 {
+		t.Fatalf("queue run --queue missing: exit %d, want 1", code)
+	}
+	rules := filepath.Join(root, "rules.json")
+	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(bare, "admin", "rules", "set", rules)
+	if out := e.ok(bare, "admin", "queue", "run", "--target", "main"); !strings.Contains(out, "no open queue") {
+		t.Fatalf("queue run without a queue: %s", out)
+	}
+	id := lastLine(e.ok(bare, "admin", "queue", "open", "--target", "main"))
+	var list []queueSummaryJSON
+	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "list", "--json")), &list); err != nil || len(list) != 1 || list[0].ID != id || !list[0].Counts {
+		t.Fatalf("queue list: %v %+v", err, list)
+	}
+	e.ok(bare, "admin", "queue", "close", id)
+	if _, _, code := e.run(bare, "admin", nil, "queue", "close", id); code != 1 {
+		t.Fatalf("closing twice: exit %d, want 1", code)
+	}
+}
