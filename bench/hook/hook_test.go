@@ -31,6 +31,7 @@ var (
 	flagDepths  = flag.String("depths", "1,8,32", "candidate chain depths (≤ 32)")
 	flagReps    = flag.Int("reps", 7, "timed runs per measurement (median reported)")
 	flagBin     = flag.String("bin", "", "git+ binary to run (default: build ./cmd/git+ from the work tree with fixtures.Binary)")
+	flagPack    = flag.Bool("pack", false, "after setup, pack the loose objects (candidates, events) with git repack -d, as a push of more than receive.unpackLimit objects arrives")
 	flagProfile = flag.String("cpuprofile", "", "write a CPU profile of in-process receive.JudgePush (deepest chain) to this file (and FILE.cold)")
 )
 
@@ -216,6 +217,9 @@ func setup(tb testing.TB) *world {
 	if !slices.Equal(got, want) {
 		tb.Fatalf("candidate trees differ from git merge-tree:\nours %v\ngit  %v", want, got)
 	}
+	if *flagPack {
+		w.git("", "repack", "-d", "-q")
+	}
 	return w
 }
 
@@ -309,6 +313,29 @@ func BenchmarkHook(b *testing.B) {
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "%6s %14s %14s %10s %12s %12s\n", "depth", "hook-cold-ms", "hook-warm-ms", "git-ms", "ratio-cold", "ratio-warm")
+	b.Run("floor", func(b *testing.B) {
+		// The hook creating an unprotected branch (not judged) and git
+		// merge-tree with no pairs: process start, refs, rules.
+		w.tb = b
+		stdin := fmt.Sprintf("%s %s refs/heads/bench-floor\n", plumbing.ZeroHash, w.c[0])
+		var hk, gt []time.Duration
+		for range b.N {
+			for r := 0; r < *flagReps; r++ {
+				start := time.Now()
+				if out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, w.bin, "hook", "pre-receive"); err != nil {
+					b.Fatalf("hook floor: %v\n%s%s", err, out, errs)
+				}
+				hk = append(hk, time.Since(start))
+				start = time.Now()
+				w.git("", "merge-tree", "--write-tree", "--stdin")
+				gt = append(gt, time.Since(start))
+			}
+		}
+		h, g := median(hk), median(gt)
+		b.ReportMetric(ms(h), "hook-ms")
+		b.ReportMetric(ms(g), "git-ms")
+		fmt.Fprintf(&table, "%6s %14.1f %14s %10.1f %12s %12s\n", "floor", ms(h), "", ms(g), "", "")
+	})
 	for _, n := range depths {
 		b.Run(fmt.Sprintf("depth=%d", n), func(b *testing.B) {
 			w.tb = b
@@ -331,8 +358,7 @@ func BenchmarkHook(b *testing.B) {
 		})
 	}
 	w.tb = b
-	b.Logf("medians of %d runs:\n%s", *flagReps, table.String())
-	fmt.Print(table.String())
+	fmt.Printf("medians of %d runs (pack=%v):\n%s", *flagReps, *flagPack, table.String())
 
 	if *flagProfile != "" {
 		n := slices.Max(depths)
@@ -385,7 +411,7 @@ func profile(b *testing.B, w *world, n int, cold bool, file string) {
 	if cold {
 		mode = "cold"
 	}
-	b.Logf("in-process JudgePush depth %d, %s fold cache: median %.1f ms over %d runs; profile %s", n, mode, ms(median(ds)), len(ds), file)
+	fmt.Printf("in-process JudgePush depth %d, %s fold cache: median %.1f ms over %d runs; profile %s\n", n, mode, ms(median(ds)), len(ds), file)
 	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", file).CombinedOutput()
 	if err != nil {
 		b.Logf("go tool pprof: %v", err)
