@@ -106,33 +106,50 @@ func field(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-// decode validates ev's payload on its own. repoID "" skips the repository
-// check (fuzzing only).
-func decode(ev hubrefs.Event, repoID string) (payload, error) {
-	var base hubrefs.Base
-	if err := json.Unmarshal(ev.Payload, &base); err != nil {
-		return payload{}, fmt.Errorf("%w: payload is not a JSON object: %w", ErrMalformed, err)
-	}
+// checkBase checks the payload's type and repository against the event and
+// repoID.
+func checkBase(ev hubrefs.Event, base hubrefs.Base, repoID string) error {
 	if base.Type != ev.Type {
-		return payload{}, fmt.Errorf("%w: payload type %q differs from the message's %q", ErrMalformed, base.Type, ev.Type)
+		return fmt.Errorf("%w: payload type %q differs from the message's %q", ErrMalformed, base.Type, ev.Type)
 	}
 	if ev.Repo != "" && ev.Repo != base.Repo {
-		return payload{}, fmt.Errorf("%w: payload repo %q differs from the event's %q", ErrRepoMismatch, base.Repo, ev.Repo)
+		return fmt.Errorf("%w: payload repo %q differs from the event's %q", ErrRepoMismatch, base.Repo, ev.Repo)
 	}
 	if repoID != "" && base.Repo != repoID {
-		return payload{}, fmt.Errorf("%w: repo %q, but this repository is %q", ErrRepoMismatch, base.Repo, repoID)
+		return fmt.Errorf("%w: repo %q, but this repository is %q", ErrRepoMismatch, base.Repo, repoID)
 	}
-	unmarshal := func(v any) error {
+	return nil
+}
+
+// baseOnly decodes only the payload's type and repository and checks them;
+// it gives the errors decode gives before looking at any other field.
+func baseOnly(ev hubrefs.Event, repoID string) error {
+	var base hubrefs.Base
+	if err := json.Unmarshal(ev.Payload, &base); err != nil {
+		return fmt.Errorf("%w: payload is not a JSON object: %w", ErrMalformed, err)
+	}
+	return checkBase(ev, base, repoID)
+}
+
+// decode validates ev's payload on its own. repoID "" skips the repository
+// check (fuzzing only). The payload is decoded once, into the typed struct
+// of its type (each embeds hubrefs.Base); only when that fails is it decoded
+// again, to report the type and repository checks first as before.
+func decode(ev hubrefs.Event, repoID string) (payload, error) {
+	unmarshal := func(v any, base *hubrefs.Base) error {
 		if err := json.Unmarshal(ev.Payload, v); err != nil {
+			if berr := baseOnly(ev, repoID); berr != nil {
+				return berr
+			}
 			return fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
-		return nil
+		return checkBase(ev, *base, repoID)
 	}
 	var p payload
 	switch ev.Type {
 	case hubrefs.TypePROpened:
 		var v hubrefs.PROpened
-		if err := unmarshal(&v); err != nil {
+		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
 		if err := trust.ValidUUID(v.ID); err != nil {
@@ -150,7 +167,7 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		p.id, p.base, p.head, p.title, p.body = v.ID, v.BaseRef, v.Head, v.Title, v.Body
 	case hubrefs.TypePRUpdated:
 		var v hubrefs.PRUpdated
-		if err := unmarshal(&v); err != nil {
+		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
 		if err := ValidOID(v.Head); err != nil {
@@ -159,7 +176,7 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		p.head = v.Head
 	case hubrefs.TypePRRetargeted:
 		var v hubrefs.PRRetargeted
-		if err := unmarshal(&v); err != nil {
+		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
 		if err := trust.ValidBranch(v.BaseRef); err != nil {
@@ -167,9 +184,13 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		}
 		p.base = v.BaseRef
 	case hubrefs.TypePRClosed, hubrefs.TypePRReopened:
+		var v hubrefs.Base
+		if err := unmarshal(&v, &v); err != nil {
+			return p, err
+		}
 	case hubrefs.TypeReviewSubmit:
 		var v hubrefs.Review
-		if err := unmarshal(&v); err != nil {
+		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
 		if err := ValidOID(v.Head); err != nil {
@@ -186,7 +207,7 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		p.head, p.base, p.verdict, p.body = v.Head, v.BaseRef, v.Verdict, v.Body
 	case hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved:
 		var v hubrefs.Thread
-		if err := unmarshal(&v); err != nil {
+		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
 		if err := ValidThreadID(v.Thread); err != nil {
@@ -195,7 +216,7 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		p.thread, p.body = v.Thread, v.Body
 	case hubrefs.TypeCheckStarted, hubrefs.TypeCheckCompleted:
 		var v hubrefs.Check
-		if err := unmarshal(&v); err != nil {
+		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
 		if err := trust.ValidCheckName(v.Name); err != nil {
@@ -213,7 +234,7 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		p.name, p.head, p.conclusion, p.url = v.Name, v.Head, v.Conclusion, v.URL
 	case hubrefs.TypePRMerged:
 		var v hubrefs.PRMerged
-		if err := unmarshal(&v); err != nil {
+		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
 		if err := ValidOID(v.Revision); err != nil {
@@ -227,6 +248,9 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		}
 		p.revision, p.branch, p.commit = v.Revision, v.Branch, v.Commit
 	default:
+		if err := baseOnly(ev, repoID); err != nil {
+			return p, err
+		}
 		return p, fmt.Errorf("%w %q in a pull request ref", ErrUnknownType, ev.Type)
 	}
 	return p, nil

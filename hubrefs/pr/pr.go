@@ -73,7 +73,8 @@ type State struct {
 	Merged            []MergedRecord
 	Tip               plumbing.Hash
 
-	seen map[plumbing.Hash]bool
+	seen  map[plumbing.Hash]bool
+	heads map[string]bool // the set of Heads
 }
 
 func sameKey(a, b ssh.PublicKey) bool {
@@ -122,6 +123,7 @@ func open(ev hubrefs.Event, p payload) *State {
 		Checks:  map[CheckKey]string{},
 		Tip:     ev.ID,
 		seen:    map[plumbing.Hash]bool{ev.ID: true},
+		heads:   map[string]bool{p.head: true},
 	}
 }
 
@@ -160,7 +162,14 @@ func (s *State) apply(ev hubrefs.Event, repoID string) error {
 	switch ev.Type {
 	case hubrefs.TypePRUpdated:
 		s.Head = p.head
-		if !slices.Contains(s.Heads, p.head) {
+		if s.heads == nil { // a State not built by Fold
+			s.heads = make(map[string]bool, len(s.Heads))
+			for _, h := range s.Heads {
+				s.heads[h] = true
+			}
+		}
+		if !s.heads[p.head] {
+			s.heads[p.head] = true
 			s.Heads = append(s.Heads, p.head)
 		}
 	case hubrefs.TypePRRetargeted:
@@ -181,22 +190,18 @@ func (s *State) apply(ev hubrefs.Event, repoID string) error {
 	case hubrefs.TypeThreadOpened:
 		if _, ok := s.Threads[p.thread]; !ok {
 			s.Threads[p.thread] = false
+			s.UnresolvedThreads++
 		}
 	case hubrefs.TypeThreadResolved:
-		if _, ok := s.Threads[p.thread]; ok {
+		if resolved, ok := s.Threads[p.thread]; ok && !resolved {
 			s.Threads[p.thread] = true
+			s.UnresolvedThreads--
 		}
 	case hubrefs.TypeCheckCompleted:
 		s.Runs = append(s.Runs, CheckRun{Event: ev.ID, Key: ev.Signer, Name: p.name, Revision: p.head, Conclusion: p.conclusion, URL: p.url})
 	}
 	s.seen[ev.ID] = true
 	s.Tip = ev.ID
-	s.UnresolvedThreads = 0
-	for _, resolved := range s.Threads {
-		if !resolved {
-			s.UnresolvedThreads++
-		}
-	}
 	return nil
 }
 
