@@ -12,10 +12,16 @@ package main
 //     and exits 1 when any ref is refused. It fails closed: input it cannot
 //     parse, or a push it cannot judge, refuses everything.
 //   - `git+ init` installs the hooks too (installHooksOnInit, set below).
+//   - post-receive runs hooks.PostReceive (mirrors, webhooks, wake rules;
+//     see `go doc ./hooks`). It exits 1 only on unreadable input: a failed
+//     mirror or webhook is reported as a "git+: post-receive: ..." line and
+//     logged, never failing the push.
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -100,8 +106,19 @@ func hookPreReceiveAction(c *cli.Context) error {
 }
 
 func hookPostReceiveAction(c *cli.Context) error {
-	if err := hooks.PostReceive(hookGitDir(c), os.Stdin); err != nil {
-		return fail(1, fmt.Errorf("post-receive in %s: %w", hookGitDir(c), err))
+	gitDir := hookGitDir(c)
+	if abs, err := filepath.Abs(gitDir); err == nil {
+		gitDir = abs
+	}
+	bin, err := hooks.Executable()
+	if err != nil {
+		bin = ""
+	}
+	_, err = hooks.PostReceive(context.Background(), hooks.Options{
+		GitDir: gitDir, Stdin: os.Stdin, Stderr: c.App.ErrWriter, Environ: os.Environ(), Binary: bin,
+	})
+	if err != nil {
+		return fail(1, fmt.Errorf("post-receive in %s: %w", gitDir, err))
 	}
 	return nil
 }
