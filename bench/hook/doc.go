@@ -17,9 +17,13 @@
 //	-small        2,000 files / 1,000 commits instead of 20,000 / 10,000
 //	-depths LIST  chain depths (default 1,8,32; at most 32 = queueDepth)
 //	-reps N       timed runs per measurement (median reported; default 7)
+//	-pack         pack the loose objects after setup (see below)
+//	-bin PATH     git+ binary to run (default: fixtures.Binary builds ./cmd/git+
+//	              from the work tree; use a build of HEAD while others edit it)
 //	-cpuprofile F write a CPU profile of the in-process judgement
 //	              (receive.JudgePush, deepest chain, warm fold cache) to F and
-//	              print its top entries
+//	              print its top entries; FILE.cold the same with the fold
+//	              cache removed before each judgement
 //
 // Setup (not timed): the generated repository is cloned (--bare, hard links)
 // into a work repository; `git+ init` with an admin key (repo.admin implies
@@ -30,7 +34,11 @@
 // git fast-import); for each a pr.opened (admin) and review.submitted
 // approve (rev) written with hubrefs.WriteEvent; the chain C_i =
 // queue.BuildCandidate(C_{i-1}, H_i); a check.completed ci=success on C_i
-// (admin) in PR_i's events; hub refs moved with one `git update-ref --stdin`.
+// (admin) in PR_i's events; hub refs and the candidate branches
+// refs/heads/queue/main/<pr id> (as queue run pushes them) moved with one
+// `git update-ref --stdin`. Events and candidates are loose objects (as
+// receive-pack leaves a push under receive.unpackLimit); with -pack they are
+// packed by `git repack -d` first (as a larger push arrives).
 // Every C_i's tree is checked against git merge-tree.
 //
 // Measured, per depth N:
@@ -43,6 +51,8 @@
 //	           "C_{i-1} H_i" (one process; it writes its result objects,
 //	           which exist already)
 //	ratio      hook / git (goal ≤ 1.0)
+//	floor      the hook creating an unprotected branch (nothing judged:
+//	           process start, refs, rules) and git merge-tree with no input
 //
 // All figures are medians of -reps runs in the same process, interleaved per
 // depth, so machine load affects both sides alike (it still adds noise).

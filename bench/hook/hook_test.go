@@ -204,6 +204,8 @@ func setup(tb testing.TB) *world {
 			tb.Fatal(err)
 		}
 		fmt.Fprintf(&refs, "create %s%s %s\n", hubrefs.PRRefPrefix, id, ev)
+		// The candidate branch, as queue run would push it (DESIGN.md §8).
+		fmt.Fprintf(&refs, "create refs/heads/queue/main/%s %s\n", id, ci)
 	}
 	w.git(refs.String(), "update-ref", "--stdin")
 
@@ -220,6 +222,7 @@ func setup(tb testing.TB) *world {
 	if *flagPack {
 		w.git("", "repack", "-d", "-q")
 	}
+	fmt.Printf("work repository objects (pack=%v):\n%s", *flagPack, w.git("", "count-objects", "-v"))
 	return w
 }
 
