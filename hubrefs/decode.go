@@ -69,8 +69,151 @@ func (e Event) Unmarshal(v any) error {
 }
 
 // checkPayload validates a payload: valid UTF-8, one JSON object, top-level
-// keys unique ignoring case, "type" and "repo" non-empty strings.
+// keys unique ignoring case, "type" and "repo" non-empty strings. The common
+// case (a valid object) is one validity scan and one scan of the top-level
+// keys; anything else goes through checkPayloadSlow for its exact error.
 func checkPayload(b []byte) (typ, repo string, err error) {
+	if typ, repo, ok := checkPayloadFast(b); ok {
+		return typ, repo, nil
+	}
+	return checkPayloadSlow(b)
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// jsonStringEnd returns the index just past the JSON string starting at
+// b[i] == '"' in valid JSON, and whether it holds an escape.
+func jsonStringEnd(b []byte, i int) (int, bool) {
+	esc := false
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			esc = true
+			i++
+		case '"':
+			return i + 1, esc
+		}
+	}
+	return len(b), esc
+}
+
+// jsonValueEnd returns the index just past the JSON value starting at b[i]
+// in valid JSON.
+func jsonValueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		end, _ := jsonStringEnd(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end, _ := jsonStringEnd(b, i)
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == ',' || c == '}' || c == ']' || isJSONSpace(c) {
+			return i
+		}
+	}
+	return i
+}
+
+// checkPayloadFast accepts what checkPayloadSlow accepts, with the same
+// result; ok false means "ask checkPayloadSlow" (a refusal, or a case it
+// does not handle).
+func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
+	if !utf8.Valid(b) || !json.Valid(b) {
+		return "", "", false
+	}
+	i := 0
+	for i < len(b) && isJSONSpace(b[i]) {
+		i++
+	}
+	if i == len(b) || b[i] != '{' {
+		return "", "", false
+	}
+	i++
+	var seen map[string]bool
+	var haveType, haveRepo bool
+	for {
+		for isJSONSpace(b[i]) || b[i] == ',' {
+			i++
+		}
+		if b[i] == '}' {
+			break
+		}
+		end, esc := jsonStringEnd(b, i)
+		key := string(b[i+1 : end-1])
+		if esc {
+			if json.Unmarshal(b[i:end], &key) != nil {
+				return "", "", false
+			}
+		}
+		i = end
+		for isJSONSpace(b[i]) || b[i] == ':' {
+			i++
+		}
+		vend := jsonValueEnd(b, i)
+		val := b[i:vend]
+		i = vend
+		fold := key
+		if !isLowerASCII(key) {
+			fold = strings.ToLower(key)
+		}
+		if seen == nil {
+			seen = make(map[string]bool, 8)
+		}
+		if seen[fold] {
+			return "", "", false
+		}
+		seen[fold] = true
+		if fold != "type" && fold != "repo" {
+			continue
+		}
+		if key != fold || len(val) < 3 || val[0] != '"' {
+			return "", "", false
+		}
+		var s string
+		if bytes.IndexByte(val, '\\') < 0 {
+			s = string(val[1 : len(val)-1])
+		} else if json.Unmarshal(val, &s) != nil || s == "" {
+			return "", "", false
+		}
+		if fold == "type" {
+			typ, haveType = s, true
+		} else {
+			repo, haveRepo = s, true
+		}
+	}
+	if !haveType || !haveRepo {
+		return "", "", false
+	}
+	return typ, repo, true
+}
+
+func isLowerASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPayloadSlow is checkPayload token by token, with a precise error.
+func checkPayloadSlow(b []byte) (typ, repo string, err error) {
 	if !utf8.Valid(b) {
 		return "", "", fmt.Errorf("payload is not valid UTF-8: %w", ErrMalformed)
 	}

@@ -81,3 +81,25 @@ func FuzzPayload(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckPayloadFast: the fast payload check accepts exactly what the
+// token-by-token check accepts, with the same type and repository.
+func FuzzCheckPayloadFast(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"pr.closed","repo":"r"}`,
+		` { "type" : "pr.closed" , "repo":"r", "x": {"a":["}",1,{"b":"\""}]}, "n": -1.5e3 } `,
+		`{"type":"pr.closed","repo":"r","Type":"x"}`,
+		`{"type":"pr.\u0063losed","repo":"r","T\u00ffpe":1}`,
+		`{"type":"","repo":"r"}`, `{"type":null,"repo":"r"}`, `{"TYPE":"a","repo":"r"}`,
+		`{"type":"pr.closed","repo":"r"}{}`, `[]`, `null`, `{`, "{\"type\":\"pr.closed\",\"repo\":\"\xff\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		typ, repo, ok := checkPayloadFast(b)
+		styp, srepo, err := checkPayloadSlow(b)
+		if ok != (err == nil) || ok && (typ != styp || repo != srepo) {
+			t.Fatalf("%q: fast %q %q %v, slow %q %q %v", b, typ, repo, ok, styp, srepo, err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -20,11 +21,12 @@ type rawCommit struct {
 	parents   []plumbing.Hash
 	author    []byte
 	committer []byte
-	sigs      int    // number of gpgsig headers
-	sig       []byte // unfolded value of the first gpgsig header, each line ending in \n
-	signed    []byte // the body without gpgsig and gpgsig-sha256 headers
-	message   []byte // everything after the blank line; nil if there is none
-	hasBody   bool   // a blank line ended the headers
+	sigs      int      // number of gpgsig headers
+	sig       []byte   // unfolded value of the first gpgsig header, each line ending in \n
+	raw       []byte   // the whole body
+	drop      [][2]int // byte ranges of raw held by gpgsig and gpgsig-sha256 headers
+	message   []byte   // everything after the blank line; nil if there is none
+	hasBody   bool     // a blank line ended the headers
 	// strict is empty when the headers are exactly tree, parent*, author,
 	// committer, gpgsig? in that order; otherwise it says what is wrong.
 	strict string
@@ -34,8 +36,7 @@ type rawCommit struct {
 // "commit <size>\0" prefix). It fails only when the header block itself is
 // broken; shape problems for events are left in strict.
 func parseCommit(raw []byte) (*rawCommit, error) {
-	rc := &rawCommit{}
-	signed := make([]byte, 0, len(raw))
+	rc := &rawCommit{raw: raw}
 	// state: 0 expect tree, 1 parents or author, 2 committer, 3 gpgsig or end, 4 end
 	state := 0
 	bad := func(format string, args ...any) {
@@ -46,7 +47,6 @@ func parseCommit(raw []byte) (*rawCommit, error) {
 	pos := 0
 	for pos < len(raw) {
 		if raw[pos] == '\n' {
-			signed = append(signed, raw[pos:]...)
 			rc.message = raw[pos+1:]
 			rc.hasBody = true
 			break
@@ -61,7 +61,6 @@ func parseCommit(raw []byte) (*rawCommit, error) {
 		if line[0] == ' ' {
 			// continuation of a header that is not a signature (mergetag, ...)
 			bad("unexpected continuation line in the header")
-			signed = append(signed, raw[pos:next]...)
 			pos = next
 			continue
 		}
@@ -94,6 +93,7 @@ func parseCommit(raw []byte) (*rawCommit, error) {
 				}
 				next = e + 1
 			}
+			rc.drop = append(rc.drop, [2]int{pos, next})
 			pos = next
 			continue
 		case "tree":
@@ -130,13 +130,11 @@ func parseCommit(raw []byte) (*rawCommit, error) {
 		default:
 			bad("unexpected header %.40q", key)
 		}
-		signed = append(signed, raw[pos:next]...)
 		pos = next
 	}
 	if state < 3 {
 		bad("tree, author or committer header missing")
 	}
-	rc.signed = signed
 	return rc, nil
 }
 
@@ -198,6 +196,106 @@ func Verify(raw []byte) (ssh.PublicKey, error) {
 }
 
 func verifyParsed(rc *rawCommit) (ssh.PublicKey, error) {
+	return verifyWith(rc, nil)
+}
+
+// keyCache remembers parsed public keys by their wire form within one read
+// (events of a ref are signed by a handful of keys). It only saves parsing:
+// every signature is still verified. A nil keyCache parses every time.
+type keyCache map[string]ssh.PublicKey
+
+// maxCachedKeys bounds a keyCache.
+const maxCachedKeys = 256
+
+func (kc keyCache) parse(wire []byte) (ssh.PublicKey, error) {
+	if pub, ok := kc[string(wire)]; ok {
+		return pub, nil
+	}
+	pub, err := ssh.ParsePublicKey(wire)
+	if err == nil && kc != nil && len(kc) < maxCachedKeys {
+		kc[string(wire)] = pub
+	}
+	return pub, err
+}
+
+// sshString reads one SSH wire string (uint32 big-endian length, bytes).
+func sshString(b []byte) (val, rest []byte, ok bool) {
+	if len(b) < 4 {
+		return nil, nil, false
+	}
+	n := uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
+	if n > uint64(len(b)-4) {
+		return nil, nil, false
+	}
+	return b[4 : 4+n], b[4+n:], true
+}
+
+func appendSSHString(b []byte, s string) []byte {
+	n := len(s)
+	b = append(b, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	return append(b, s...)
+}
+
+// sshSig is a parsed SSHSIG blob (PROTOCOL.sshsig): the same checks as
+// sshsig.ParseSignature, without reflection.
+type sshSig struct {
+	pub       ssh.PublicKey
+	namespace string
+	hash      sshsig.HashAlgorithm
+	sig       ssh.Signature
+}
+
+func parseSSHSig(b []byte, kc keyCache) (*sshSig, error) {
+	const magic = "SSHSIG"
+	if len(b) < len(magic)+4 || string(b[:len(magic)]) != magic {
+		return nil, errors.New("invalid magic preamble")
+	}
+	b = b[len(magic):]
+	if v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]); v != 1 {
+		return nil, fmt.Errorf("unsupported signature version %d", v)
+	}
+	b = b[4:]
+	var fields [5][]byte // public key, namespace, reserved, hash algorithm, signature
+	for i := range fields {
+		var ok bool
+		if fields[i], b, ok = sshString(b); !ok {
+			return nil, errors.New("truncated signature blob")
+		}
+	}
+	if len(b) != 0 {
+		return nil, errors.New("data after the signature blob")
+	}
+	out := &sshSig{namespace: string(fields[1]), hash: sshsig.HashAlgorithm(fields[3])}
+	if err := out.hash.Supported(); err != nil {
+		return nil, err
+	}
+	format, rest, ok := sshString(fields[4])
+	if !ok {
+		return nil, errors.New("truncated signature")
+	}
+	blob, rest, ok := sshString(rest)
+	if !ok {
+		return nil, errors.New("truncated signature")
+	}
+	out.sig = ssh.Signature{Format: string(format), Blob: blob}
+	if len(rest) > 0 {
+		out.sig.Rest = rest
+	}
+	pub, err := kc.parse(fields[0])
+	if err != nil {
+		return nil, err
+	}
+	if pub.Type() == ssh.KeyAlgoRSA && out.sig.Format != ssh.KeyAlgoRSASHA256 && out.sig.Format != ssh.KeyAlgoRSASHA512 {
+		return nil, fmt.Errorf("invalid signature format %q: expected %q or %q", out.sig.Format, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSASHA512)
+	}
+	out.pub = pub
+	return out, nil
+}
+
+// verifyWith verifies rc's signature: the hash the signature names is taken
+// over the body without its gpgsig headers, read in place (no copy), and the
+// SSHSIG signed data is checked with the signing key.
+func verifyWith(rc *rawCommit, kc keyCache) (ssh.PublicKey, error) {
 	switch {
 	case rc.sigs == 0:
 		return nil, fmt.Errorf("commit has no gpgsig header; sign it with an SSH key (gpg.format=ssh): %w", ErrUnsigned)
@@ -217,19 +315,35 @@ func verifyParsed(rc *rawCommit) (ssh.PublicKey, error) {
 	if len(bytes.TrimSpace(rest)) != 0 {
 		return nil, fmt.Errorf("commit signature holds more than one block, want exactly one: %w", ErrBadSignature)
 	}
-	sig, err := sshsig.ParseSignature(block.Bytes)
+	sig, err := parseSSHSig(block.Bytes, kc)
 	if err != nil {
 		return nil, fmt.Errorf("commit signature does not parse as SSHSIG: %v: %w", err, ErrBadSignature)
 	}
-	if sig.Namespace != SigNamespace {
-		return nil, fmt.Errorf("commit signature is in namespace %q, want %q: %w", sig.Namespace, SigNamespace, ErrBadSignature)
+	if sig.namespace != SigNamespace {
+		return nil, fmt.Errorf("commit signature is in namespace %q, want %q: %w", sig.namespace, SigNamespace, ErrBadSignature)
 	}
-	if err := sig.HashAlgorithm.Available(); err != nil {
+	if err := sig.hash.Available(); err != nil {
 		return nil, fmt.Errorf("commit signature: %v: %w", err, ErrBadSignature)
 	}
-	if err := sshsig.Verify(bytes.NewReader(rc.signed), sig, sig.PublicKey, sig.HashAlgorithm, SigNamespace); err != nil {
-		return nil, fmt.Errorf("commit signature by %s key %s does not verify: %v: %w",
-			sig.PublicKey.Type(), ssh.FingerprintSHA256(sig.PublicKey), err, ErrBadSignature)
+	h := sig.hash.Hash()
+	at := 0
+	for _, d := range rc.drop {
+		h.Write(rc.raw[at:d[0]])
+		at = d[1]
 	}
-	return sig.PublicKey, nil
+	h.Write(rc.raw[at:])
+	var sum [64]byte
+	// The signed data of PROTOCOL.sshsig: "SSHSIG", namespace, reserved,
+	// hash algorithm, H(message), each but the first an SSH string.
+	msg := make([]byte, 0, 6+4+len(SigNamespace)+4+4+len(sig.hash)+4+len(sum))
+	msg = append(msg, "SSHSIG"...)
+	msg = appendSSHString(msg, SigNamespace)
+	msg = appendSSHString(msg, "")
+	msg = appendSSHString(msg, string(sig.hash))
+	msg = appendSSHString(msg, string(h.Sum(sum[:0])))
+	if err := sig.pub.Verify(msg, &sig.sig); err != nil {
+		return nil, fmt.Errorf("commit signature by %s key %s does not verify: %v: %w",
+			sig.pub.Type(), ssh.FingerprintSHA256(sig.pub), err, ErrBadSignature)
+	}
+	return sig.pub, nil
 }

@@ -319,3 +319,15 @@ func BenchmarkFold(b *testing.B) {
 }
 
 func mkTemp() (string, error) { return os.MkdirTemp("", "gitplus-bench-fold-") }
+
+// BenchmarkReadFold is the measured operation alone (for -cpuprofile): read,
+// verify and fold the pull request of 10,000 events.
+func BenchmarkReadFold(b *testing.B) {
+	f := sized(b, 10000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := f.readFold(false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
