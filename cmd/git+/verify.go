@@ -1,0 +1,214 @@
+package main
+
+// git+ verify: offline verification (DESIGN.md §10) on any replica.
+//
+//   git+ verify --ref R --old O --new N   judge one update as the hook would
+//   git+ verify --branch B [--since REV]  audit B's first-parent history
+//
+// Decisions:
+//   - verify reads this repository's refs and objects only (a `git clone
+//     --mirror`, or any clone with refs/hub/* and the branch fetched); it
+//     never fetches, so what it says is about the replica as it is.
+//   - --ref: --old and --new take a revision or 40 zeros (or "" for --old)
+//     for a creation/deletion; R may be a short branch name. The verdict line
+//     is the hook's refusal line, or "git+: accepted <ref>: <old> -> <new>".
+//   - --branch: the judgement is policy.Audit (see its package doc for how a
+//     landing is justified, which trust applies, and what is out of scope).
+//     --since REV must be on the branch's first-parent chain; it is not
+//     judged itself. Without it the walk goes to the root commit.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/urfave/cli/v2"
+
+	"github.com/gitplus/gitplus/policy"
+	"github.com/gitplus/gitplus/receive"
+)
+
+func init() {
+	register(hubVerb(&cli.Command{
+		Name:  "verify",
+		Usage: "judge one update as the hook would (--ref/--old/--new), or audit a branch's history (--branch)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "ref", Usage: "the ref of the update to judge"},
+			&cli.StringFlag{Name: "old", Usage: "the ref's value before the update (40 zeros or empty: the ref is created)"},
+			&cli.StringFlag{Name: "new", Usage: "the proposed value (40 zeros: the ref is deleted)"},
+			&cli.StringFlag{Name: "branch", Usage: "audit every landing on this branch's first-parent chain"},
+			&cli.StringFlag{Name: "since", Usage: "audit only above this commit of the branch's first-parent chain (default: the root)"},
+			jsonFlag(),
+		},
+		Action: verifyAction,
+	}))
+}
+
+const zeroOID = "0000000000000000000000000000000000000000"
+
+func verifyAction(c *cli.Context) error {
+	const usage = "usage: git+ verify --ref R --old O --new N | git+ verify --branch B [--since REV] [--json]"
+	if c.NArg() != 0 {
+		return usageErr("%s", usage)
+	}
+	ref, branch := c.String("ref"), c.String("branch")
+	switch {
+	case ref != "" && branch != "", ref == "" && branch == "":
+		return usageErr("%s", usage)
+	case ref != "" && (c.String("since") != ""):
+		return usageErr("--since goes with --branch; %s", usage)
+	case branch != "" && (c.IsSet("old") || c.IsSet("new")):
+		return usageErr("--old and --new go with --ref; %s", usage)
+	case ref != "" && !c.IsSet("new"):
+		return usageErr("--ref needs --new (and --old); %s", usage)
+	}
+	gitDir, _, err := findGitDir(rootString(c, "repo"))
+	if err != nil {
+		return fail(1, err)
+	}
+	if ref != "" {
+		return verifyUpdate(c, gitDir, ref)
+	}
+	return verifyBranch(c, gitDir, branch)
+}
+
+// revOrZero resolves a revision, or the zero id for "" / 40 zeros.
+func revOrZero(gitDir, flag, rev string) (plumbing.Hash, error) {
+	if rev == "" || rev == zeroOID {
+		return plumbing.ZeroHash, nil
+	}
+	out, err := gitOut(gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if err != nil || len(out) != 40 {
+		return plumbing.ZeroHash, fmt.Errorf("--%s %q is not a commit in %s (fetch it first, or give 40 zeros for none)", flag, rev, gitDir)
+	}
+	return plumbing.NewHash(out), nil
+}
+
+type verifyUpdateJSON struct {
+	Ref      string `json:"ref"`
+	Old      string `json:"old"`
+	New      string `json:"new"`
+	Accepted bool   `json:"accepted"`
+	Code     string `json:"code,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+func verifyUpdate(c *cli.Context, gitDir, ref string) error {
+	if !strings.HasPrefix(ref, "refs/") {
+		r, err := branchRef(ref)
+		if err != nil {
+			return usageErr("--ref: %v", err)
+		}
+		ref = r
+	}
+	old, err := revOrZero(gitDir, "old", c.String("old"))
+	if err != nil {
+		return fail(1, err)
+	}
+	nw, err := revOrZero(gitDir, "new", c.String("new"))
+	if err != nil {
+		return fail(1, err)
+	}
+	vs, err := receive.JudgePush(gitDir, receive.QuarantineEnv{}, []policy.Update{{Ref: ref, Old: old, New: nw}})
+	if err != nil {
+		return fail(1, fmt.Errorf("judging %s %s -> %s in %s: %w", ref, old, nw, gitDir, err))
+	}
+	v := vs[0]
+	if wantJSON(c) {
+		if err := printJSON(c, verifyUpdateJSON{Ref: ref, Old: old.String(), New: nw.String(), Accepted: v.Accepted(), Code: v.Code, Reason: v.Reason}); err != nil {
+			return err
+		}
+	} else if v.Accepted() {
+		fmt.Fprintf(c.App.Writer, "git+: accepted %s: %s -> %s\n", ref, old, nw)
+	} else {
+		fmt.Fprintln(c.App.Writer, v.Line())
+	}
+	if !v.Accepted() {
+		return fail(1, errSilent)
+	}
+	return nil
+}
+
+type auditFindingJSON struct {
+	Commit string `json:"commit"`
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
+}
+
+type auditLandingJSON struct {
+	Commit string `json:"commit"`
+	Kind   string `json:"kind"`
+	PR     string `json:"pr,omitempty"`
+	Record string `json:"record"`
+	Covers int    `json:"covers,omitempty"`
+	Trust  string `json:"trust"`
+}
+
+type auditJSON struct {
+	Branch      string             `json:"branch"`
+	Tip         string             `json:"tip"`
+	Since       string             `json:"since"`
+	Commits     int                `json:"commits"`
+	Landings    int                `json:"landings"`
+	Direct      int                `json:"direct"`
+	Candidates  int                `json:"candidates"`
+	Unprotected int                `json:"unprotected"`
+	Covered     int                `json:"covered"`
+	Justified   int                `json:"justified"`
+	OK          bool               `json:"ok"`
+	Unjustified []auditFindingJSON `json:"unjustified"`
+	Records     []auditLandingJSON `json:"landingRecords"`
+}
+
+func verifyBranch(c *cli.Context, gitDir, branch string) error {
+	ref, err := branchRef(branch)
+	if err != nil {
+		return usageErr("--branch: %v", err)
+	}
+	refs, err := receive.ReadRefs(gitDir)
+	if err != nil {
+		return fail(1, fmt.Errorf("reading the refs of %s: %w", gitDir, err))
+	}
+	var since plumbing.Hash
+	if s := c.String("since"); s != "" {
+		if since, err = revOrZero(gitDir, "since", s); err != nil {
+			return fail(1, err)
+		}
+	}
+	store, err := receive.OpenStore(gitDir, receive.QuarantineEnv{})
+	if err != nil {
+		return fail(1, fmt.Errorf("opening the objects of %s: %w", gitDir, err))
+	}
+	defer store.Close()
+	rep, err := policy.Audit(policy.AuditInput{Objects: receive.Objects{Store: store}, Refs: refs, Branch: ref, Since: since, Cache: receive.NewDirCache(gitDir)})
+	if err != nil {
+		return fail(1, fmt.Errorf("auditing %s in %s: %w", ref, gitDir, err))
+	}
+	direct, cands, unprot, covered := rep.Counts()
+	if wantJSON(c) {
+		out := auditJSON{Branch: rep.Branch, Tip: rep.Tip.String(), Since: rep.Since.String(), Commits: rep.Commits,
+			Landings: len(rep.Landings), Direct: direct, Candidates: cands, Unprotected: unprot, Covered: covered,
+			Justified: rep.Commits - len(rep.Unjustified), OK: len(rep.Unjustified) == 0,
+			Unjustified: []auditFindingJSON{}, Records: []auditLandingJSON{}}
+		for _, f := range rep.Unjustified {
+			out.Unjustified = append(out.Unjustified, auditFindingJSON{Commit: f.Commit.String(), Code: f.Code, Reason: f.Reason})
+		}
+		for _, l := range rep.Landings {
+			out.Records = append(out.Records, auditLandingJSON{Commit: l.Commit.String(), Kind: l.Kind, PR: l.PR, Record: l.Record, Covers: l.Covers, Trust: l.Trust})
+		}
+		if err := printJSON(c, out); err != nil {
+			return err
+		}
+	} else {
+		w := c.App.Writer
+		for _, f := range rep.Unjustified {
+			fmt.Fprintf(w, "unjustified %s: [%s] %s\n", f.Commit, f.Code, f.Reason)
+		}
+		fmt.Fprintf(w, "%s: %d commits above %s audited: %d landings (%d direct covering %d more commits, %d candidates, %d without pull request rules), %d unjustified\n",
+			rep.Branch, rep.Commits, rep.Since.String()[:12], len(rep.Landings), direct, covered, cands, unprot, len(rep.Unjustified))
+	}
+	if len(rep.Unjustified) > 0 {
+		return fail(1, errSilent)
+	}
+	return nil
+}
