@@ -106,6 +106,7 @@ func PostReceive(ctx context.Context, o Options) (*Report, error) {
 				}
 				for _, ev := range evs {
 					ru.Types = append(ru.Types, ev.Type)
+					ru.Events = append(ru.Events, WakeEvent{ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
 					d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
 				}
 			}
@@ -118,11 +119,26 @@ func PostReceive(ctx context.Context, o Options) (*Report, error) {
 
 	// Wake first: detached, not waited for.
 	for _, r := range Match(rules, rep.Updates, SkippedRules(opts)) {
-		if _, err := StartWake(o.GitDir, o.Binary, r, o.Environ); err != nil {
-			fails = append(fails, err.Error())
-			continue
+		runs := []WakeRule{r}
+		if r.PerEvent() {
+			runs = nil
+			refs, evs := MatchEvents(r, rep.Updates)
+			for i, ev := range evs {
+				x, err := r.Expand(refs[i], ev)
+				if err != nil {
+					fails = append(fails, fmt.Sprintf("wake rule %s: %v", r.ID(), err))
+					continue
+				}
+				runs = append(runs, x)
+			}
 		}
-		rep.Woken = append(rep.Woken, r.ID())
+		for _, x := range runs {
+			if _, err := StartWake(o.GitDir, o.Binary, x, o.Environ); err != nil {
+				fails = append(fails, err.Error())
+				continue
+			}
+			rep.Woken = append(rep.Woken, r.ID())
+		}
 	}
 
 	// Mirrors and webhooks: concurrent, bounded.

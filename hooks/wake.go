@@ -18,16 +18,25 @@ package hooks
 //     help (git drops configured options when a push names its own
 //     --push-option, so verbs that pass options add the tag too: see
 //     WakeTag). Other GIT_CONFIG_* entries are kept.
+//   - Per-event rules: a rule whose run argv holds a placeholder —
+//     {ref}, {event.id}, {event.type} or {event.<key>} for a top-level
+//     string (or number, bool) of the event's JSON payload, e.g.
+//     {event.pr} and {event.step} of queue.candidate — runs once per
+//     matching event instead of once per push, with the placeholders
+//     filled in (the runs start one after another, each detached). A
+//     placeholder the event lacks skips that event (logged).
 //   - A push carrying the push option gitplus-wake=<id> does not wake rule
 //     <id>; it wakes every other matching rule, so a check's completion
 //     (from a check-running rule) wakes the queue rule.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,8 +64,82 @@ func WakeTag(getenv func(string) string) string {
 // RefUpdate is one ref a push moved and the hub events it brought.
 type RefUpdate struct {
 	Ref      string
-	Old, New string   // hex ids; zero id for creation/deletion
-	Types    []string // types of the new events (hub refs only)
+	Old, New string      // hex ids; zero id for creation/deletion
+	Types    []string    // types of the new events (hub refs only)
+	Events   []WakeEvent // the new events themselves (same order as Types)
+}
+
+// WakeEvent is what a per-event rule's placeholders are filled from.
+type WakeEvent struct {
+	ID, Type string
+	Payload  json.RawMessage
+}
+
+var placeholderRE = regexp.MustCompile(`\{(ref|event\.[A-Za-z0-9_]+)\}`)
+
+// PerEvent reports whether r runs once per matching event (its argv holds a
+// placeholder).
+func (r WakeRule) PerEvent() bool {
+	for _, a := range r.Run {
+		if placeholderRE.MatchString(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Expand returns r with its placeholders filled from event ev of ref, or an
+// error naming the first placeholder ev cannot fill.
+func (r WakeRule) Expand(ref string, ev WakeEvent) (WakeRule, error) {
+	var fields map[string]any
+	_ = json.Unmarshal(ev.Payload, &fields)
+	var bad error
+	out := r
+	out.Name = r.ID() // the expanded argv must keep the rule's id
+	out.Run = make([]string, len(r.Run))
+	for i, a := range r.Run {
+		out.Run[i] = placeholderRE.ReplaceAllStringFunc(a, func(m string) string {
+			key := m[1 : len(m)-1]
+			switch key {
+			case "ref":
+				return ref
+			case "event.id":
+				return ev.ID
+			case "event.type":
+				return ev.Type
+			}
+			switch v := fields[strings.TrimPrefix(key, "event.")].(type) {
+			case string:
+				return v
+			case float64, bool:
+				return fmt.Sprint(v)
+			}
+			if bad == nil {
+				bad = fmt.Errorf("event %s (%s) has no string field for %s", ev.ID, ev.Type, m)
+			}
+			return m
+		})
+	}
+	return out, bad
+}
+
+// MatchEvents returns, for a per-event rule, the events of ups that wake it
+// with their refs.
+func MatchEvents(r WakeRule, ups []RefUpdate) (refs []string, evs []WakeEvent) {
+	for _, u := range ups {
+		if ok, _ := path.Match(r.Ref, u.Ref); !ok {
+			continue
+		}
+		for _, ev := range u.Events {
+			for _, on := range r.On {
+				if on == "*" || on == ev.Type {
+					refs, evs = append(refs, u.Ref), append(evs, ev)
+					break
+				}
+			}
+		}
+	}
+	return refs, evs
 }
 
 // Match returns the rules a push wakes: each rule whose ref glob matches an

@@ -13,7 +13,8 @@ package main
 //     the environment a hook gives them (GITPLUS_WAKE_RULE and the
 //     gitplus-wake push option), so a rule run by hand does not wake
 //     itself either. Exit 1 if any rule failed; 0 with "no rule matches"
-//     when none applies.
+//     when none applies. Per-event rules (placeholders such as {event.pr})
+//     are skipped: only a push's events can fill them.
 
 import (
 	"fmt"
@@ -87,6 +88,10 @@ func wakeAction(c *cli.Context) error {
 	}
 	failed := 0
 	for _, r := range picked {
+		if r.PerEvent() {
+			fmt.Fprintf(c.App.Writer, "wake %s: skipped: its run holds event placeholders, so only a push's events can fill them\n", r.ID())
+			continue
+		}
 		fmt.Fprintf(c.App.Writer, "wake %s: %s\n", r.ID(), strings.Join(r.Run, " "))
 		if c.Bool("dry-run") {
 			continue
