@@ -62,7 +62,8 @@ func IsBinary(b []byte) bool {
 // base, line by line, the way git 2.39's merge-ort does with an empty config
 // (`git merge-tree --write-tree`). It returns the merged bytes and true when
 // the merge is clean; on a conflict the bytes are nil and clean is false.
-// A short-circuit result is one of the inputs itself (not a copy).
+// A short-circuit result is one of the inputs itself (not a copy). Safe for
+// concurrent use; the inputs are only read.
 //
 // Decisions, in order:
 //   - ours == theirs or base == theirs → ours; base == ours → theirs. These

@@ -59,10 +59,15 @@ func lmGit(t testing.TB, dir, home string, stdin io.Reader, args ...string) []by
 
 type lmCase struct{ base, ours, theirs []byte }
 
-// gitResult is git's verdict on one case: clean and the merged blob.
+// gitResult is git's verdict on one case: clean and the merged blob, and
+// when asked for, the compacted hunks of base→ours and base→theirs as
+// `git diff-tree --histogram --no-indent-heuristic -U0` reports them
+// (haveDiffs is false for binary content).
 type gitResult struct {
-	clean  bool
-	merged []byte
+	clean                bool
+	merged               []byte
+	haveDiffs            bool
+	diffOurs, diffTheirs []change
 }
 
 // gitMergeFiles merges every case with `git merge-tree --write-tree
@@ -70,7 +75,7 @@ type gitResult struct {
 // case, a base commit with file f and two children (ours, theirs) whose
 // only parent is the base; one merge-tree run merges all pairs; one
 // cat-file run reads every clean result.
-func gitMergeFiles(t testing.TB, cases []lmCase) []gitResult {
+func gitMergeFiles(t testing.TB, cases []lmCase, withDiffs bool) []gitResult {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not found")
@@ -167,7 +172,96 @@ func gitMergeFiles(t testing.TB, cases []lmCase) []gitResult {
 		}
 		res[i].merged = buf[:size]
 	}
+	if withDiffs {
+		gitDiffs(t, repo, home, cases, marks, res)
+	}
 	return res
+}
+
+// gitDiffs fills in git's hunks of every ours and theirs commit against the
+// base, from one `git diff-tree --stdin` run.
+func gitDiffs(t testing.TB, repo, home string, cases []lmCase, marks map[int]string, res []gitResult) {
+	t.Helper()
+	var in bytes.Buffer
+	for i := range cases {
+		fmt.Fprintf(&in, "%s\n%s\n", marks[3*i+2], marks[3*i+3])
+	}
+	out := lmGit(t, repo, home, &in, "diff-tree", "--stdin", "--always", "-p", "-U0",
+		"--histogram", "--no-indent-heuristic", "--no-color", "--no-ext-diff", "--no-renames")
+	lines := strings.Split(string(out), "\n")
+	k := 0
+	for i := range cases {
+		res[i].haveDiffs = true
+		for side := range 2 {
+			sha := marks[3*i+2+side]
+			if k >= len(lines) || lines[k] != sha {
+				t.Fatalf("diff-tree output out of step at case %d (line %q)", i, lines[min(k, len(lines)-1)])
+			}
+			k++
+			hunks := []change{}
+			for ; k < len(lines) && !isHexID(lines[k]); k++ {
+				l := lines[k]
+				if strings.HasPrefix(l, "Binary files") {
+					res[i].haveDiffs = false
+				}
+				if !strings.HasPrefix(l, "@@ -") {
+					continue
+				}
+				var a, b, c, d int
+				old, nw, _ := strings.Cut(strings.TrimPrefix(l, "@@ -"), " +")
+				nw, _, _ = strings.Cut(nw, " @@")
+				a, b = parseRange(t, old)
+				c, d = parseRange(t, nw)
+				if b > 0 {
+					a--
+				}
+				if d > 0 {
+					c--
+				}
+				hunks = append(hunks, change{i1: a, chg1: b, i2: c, chg2: d})
+			}
+			if side == 0 {
+				res[i].diffOurs = hunks
+			} else {
+				res[i].diffTheirs = hunks
+			}
+		}
+	}
+}
+
+func isHexID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseRange parses "start[,count]" of a hunk header.
+func parseRange(t testing.TB, s string) (start, count int) {
+	a, b, ok := strings.Cut(s, ",")
+	start, err := strconv.Atoi(a)
+	if err != nil {
+		t.Fatalf("hunk range %q", s)
+	}
+	count = 1
+	if ok {
+		if count, err = strconv.Atoi(b); err != nil {
+			t.Fatalf("hunk range %q", s)
+		}
+	}
+	return start, count
+}
+
+// ourScript is the compacted hunk list of our diff a → b.
+func ourScript(a, b []byte) []change {
+	ls := newLineSet(countLines(a) + countLines(b))
+	fa, fb := ls.split(a, countLines(a)), ls.split(b, countLines(b))
+	return compactedScript(newXdiffer(ls.nids()).diff(fa.ids, fb.ids))
 }
 
 func envInt(name string, def int) int {
@@ -207,6 +301,28 @@ func mutate(r *rand.Rand, lines, alphabet []string, maxEdits, maxRun, uniq int) 
 	return out
 }
 
+// insertBlocks inserts one to three blocks of 5 to 250 lines, mostly new
+// (nearly unique) lines with some "x" lines among them, and may delete a
+// few lines.
+func insertBlocks(r *rand.Rand, lines []string) []string {
+	out := append([]string(nil), lines...)
+	for range 1 + r.IntN(3) {
+		block := make([]string, 5+r.IntN(246))
+		xs := 5 + r.IntN(40) // percent of "x" lines
+		for i := range block {
+			if r.IntN(100) < xs {
+				block[i] = "x\n"
+			} else {
+				block[i] = fmt.Sprintf("u%d\n", r.IntN(100000))
+			}
+		}
+		pos := r.IntN(len(out) + 1)
+		del := min(r.IntN(4), len(out)-pos)
+		out = append(out[:pos], append(block, out[pos+del:]...)...)
+	}
+	return out
+}
+
 func joinLines(r *rand.Rand, lines []string) []byte {
 	b := []byte(strings.Join(lines, ""))
 	if len(b) > 0 && b[len(b)-1] == '\n' && r.IntN(8) == 0 {
@@ -225,9 +341,18 @@ func genCase(r *rand.Rand) lmCase {
 	case k == 0: // big, far apart, all lines frequent: Myers cost limits
 		alphabet = []string{"x\n", "y\n"}
 		n, edits, run, uniq, regen = 1500+r.IntN(1500), 30, 80, 50, 4
-	case k < 2: // frequent lines mostly dropped by a side: Myers discards
+	case k < 2 && r.IntN(2) == 0: // frequent lines mostly dropped by a side
 		alphabet = []string{"x\n", "z\n"}
 		n, edits, run, uniq, thin = 150+r.IntN(200), 5, 5, 3, true
+	case k < 3: // long blocks of new lines with a few frequent ones in a
+		// region that falls back to Myers: exercises its discarding of
+		// lines and its 100-line scan window
+		base := genLines(r, append(slices.Repeat([]string{"x\n"}, 60), "y\n"), 80+r.IntN(300))
+		c := lmCase{joinLines(r, base), joinLines(r, insertBlocks(r, base)), joinLines(r, insertBlocks(r, base))}
+		if r.IntN(2) == 0 { // the blocks in the base instead
+			c.base, c.ours = c.ours, c.base
+		}
+		return c
 	case k < 4: // one line repeated > 64 times: the fall-back to Myers
 		alphabet = append(slices.Repeat([]string{"x\n"}, 30), "y\n")
 		n, edits, run, uniq = 65+r.IntN(200), 6, 6, 2
@@ -308,7 +433,7 @@ func TestMergeFileDifferential(t *testing.T) {
 	for _, c := range cases[:nswap] {
 		cases = append(cases, lmCase{c.base, c.theirs, c.ours})
 	}
-	want := gitMergeFiles(t, cases)
+	want := gitMergeFiles(t, cases, true)
 	for i := range nswap {
 		a, b := want[i], want[n+i]
 		if a.clean != b.clean || !bytes.Equal(a.merged, b.merged) {
@@ -316,6 +441,28 @@ func TestMergeFileDifferential(t *testing.T) {
 		}
 	}
 	cases, want = cases[:n], want[:n]
+	// The diffs themselves: every compacted hunk list must be git's.
+	var diffsCompared, diffsDisagree int
+	for i, c := range cases {
+		w := want[i]
+		if !w.haveDiffs {
+			continue
+		}
+		for side, pair := range [][2][]byte{{c.base, c.ours}, {c.base, c.theirs}} {
+			gw := [][]change{w.diffOurs, w.diffTheirs}[side]
+			got := ourScript(pair[0], pair[1])
+			diffsCompared++
+			if !slices.Equal(got, gw) {
+				diffsDisagree++
+				if diffsDisagree <= 5 {
+					t.Errorf("case %d: diff differs from git's:\n a: %q\n b: %q\n git:  %v\n ours: %v",
+						i, pair[0], pair[1], gw, got)
+				}
+			}
+		}
+	}
+	t.Logf("diffs %d: disagreements %d", diffsCompared, diffsDisagree)
+
 	var cleanAgree, conflictAgree, disagree int
 	for i, c := range cases {
 		got, clean := MergeFile(c.base, c.ours, c.theirs)

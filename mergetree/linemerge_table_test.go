@@ -89,7 +89,7 @@ func TestMergeFileTable(t *testing.T) {
 	for i, c := range cases {
 		triples[i] = lmCase{c.base, c.ours, c.theirs}
 	}
-	for i, g := range gitMergeFiles(t, triples) {
+	for i, g := range gitMergeFiles(t, triples, false) {
 		c := cases[i]
 		if g.clean != c.clean || (g.clean && !bytes.Equal(g.merged, c.want)) {
 			t.Errorf("%s: table says clean=%v %q, git says clean=%v %q", c.name, c.clean, c.want, g.clean, g.merged)
