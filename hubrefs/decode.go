@@ -295,7 +295,31 @@ func ReadEvent(store storer.EncodedObjectStorer, id plumbing.Hash, c Ceilings) (
 	return decode(raw, id, c)
 }
 
+// rawReader is a store that hands out object contents without an
+// EncodedObject (package receive's Store). Contents may be shared with the
+// store's cache and are never modified here.
+type rawReader interface {
+	ReadRaw(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
+}
+
 func loadRaw(store storer.EncodedObjectStorer, id plumbing.Hash, c Ceilings) ([]byte, error) {
+	if rr, ok := store.(rawReader); ok {
+		t, raw, err := rr.ReadRaw(id)
+		if err != nil {
+			if errors.Is(err, plumbing.ErrObjectNotFound) {
+				return nil, fmt.Errorf("event %s is not in the object store (fetch refs/hub/* or repair the repository): %w", id, ErrMissing)
+			}
+			return nil, fmt.Errorf("reading event %s: %w", id, err)
+		}
+		if t != plumbing.CommitObject {
+			return nil, fmt.Errorf("event %s is a %s, not a commit: %w", id, t, ErrMalformed)
+		}
+		if int64(len(raw)) > c.maxObject() {
+			return nil, fmt.Errorf("event %s is %d bytes, over the ceiling of %d payload bytes (+%d for headers): %w",
+				id, len(raw), c.EventBytes, headerRoom, ErrCeiling)
+		}
+		return raw, nil
+	}
 	obj, err := store.EncodedObject(plumbing.AnyObject, id)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
@@ -333,12 +357,15 @@ func decode(raw []byte, id plumbing.Hash, c Ceilings) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
-	return decodeParsed(rc, raw, id, c)
+	return decodeParsed(rc, raw, id, c, nil)
 }
 
 // decodeParsed checks a parsed commit's shape and payload, then verifies its
 // signature (the expensive part, last).
-func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings) (Event, error) {
+// kc, if not nil, caches parsed public keys across calls of one goroutine.
+// raw may be shared with a store's cache: it is not modified, and the
+// payload is copied out of it.
+func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, kc keyCache) (Event, error) {
 	fail := func(sentinel error, format string, args ...any) (Event, error) {
 		return Event{}, fmt.Errorf("event %s: %s: %w", id, fmt.Sprintf(format, args...), sentinel)
 	}
@@ -389,10 +416,11 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings) (Even
 	if !knownTypes[typ] {
 		return fail(ErrUnknownType, "type %q is not known to this version of git+ (upgrade it)", typ)
 	}
-	pub, err := verifyParsed(rc)
+	pub, err := verifyWith(rc, kc)
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s (%s): %w", id, typ, err)
 	}
+	payload = bytes.Clone(payload)
 	return Event{
 		ID:      id,
 		Parents: rc.parents,

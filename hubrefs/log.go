@@ -20,8 +20,9 @@ type walked struct {
 
 // walk reads the commits reachable from tip, not going past stop (stop
 // itself is not read). It parses headers only. It returns the commits in
-// walk order and whether stop was met.
-func walk(store storer.EncodedObjectStorer, tip, stop plumbing.Hash, c Ceilings, what string) ([]walked, bool, error) {
+// walk order and whether stop was met; sink, if not nil, is given each
+// commit as soon as it is read.
+func walk(store storer.EncodedObjectStorer, tip, stop plumbing.Hash, c Ceilings, what string, sink func(walked)) ([]walked, bool, error) {
 	var out []walked
 	seen := map[plumbing.Hash]bool{tip: true}
 	queue := []plumbing.Hash{tip}
@@ -45,6 +46,9 @@ func walk(store storer.EncodedObjectStorer, tip, stop plumbing.Hash, c Ceilings,
 			return nil, false, fmt.Errorf("%s: event %s: %w", what, id, err)
 		}
 		out = append(out, walked{id: id, raw: raw, rc: rc})
+		if sink != nil {
+			sink(out[len(out)-1])
+		}
 		for _, p := range rc.parents {
 			if p == stop && !stop.IsZero() {
 				metStop = true
@@ -76,6 +80,7 @@ func decodeAll(ws []walked, c Ceilings, what string) ([]Event, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			kc := keyCache{}
 			for {
 				mu.Lock()
 				i := next
@@ -85,7 +90,7 @@ func decodeAll(ws []walked, c Ceilings, what string) ([]Event, error) {
 					return
 				}
 				for j := i; j < i+64 && j < len(ws); j++ {
-					evs[j], errs[j] = decodeParsed(ws[j].rc, ws[j].raw, ws[j].id, c)
+					evs[j], errs[j] = decodeParsed(ws[j].rc, ws[j].raw, ws[j].id, c, kc)
 				}
 			}
 		}()
@@ -99,22 +104,80 @@ func decodeAll(ws []walked, c Ceilings, what string) ([]Event, error) {
 	return evs, nil
 }
 
+// decodeBatch is a run of walked commits decoded by one worker.
+type decodeBatch struct {
+	ws   []walked
+	evs  []Event
+	errs []error
+}
+
+const batchSize = 64
+
+// walkDecode walks from tip and decodes and verifies what it reads on all
+// CPUs while it walks: each batch of batchSize commits goes to a worker as
+// soon as it is read. The error reported is the walk's, else that of the
+// first failing commit in walk order.
+func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings, what string) ([]Event, error) {
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan *decodeBatch, 4*workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kc := keyCache{}
+			for b := range jobs {
+				b.evs = make([]Event, len(b.ws))
+				b.errs = make([]error, len(b.ws))
+				for j, w := range b.ws {
+					b.evs[j], b.errs[j] = decodeParsed(w.rc, w.raw, w.id, c, kc)
+				}
+			}
+		}()
+	}
+	var batches []*decodeBatch
+	cur := &decodeBatch{}
+	ws, _, err := walk(store, tip, plumbing.ZeroHash, c, what, func(w walked) {
+		cur.ws = append(cur.ws, w)
+		if len(cur.ws) == batchSize {
+			batches = append(batches, cur)
+			jobs <- cur
+			cur = &decodeBatch{ws: make([]walked, 0, batchSize)}
+		}
+	})
+	if err == nil && len(cur.ws) > 0 {
+		batches = append(batches, cur)
+		jobs <- cur
+	}
+	close(jobs)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]Event, 0, len(ws))
+	for _, b := range batches {
+		for j, err := range b.errs {
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+			evs = append(evs, b.evs[j])
+		}
+	}
+	return evs, nil
+}
+
 // ReadLog reads every event reachable from tip, decoding and verifying each
 // once, and returns them in causal order (see CausalOrder). More than
 // c.EventsPerRef events is ErrCeiling; an object that cannot be read is
 // ErrMissing naming it; any event that fails Decode fails the whole read.
-// The zero tip (an absent ref) gives no events.
+// The zero tip (an absent ref) gives no events. Signatures are verified on
+// all CPUs while the walk reads objects.
 func ReadLog(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings) ([]Event, error) {
 	c = c.norm()
 	if tip.IsZero() {
 		return nil, nil // an absent ref holds no events
 	}
-	what := "hub log at " + tip.String()
-	ws, _, err := walk(store, tip, plumbing.ZeroHash, c, what)
-	if err != nil {
-		return nil, err
-	}
-	evs, err := decodeAll(ws, c, what)
+	evs, err := walkDecode(store, tip, c, "hub log at "+tip.String())
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +198,7 @@ func ReadNew(store storer.EncodedObjectStorer, oldTip, newTip plumbing.Hash, c C
 		return nil, nil
 	}
 	what := fmt.Sprintf("hub log %s..%s", oldTip, newTip)
-	ws, metOld, err := walk(store, newTip, oldTip, c, what)
+	ws, metOld, err := walk(store, newTip, oldTip, c, what, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +216,7 @@ func ReadNew(store storer.EncodedObjectStorer, oldTip, newTip plumbing.Hash, c C
 		}
 	}
 	if hasRoot {
-		oldWs, _, err := walk(store, oldTip, plumbing.ZeroHash, c, "hub log at "+oldTip.String())
+		oldWs, _, err := walk(store, oldTip, plumbing.ZeroHash, c, "hub log at "+oldTip.String(), nil)
 		if err != nil {
 			return nil, err
 		}
