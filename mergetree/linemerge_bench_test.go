@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// sourceLike returns n lines that look like source code: many distinct
+// lmSourceLike returns n lines that look like source code: many distinct
 // lines plus frequent blank lines, braces and returns.
-func sourceLike(r *rand.Rand, n int) []string {
+func lmSourceLike(r *rand.Rand, n int) []string {
 	common := []string{"\n", "\n", "\n", "}\n", "\t}\n", "\t\treturn err\n", "\treturn nil\n", "\t}\n\n"}
 	out := make([]string, n)
 	for i := range out {
@@ -22,8 +22,8 @@ func sourceLike(r *rand.Rand, n int) []string {
 	return out
 }
 
-// editRange makes k random small edits within [lo, hi) of lines.
-func editRange(r *rand.Rand, lines []string, k, lo, hi int) []string {
+// lmEditRange makes k random small edits within [lo, hi) of lines.
+func lmEditRange(r *rand.Rand, lines []string, k, lo, hi int) []string {
 	out := append([]string(nil), lines...)
 	for range k {
 		p := lo + r.IntN(hi-lo-4)
@@ -35,12 +35,12 @@ func editRange(r *rand.Rand, lines []string, k, lo, hi int) []string {
 	return out
 }
 
-func benchMerge(b *testing.B, n int) {
+func lmBenchMerge(b *testing.B, n int) {
 	r := rand.New(rand.NewPCG(7, 7))
-	lines := sourceLike(r, n)
+	lines := lmSourceLike(r, n)
 	base := []byte(strings.Join(lines, ""))
-	ours := []byte(strings.Join(editRange(r, lines, 5, 0, n/2-10), ""))
-	theirs := []byte(strings.Join(editRange(r, lines, 5, n/2+10, n), ""))
+	ours := []byte(strings.Join(lmEditRange(r, lines, 5, 0, n/2-10), ""))
+	theirs := []byte(strings.Join(lmEditRange(r, lines, 5, n/2+10, n), ""))
 	if _, clean := MergeFile(base, ours, theirs); !clean {
 		b.Fatal("benchmark merge conflicts")
 	}
@@ -54,6 +54,6 @@ func benchMerge(b *testing.B, n int) {
 // BenchmarkMergeFile merges a source-sized file (1,000 lines) with a few
 // edits on each side, far apart.
 func BenchmarkMergeFile(b *testing.B) {
-	b.Run("1k", func(b *testing.B) { benchMerge(b, 1000) })
-	b.Run("20k", func(b *testing.B) { benchMerge(b, 20000) })
+	b.Run("1k", func(b *testing.B) { lmBenchMerge(b, 1000) })
+	b.Run("20k", func(b *testing.B) { lmBenchMerge(b, 20000) })
 }

@@ -59,23 +59,23 @@ func lmGit(t testing.TB, dir, home string, stdin io.Reader, args ...string) []by
 
 type lmCase struct{ base, ours, theirs []byte }
 
-// gitResult is git's verdict on one case: clean and the merged blob, and
+// lmGitResult is git's verdict on one case: clean and the merged blob, and
 // when asked for, the compacted hunks of base→ours and base→theirs as
 // `git diff-tree --histogram --no-indent-heuristic -U0` reports them
 // (haveDiffs is false for binary content).
-type gitResult struct {
+type lmGitResult struct {
 	clean                bool
 	merged               []byte
 	haveDiffs            bool
 	diffOurs, diffTheirs []change
 }
 
-// gitMergeFiles merges every case with `git merge-tree --write-tree
+// lmGitMergeFiles merges every case with `git merge-tree --write-tree
 // --stdin` in one throwaway repository: one fast-import run builds, per
 // case, a base commit with file f and two children (ours, theirs) whose
 // only parent is the base; one merge-tree run merges all pairs; one
 // cat-file run reads every clean result.
-func gitMergeFiles(t testing.TB, cases []lmCase, withDiffs bool) []gitResult {
+func lmGitMergeFiles(t testing.TB, cases []lmCase, withDiffs bool) []lmGitResult {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not found")
@@ -123,7 +123,7 @@ func gitMergeFiles(t testing.TB, cases []lmCase, withDiffs bool) []gitResult {
 	out := lmGit(t, repo, home, &in, "merge-tree", "--write-tree", "--no-messages", "--stdin")
 	// Per merge: status NUL tree NUL [conflict entries NUL...] NUL.
 	fields := bytes.Split(out, []byte{0})
-	res := make([]gitResult, len(cases))
+	res := make([]lmGitResult, len(cases))
 	trees := make([]string, len(cases))
 	k := 0
 	for i := range cases {
@@ -173,14 +173,14 @@ func gitMergeFiles(t testing.TB, cases []lmCase, withDiffs bool) []gitResult {
 		res[i].merged = buf[:size]
 	}
 	if withDiffs {
-		gitDiffs(t, repo, home, cases, marks, res)
+		lmGitDiffs(t, repo, home, cases, marks, res)
 	}
 	return res
 }
 
-// gitDiffs fills in git's hunks of every ours and theirs commit against the
+// lmGitDiffs fills in git's hunks of every ours and theirs commit against the
 // base, from one `git diff-tree --stdin` run.
-func gitDiffs(t testing.TB, repo, home string, cases []lmCase, marks map[int]string, res []gitResult) {
+func lmGitDiffs(t testing.TB, repo, home string, cases []lmCase, marks map[int]string, res []lmGitResult) {
 	t.Helper()
 	var in bytes.Buffer
 	for i := range cases {
@@ -199,7 +199,7 @@ func gitDiffs(t testing.TB, repo, home string, cases []lmCase, marks map[int]str
 			}
 			k++
 			hunks := []change{}
-			for ; k < len(lines) && !isHexID(lines[k]); k++ {
+			for ; k < len(lines) && !lmIsHexID(lines[k]); k++ {
 				l := lines[k]
 				if strings.HasPrefix(l, "Binary files") {
 					res[i].haveDiffs = false
@@ -210,8 +210,8 @@ func gitDiffs(t testing.TB, repo, home string, cases []lmCase, marks map[int]str
 				var a, b, c, d int
 				old, nw, _ := strings.Cut(strings.TrimPrefix(l, "@@ -"), " +")
 				nw, _, _ = strings.Cut(nw, " @@")
-				a, b = parseRange(t, old)
-				c, d = parseRange(t, nw)
+				a, b = lmParseRange(t, old)
+				c, d = lmParseRange(t, nw)
 				if b > 0 {
 					a--
 				}
@@ -229,7 +229,7 @@ func gitDiffs(t testing.TB, repo, home string, cases []lmCase, marks map[int]str
 	}
 }
 
-func isHexID(s string) bool {
+func lmIsHexID(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}
@@ -241,8 +241,8 @@ func isHexID(s string) bool {
 	return true
 }
 
-// parseRange parses "start[,count]" of a hunk header.
-func parseRange(t testing.TB, s string) (start, count int) {
+// lmParseRange parses "start[,count]" of a hunk header.
+func lmParseRange(t testing.TB, s string) (start, count int) {
 	a, b, ok := strings.Cut(s, ",")
 	start, err := strconv.Atoi(a)
 	if err != nil {
@@ -257,14 +257,14 @@ func parseRange(t testing.TB, s string) (start, count int) {
 	return start, count
 }
 
-// ourScript is the compacted hunk list of our diff a → b.
-func ourScript(a, b []byte) []change {
+// lmScript is the compacted hunk list of our diff a → b.
+func lmScript(a, b []byte) []change {
 	ls := newLineSet(countLines(a) + countLines(b))
 	fa, fb := ls.split(a, countLines(a)), ls.split(b, countLines(b))
 	return compactedScript(newXdiffer(ls.nids()).diff(fa.ids, fb.ids))
 }
 
-func envInt(name string, def int) int {
+func lmEnvInt(name string, def int) int {
 	if v := os.Getenv(name); v != "" {
 		n, err := strconv.Atoi(v)
 		if err == nil {
@@ -274,8 +274,8 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// genLines returns n lines drawn from alphabet.
-func genLines(r *rand.Rand, alphabet []string, n int) []string {
+// lmGenLines returns n lines drawn from alphabet.
+func lmGenLines(r *rand.Rand, alphabet []string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = alphabet[r.IntN(len(alphabet))]
@@ -283,14 +283,14 @@ func genLines(r *rand.Rand, alphabet []string, n int) []string {
 	return out
 }
 
-// mutate applies a few random replace/insert/delete edits; an inserted
+// lmMutate applies a few random replace/insert/delete edits; an inserted
 // line is a fresh (nearly unique) line with probability 1/uniq.
-func mutate(r *rand.Rand, lines, alphabet []string, maxEdits, maxRun, uniq int) []string {
+func lmMutate(r *rand.Rand, lines, alphabet []string, maxEdits, maxRun, uniq int) []string {
 	out := append([]string(nil), lines...)
 	for e := r.IntN(maxEdits + 1); e > 0; e-- {
 		pos := r.IntN(len(out) + 1)
 		del := min(r.IntN(maxRun+1), len(out)-pos)
-		ins := genLines(r, alphabet, r.IntN(maxRun+1))
+		ins := lmGenLines(r, alphabet, r.IntN(maxRun+1))
 		for i := range ins {
 			if r.IntN(uniq) == 0 {
 				ins[i] = fmt.Sprintf("u%d\n", r.IntN(1000))
@@ -301,10 +301,10 @@ func mutate(r *rand.Rand, lines, alphabet []string, maxEdits, maxRun, uniq int) 
 	return out
 }
 
-// insertBlocks inserts one to three blocks of 5 to 250 lines, mostly new
+// lmInsertBlocks inserts one to three blocks of 5 to 250 lines, mostly new
 // (nearly unique) lines with some "x" lines among them, and may delete a
 // few lines.
-func insertBlocks(r *rand.Rand, lines []string) []string {
+func lmInsertBlocks(r *rand.Rand, lines []string) []string {
 	out := append([]string(nil), lines...)
 	for range 1 + r.IntN(3) {
 		block := make([]string, 5+r.IntN(246))
@@ -323,7 +323,7 @@ func insertBlocks(r *rand.Rand, lines []string) []string {
 	return out
 }
 
-func joinLines(r *rand.Rand, lines []string) []byte {
+func lmJoin(r *rand.Rand, lines []string) []byte {
 	b := []byte(strings.Join(lines, ""))
 	if len(b) > 0 && b[len(b)-1] == '\n' && r.IntN(8) == 0 {
 		b = b[:len(b)-1] // missing final newline
@@ -331,9 +331,9 @@ func joinLines(r *rand.Rand, lines []string) []byte {
 	return b
 }
 
-// genCase makes one random triple. Small alphabets of repeated lines make
+// lmGenCase makes one random triple. Small alphabets of repeated lines make
 // the placement of hunks ambiguous, which is where diffs differ.
-func genCase(r *rand.Rand) lmCase {
+func lmGenCase(r *rand.Rand) lmCase {
 	var alphabet []string
 	n, edits, run, uniq, regen := r.IntN(12), 3, 3, 12, 20
 	thin := false
@@ -347,8 +347,8 @@ func genCase(r *rand.Rand) lmCase {
 	case k < 3: // long blocks of new lines with a few frequent ones in a
 		// region that falls back to Myers: exercises its discarding of
 		// lines and its 100-line scan window
-		base := genLines(r, append(slices.Repeat([]string{"x\n"}, 60), "y\n"), 80+r.IntN(300))
-		c := lmCase{joinLines(r, base), joinLines(r, insertBlocks(r, base)), joinLines(r, insertBlocks(r, base))}
+		base := lmGenLines(r, append(slices.Repeat([]string{"x\n"}, 60), "y\n"), 80+r.IntN(300))
+		c := lmCase{lmJoin(r, base), lmJoin(r, lmInsertBlocks(r, base)), lmJoin(r, lmInsertBlocks(r, base))}
 		if r.IntN(2) == 0 { // the blocks in the base instead
 			c.base, c.ours = c.ours, c.base
 		}
@@ -370,17 +370,17 @@ func genCase(r *rand.Rand) lmCase {
 		alphabet = []string{"\n", "\n", "}\n", "x\n"}
 		n = r.IntN(20)
 	}
-	base := genLines(r, alphabet, n)
+	base := lmGenLines(r, alphabet, n)
 	var ours, theirs []string
 	if r.IntN(regen) == 0 {
-		ours = genLines(r, alphabet, r.IntN(n+3))
+		ours = lmGenLines(r, alphabet, r.IntN(n+3))
 	} else {
-		ours = mutate(r, base, alphabet, edits, run, uniq)
+		ours = lmMutate(r, base, alphabet, edits, run, uniq)
 	}
 	if r.IntN(regen) == 0 {
-		theirs = genLines(r, alphabet, r.IntN(n+3))
+		theirs = lmGenLines(r, alphabet, r.IntN(n+3))
 	} else {
-		theirs = mutate(r, base, alphabet, edits, run, uniq)
+		theirs = lmMutate(r, base, alphabet, edits, run, uniq)
 	}
 	if thin {
 		ours = slices.DeleteFunc(ours, func(l string) bool { return l == "z\n" && r.IntN(8) != 0 })
@@ -388,7 +388,7 @@ func genCase(r *rand.Rand) lmCase {
 			theirs = slices.DeleteFunc(theirs, func(l string) bool { return l == "z\n" && r.IntN(8) != 0 })
 		}
 	}
-	c := lmCase{joinLines(r, base), joinLines(r, ours), joinLines(r, theirs)}
+	c := lmCase{lmJoin(r, base), lmJoin(r, ours), lmJoin(r, theirs)}
 	if r.IntN(40) == 0 {
 		// A NUL byte in one of the three.
 		p := []*[]byte{&c.base, &c.ours, &c.theirs}[r.IntN(3)]
@@ -400,22 +400,22 @@ func genCase(r *rand.Rand) lmCase {
 	return c
 }
 
-// genCases makes n random triples plus two big ones: tens of thousands of
+// lmGenCases makes n random triples plus two big ones: tens of thousands of
 // lines from a two-line alphabet, so the whole file falls back to Myers with
 // enough diagonals (over 65536) that xdiff's snake heuristic runs before its
 // cost limit.
-func genCases(seed uint64, n int) []lmCase {
+func lmGenCases(seed uint64, n int) []lmCase {
 	r := rand.New(rand.NewPCG(seed, 0x6d657267))
 	cases := make([]lmCase, n, n+2)
 	for i := range cases {
-		cases[i] = genCase(r)
+		cases[i] = lmGenCase(r)
 	}
 	for range 2 {
 		alphabet := []string{"x\n", "y\n"}
-		base := genLines(r, alphabet, 34000+r.IntN(2000))
-		ours := mutate(r, base, alphabet, 60, 120, 4)
-		theirs := mutate(r, base, alphabet, 3, 3, 2)
-		cases = append(cases, lmCase{joinLines(r, base), joinLines(r, ours), joinLines(r, theirs)})
+		base := lmGenLines(r, alphabet, 34000+r.IntN(2000))
+		ours := lmMutate(r, base, alphabet, 60, 120, 4)
+		theirs := lmMutate(r, base, alphabet, 3, 3, 2)
+		cases = append(cases, lmCase{lmJoin(r, base), lmJoin(r, ours), lmJoin(r, theirs)})
 	}
 	return cases
 }
@@ -424,8 +424,8 @@ func genCases(seed uint64, n int) []lmCase {
 // random triples. GITPLUS_DIFF_CASES sets the number of cases (default
 // 3000), GITPLUS_DIFF_SEED the seed.
 func TestMergeFileDifferential(t *testing.T) {
-	seed := uint64(envInt("GITPLUS_DIFF_SEED", 20260101))
-	cases := genCases(seed, envInt("GITPLUS_DIFF_CASES", 3000))
+	seed := uint64(lmEnvInt("GITPLUS_DIFF_SEED", 20260101))
+	cases := lmGenCases(seed, lmEnvInt("GITPLUS_DIFF_CASES", 3000))
 	n := len(cases)
 	// Also ask git for some swapped merges, to check that git's merge is
 	// symmetric (FuzzMergeFile relies on it).
@@ -433,7 +433,7 @@ func TestMergeFileDifferential(t *testing.T) {
 	for _, c := range cases[:nswap] {
 		cases = append(cases, lmCase{c.base, c.theirs, c.ours})
 	}
-	want := gitMergeFiles(t, cases, true)
+	want := lmGitMergeFiles(t, cases, true)
 	for i := range nswap {
 		a, b := want[i], want[n+i]
 		if a.clean != b.clean || !bytes.Equal(a.merged, b.merged) {
@@ -450,7 +450,7 @@ func TestMergeFileDifferential(t *testing.T) {
 		}
 		for side, pair := range [][2][]byte{{c.base, c.ours}, {c.base, c.theirs}} {
 			gw := [][]change{w.diffOurs, w.diffTheirs}[side]
-			got := ourScript(pair[0], pair[1])
+			got := lmScript(pair[0], pair[1])
 			diffsCompared++
 			if !slices.Equal(got, gw) {
 				diffsDisagree++

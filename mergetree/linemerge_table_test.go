@@ -9,7 +9,7 @@ import (
 )
 
 // L builds text from space-separated lines, each ended by "\n".
-func L(s string) []byte {
+func lmText(s string) []byte {
 	if s == "" {
 		return []byte{}
 	}
@@ -28,21 +28,21 @@ func lmTableCases() []lmTable {
 	nulLate := append(append([]byte(nil), big...), "n\x00\n"...)
 	return []lmTable{
 		// merge-semantics.md §3: the placement of an ambiguous insertion.
-		{"insertion slides down", L("A B A"), L("A B A B A"), L("A X A"), true, L("A X A B A")},
-		{"insertion touches edit", L("A B A"), L("A B A B A"), L("A B X"), false, nil},
-		{"insertion touches edit, swapped", L("A B A"), L("A B X"), L("A B A B A"), false, nil},
+		{"insertion slides down", lmText("A B A"), lmText("A B A B A"), lmText("A X A"), true, lmText("A X A B A")},
+		{"insertion touches edit", lmText("A B A"), lmText("A B A B A"), lmText("A B X"), false, nil},
+		{"insertion touches edit, swapped", lmText("A B A"), lmText("A B X"), lmText("A B A B A"), false, nil},
 		// §2: touching hunks conflict, one untouched line between is clean.
-		{"adjacent edits", L("a b c d"), L("a B c d"), L("a b C d"), false, nil},
-		{"edits one line apart", L("a b c d e"), L("a B c d e"), L("a b c D e"), true, L("a B c D e")},
-		{"insert next to edit", L("a b c"), L("a B c"), L("a b X c"), false, nil},
-		{"insert before edit", L("a b c"), L("a B c"), L("a X b c"), false, nil},
-		{"same-point insertions", L("a b"), L("a X b"), L("a Y b"), false, nil},
-		{"same-point identical insertions", L("a b c d"), L("a X b c d Z"), L("a X b c d"), true, L("a X b c d Z")},
-		{"adjacent deletions", L("a b c d"), L("a c d"), L("a b d"), false, nil},
-		{"identical deletion and edit", L("a b c d e"), L("a c d E"), L("a c d e"), true, L("a c d E")},
-		{"superset edit", L("a b c d e"), L("a B C d e"), L("a B C D e"), false, nil},
-		{"edits at both ends", L("a b c d"), L("A b c d"), L("a b c D"), true, L("A b c D")},
-		{"theirs appends", L("a b c"), L("A b c"), L("a b c d"), true, L("A b c d")},
+		{"adjacent edits", lmText("a b c d"), lmText("a B c d"), lmText("a b C d"), false, nil},
+		{"edits one line apart", lmText("a b c d e"), lmText("a B c d e"), lmText("a b c D e"), true, lmText("a B c D e")},
+		{"insert next to edit", lmText("a b c"), lmText("a B c"), lmText("a b X c"), false, nil},
+		{"insert before edit", lmText("a b c"), lmText("a B c"), lmText("a X b c"), false, nil},
+		{"same-point insertions", lmText("a b"), lmText("a X b"), lmText("a Y b"), false, nil},
+		{"same-point identical insertions", lmText("a b c d"), lmText("a X b c d Z"), lmText("a X b c d"), true, lmText("a X b c d Z")},
+		{"adjacent deletions", lmText("a b c d"), lmText("a c d"), lmText("a b d"), false, nil},
+		{"identical deletion and edit", lmText("a b c d e"), lmText("a c d E"), lmText("a c d e"), true, lmText("a c d E")},
+		{"superset edit", lmText("a b c d e"), lmText("a B C d e"), lmText("a B C D e"), false, nil},
+		{"edits at both ends", lmText("a b c d"), lmText("A b c d"), lmText("a b c D"), true, lmText("A b c D")},
+		{"theirs appends", lmText("a b c"), lmText("A b c"), lmText("a b c d"), true, lmText("A b c d")},
 		// Missing final newline: the last line is a different line.
 		{"append after unterminated line", []byte("a\nb"), []byte("a\nb\nc"), []byte("A\nb"), false, nil},
 		{"unterminated line kept", []byte("a\nb\nc"), []byte("A\nb\nc"), []byte("a\nb\nC"), true, []byte("A\nb\nC")},
@@ -52,20 +52,20 @@ func lmTableCases() []lmTable {
 		{"CR content", []byte("a\r\nb\r\nc\r\n"), []byte("a\nb\r\nc\r\n"), []byte("a\r\nb\r\nC\r\n"), true, []byte("a\nb\r\nC\r\n")},
 		{"CR vs LF same line", []byte("a\nb\nc\n"), []byte("a\nb\r\nc\n"), []byte("a\nb\nc\r\n"), false, nil},
 		// Empty base (add/add) and empty sides.
-		{"add/add different", nil, L("x"), L("y"), false, nil},
-		{"add/add same", nil, L("x y"), L("x y"), true, L("x y")},
-		{"add/add empty ours", nil, nil, L("y"), true, L("y")},
-		{"add/add empty theirs", nil, L("x"), nil, true, L("x")},
-		{"add/add prefix", nil, L("x"), L("x y"), false, nil},
-		{"both emptied", L("a b"), nil, nil, true, nil},
-		{"ours emptied, theirs edits", L("a b"), nil, L("a B"), false, nil},
+		{"add/add different", nil, lmText("x"), lmText("y"), false, nil},
+		{"add/add same", nil, lmText("x y"), lmText("x y"), true, lmText("x y")},
+		{"add/add empty ours", nil, nil, lmText("y"), true, lmText("y")},
+		{"add/add empty theirs", nil, lmText("x"), nil, true, lmText("x")},
+		{"add/add prefix", nil, lmText("x"), lmText("x y"), false, nil},
+		{"both emptied", lmText("a b"), nil, nil, true, nil},
+		{"ours emptied, theirs edits", lmText("a b"), nil, lmText("a B"), false, nil},
 		// Short-circuits before the binary check.
 		{"binary unchanged ours", []byte("a\x00"), []byte("a\x00"), []byte("b\x00"), true, []byte("b\x00")},
 		{"binary same both", []byte("a\x00"), []byte("c\x00"), []byte("c\x00"), true, []byte("c\x00")},
 		// Binary: a NUL in the first 8000 bytes of any of the three.
 		{"NUL in base", []byte("n\x00\na\nb\nc\n"), []byte("n\x00\nA\nb\nc\n"), []byte("n\x00\na\nb\nC\n"), false, nil},
-		{"NUL in theirs only", L("a b c"), L("A b c"), []byte("a\nb\nc\x00\n"), false, nil},
-		{"NUL after 8000 bytes", append(L("a b"), nulLate...), append(L("A b"), nulLate...), append(L("a b"), append(nulLate, 'z', '\n')...), true, append(L("A b"), append(nulLate, 'z', '\n')...)},
+		{"NUL in theirs only", lmText("a b c"), lmText("A b c"), []byte("a\nb\nc\x00\n"), false, nil},
+		{"NUL after 8000 bytes", append(lmText("a b"), nulLate...), append(lmText("A b"), nulLate...), append(lmText("a b"), append(nulLate, 'z', '\n')...), true, append(lmText("A b"), append(nulLate, 'z', '\n')...)},
 	}
 }
 
@@ -89,7 +89,7 @@ func TestMergeFileTable(t *testing.T) {
 	for i, c := range cases {
 		triples[i] = lmCase{c.base, c.ours, c.theirs}
 	}
-	for i, g := range gitMergeFiles(t, triples, false) {
+	for i, g := range lmGitMergeFiles(t, triples, false) {
 		c := cases[i]
 		if g.clean != c.clean || (g.clean && !bytes.Equal(g.merged, c.want)) {
 			t.Errorf("%s: table says clean=%v %q, git says clean=%v %q", c.name, c.clean, c.want, g.clean, g.merged)
@@ -117,13 +117,13 @@ func TestIsBinary(t *testing.T) {
 // not share memory with the inputs. (The short-circuits return an input
 // itself, as documented on MergeFile.)
 func TestMergeFileResultIndependent(t *testing.T) {
-	base, ours, theirs := L("a b c d e"), L("A b c d e"), L("a b c d E")
+	base, ours, theirs := lmText("a b c d e"), lmText("A b c d e"), lmText("a b c d E")
 	got, clean := MergeFile(base, ours, theirs)
 	if !clean {
 		t.Fatal("conflict")
 	}
 	ours[0], theirs[8] = 'Q', 'Q'
-	if !bytes.Equal(got, L("A b c d E")) {
+	if !bytes.Equal(got, lmText("A b c d E")) {
 		t.Fatalf("result changed with its inputs: %q", got)
 	}
 }
@@ -137,16 +137,16 @@ func TestDiffCompaction(t *testing.T) {
 		want []hunk
 	}{
 		// An insertion in a repeated run slides down as far as it can.
-		{L("A B A"), L("A B A B A"), []hunk{{3, 3, 0, 2}}},
-		{L("x x x"), L("x x x x"), []hunk{{3, 3, 0, 1}}},
+		{lmText("A B A"), lmText("A B A B A"), []hunk{{3, 3, 0, 2}}},
+		{lmText("x x x"), lmText("x x x x"), []hunk{{3, 3, 0, 1}}},
 		// A deletion in a run slides down too.
-		{L("x x x y"), L("x x y"), []hunk{{2, 2, 1, 0}}},
+		{lmText("x x x y"), lmText("x x y"), []hunk{{2, 2, 1, 0}}},
 		// Replacements (as `git diff --histogram --no-indent-heuristic`).
-		{L("a b c b"), L("a X b"), []hunk{{1, 1, 2, 1}}},
-		{L("a b c d b e"), L("a b X e"), []hunk{{2, 2, 3, 1}}},
-		{nil, L("a"), []hunk{{0, 0, 0, 1}}},
-		{L("a"), nil, []hunk{{0, 0, 1, 0}}},
-		{L("a"), []byte("a"), []hunk{{0, 0, 1, 1}}},
+		{lmText("a b c b"), lmText("a X b"), []hunk{{1, 1, 2, 1}}},
+		{lmText("a b c d b e"), lmText("a b X e"), []hunk{{2, 2, 3, 1}}},
+		{nil, lmText("a"), []hunk{{0, 0, 0, 1}}},
+		{lmText("a"), nil, []hunk{{0, 0, 1, 0}}},
+		{lmText("a"), []byte("a"), []hunk{{0, 0, 1, 1}}},
 	}
 	for _, c := range cases {
 		ls := newLineSet(countLines(c.a) + countLines(c.b))
@@ -176,7 +176,7 @@ func FuzzMergeFile(f *testing.F) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20 {
-		c := genCase(r)
+		c := lmGenCase(r)
 		f.Add(c.base, c.ours, c.theirs)
 	}
 	f.Fuzz(func(t *testing.T, base, ours, theirs []byte) {
