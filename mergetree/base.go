@@ -2,7 +2,6 @@ package mergetree
 
 import (
 	"bytes"
-	"container/heap"
 	"fmt"
 	"sort"
 	"strconv"
@@ -16,6 +15,11 @@ type commit struct {
 	tree    plumbing.Hash
 	parents []plumbing.Hash
 	time    int64 // committer time, seconds since the epoch
+
+	pp      []*commit // parents resolved so far (nil until the first)
+	walk    uint32    // the walk (commits.epoch) flags and inQueue belong to
+	flags   uint8
+	inQueue int32 // times queued in that walk and not yet popped
 }
 
 // parseCommit reads the header of a raw commit: tree, parents and the
@@ -96,13 +100,19 @@ func unhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-// commits caches parsed commits for one operation.
+// commits caches parsed commits for one operation (or, through a Cache,
+// for many). epoch numbers the walks over them: a commit's walk state is
+// valid only while its walk field equals the current epoch, so a walk
+// starts clean without clearing anything.
 type commits struct {
-	s Store
-	m map[plumbing.Hash]*commit
+	s     Store
+	m     map[plumbing.Hash]*commit
+	epoch *uint32
 }
 
-func newCommits(s Store) *commits { return &commits{s: s, m: map[plumbing.Hash]*commit{}} }
+func newCommits(s Store) *commits {
+	return &commits{s: s, m: map[plumbing.Hash]*commit{}, epoch: new(uint32)}
+}
 
 func (cs *commits) get(h plumbing.Hash) (*commit, error) {
 	if c, ok := cs.m[h]; ok {
@@ -123,6 +133,22 @@ func (cs *commits) get(h plumbing.Hash) (*commit, error) {
 	return c, nil
 }
 
+// parent returns c's i-th parent, remembering the pointer.
+func (cs *commits) parent(c *commit, i int) (*commit, error) {
+	if c.pp == nil {
+		c.pp = make([]*commit, len(c.parents))
+	}
+	if pc := c.pp[i]; pc != nil {
+		return pc, nil
+	}
+	pc, err := cs.get(c.parents[i])
+	if err != nil {
+		return nil, err
+	}
+	c.pp[i] = pc
+	return pc, nil
+}
+
 const (
 	flagP1 uint8 = 1 << iota
 	flagP2
@@ -137,103 +163,159 @@ type walkItem struct {
 	seq int
 }
 
+func (x walkItem) before(y walkItem) bool {
+	if x.c.time != y.c.time {
+		return x.c.time > y.c.time
+	}
+	return x.seq < y.seq
+}
+
+// walkQueue is a binary heap of walk items.
 type walkQueue []walkItem
 
-func (q walkQueue) Len() int { return len(q) }
-func (q walkQueue) Less(i, j int) bool {
-	if q[i].c.time != q[j].c.time {
-		return q[i].c.time > q[j].c.time
+func (q *walkQueue) push(it walkItem) {
+	*q = append(*q, it)
+	h := *q
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].before(h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
 	}
-	return q[i].seq < q[j].seq
 }
-func (q walkQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *walkQueue) Push(x any)   { *q = append(*q, x.(walkItem)) }
-func (q *walkQueue) Pop() any {
-	old := *q
-	it := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return it
+
+func (q *walkQueue) pop() walkItem {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = walkItem{}
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h[r].before(h[l]) {
+			m = r
+		}
+		if !h[m].before(h[i]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }
 
 // painter paints commits reachable from one side (P1) and the other (P2),
 // newest first, and stops as soon as every queued commit is known to be
 // below a common ancestor (stale). It touches only the commits between the
 // tips and their best common ancestors (plus the dating frontier), not the
-// history below.
+// history below. The paint lives on the commits (see commits.epoch).
 type painter struct {
 	cs       *commits
-	flags    map[plumbing.Hash]uint8
-	inQueue  map[plumbing.Hash]int
+	epoch    uint32
 	q        walkQueue
 	seq      int
 	nonStale int
 }
 
+// state returns c's walk state, resetting it when it belongs to an older
+// walk.
+func (p *painter) state(c *commit) *commit {
+	if c.walk != p.epoch {
+		c.walk, c.flags, c.inQueue = p.epoch, 0, 0
+	}
+	return c
+}
+
 func (p *painter) push(c *commit) {
 	p.seq++
-	heap.Push(&p.q, walkItem{c: c, seq: p.seq})
-	p.inQueue[c.id]++
-	if p.flags[c.id]&flagStale == 0 {
+	p.q.push(walkItem{c: c, seq: p.seq})
+	p.state(c).inQueue++
+	if c.flags&flagStale == 0 {
 		p.nonStale++
 	}
 }
 
-func (p *painter) addFlags(id plumbing.Hash, f uint8) {
-	old := p.flags[id]
-	if old&flagStale == 0 && f&flagStale != 0 {
-		p.nonStale -= p.inQueue[id]
+func (p *painter) addFlags(c *commit, f uint8) {
+	p.state(c)
+	if c.flags&flagStale == 0 && f&flagStale != 0 {
+		p.nonStale -= int(c.inQueue)
 	}
-	p.flags[id] = old | f
+	c.flags |= f
+}
+
+// paintFlags returns the paint the last walk left on c.
+func (cs *commits) paintFlags(c *commit) uint8 {
+	if c.walk != *cs.epoch {
+		return 0
+	}
+	return c.flags
 }
 
 // paint returns the common ancestors found from one against twos, after
-// dropping those reachable from another result; p.flags holds the paint.
-func paint(cs *commits, one *commit, twos []*commit) ([]*commit, map[plumbing.Hash]uint8, error) {
-	p := &painter{cs: cs, flags: map[plumbing.Hash]uint8{}, inQueue: map[plumbing.Hash]int{}}
-	p.addFlags(one.id, flagP1)
+// dropping those reachable from another result; the paint stays on the
+// commits (paintFlags) until the next walk.
+func paint(cs *commits, one *commit, twos []*commit) ([]*commit, error) {
+	*cs.epoch++
+	if *cs.epoch == 0 { // wrapped: forget every old walk
+		for _, c := range cs.m {
+			c.walk = 0
+		}
+		*cs.epoch = 1
+	}
+	p := &painter{cs: cs, epoch: *cs.epoch, q: make(walkQueue, 0, 64)}
+	p.addFlags(one, flagP1)
 	p.push(one)
 	for _, t := range twos {
 		if t.id == one.id {
-			return []*commit{one}, p.flags, nil
+			return []*commit{one}, nil
 		}
-		p.addFlags(t.id, flagP2)
+		p.addFlags(t, flagP2)
 		p.push(t)
 	}
 	var results []*commit
 	for p.nonStale > 0 {
-		it := heap.Pop(&p.q).(walkItem)
-		c := it.c
-		p.inQueue[c.id]--
-		if p.flags[c.id]&flagStale == 0 {
+		c := p.q.pop().c
+		c.inQueue--
+		if c.flags&flagStale == 0 {
 			p.nonStale--
 		}
-		f := p.flags[c.id] & (flagP1 | flagP2 | flagStale)
+		f := c.flags & (flagP1 | flagP2 | flagStale)
 		if f == flagP1|flagP2 {
-			if p.flags[c.id]&flagResult == 0 {
-				p.addFlags(c.id, flagResult)
+			if c.flags&flagResult == 0 {
+				c.flags |= flagResult
 				results = append(results, c)
 			}
 			f |= flagStale
 		}
-		for _, ph := range c.parents {
-			if p.flags[ph]&f == f {
+		for i := range c.parents {
+			pc, err := cs.parent(c, i)
+			if err != nil {
+				return nil, err
+			}
+			if p.state(pc).flags&f == f {
 				continue
 			}
-			pc, err := cs.get(ph)
-			if err != nil {
-				return nil, nil, err
-			}
-			p.addFlags(ph, f)
+			p.addFlags(pc, f)
 			p.push(pc)
 		}
 	}
 	var out []*commit
 	for _, c := range results {
-		if p.flags[c.id]&flagStale == 0 {
+		if c.flags&flagStale == 0 {
 			out = append(out, c)
 		}
 	}
-	return out, p.flags, nil
+	return out, nil
 }
 
 // MergeBases returns the best common ancestors of commits a and b, as
@@ -263,7 +345,7 @@ func (cs *commits) mergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	cands, _, err := paint(cs, ca, []*commit{cb})
+	cands, err := paint(cs, ca, []*commit{cb})
 	if err != nil {
 		return nil, err
 	}
@@ -306,15 +388,14 @@ func removeRedundant(cs *commits, cands []*commit) ([]*commit, error) {
 		if len(others) == 0 {
 			break
 		}
-		_, flags, err := paint(cs, cands[i], others)
-		if err != nil {
+		if _, err := paint(cs, cands[i], others); err != nil {
 			return nil, err
 		}
-		if flags[cands[i].id]&flagP2 != 0 {
+		if cs.paintFlags(cands[i])&flagP2 != 0 {
 			redundant[i] = true
 		}
 		for k, o := range others {
-			if flags[o.id]&flagP1 != 0 {
+			if cs.paintFlags(o)&flagP1 != 0 {
 				redundant[idx[k]] = true
 			}
 		}

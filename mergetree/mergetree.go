@@ -58,6 +58,7 @@ type Options struct {
 type Cache struct {
 	commits map[plumbing.Hash]*commit
 	trees   map[plumbing.Hash][]entry
+	epoch   uint32 // walks over commits so far (see commits.epoch)
 }
 
 const maxCachedTrees = 200000
@@ -83,7 +84,7 @@ func (o Options) cache() *Cache {
 // objects it cannot parse.
 func Merge(s Store, ours, theirs plumbing.Hash, opt Options) (Result, error) {
 	c := opt.cache()
-	cs := &commits{s: s, m: c.commits}
+	cs := &commits{s: s, m: c.commits, epoch: &c.epoch}
 	co, err := cs.get(ours)
 	if err != nil {
 		return Result{}, err
