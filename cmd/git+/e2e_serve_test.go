@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
 )
 
@@ -24,10 +26,10 @@ type gpServer struct {
 
 // startServe starts git+ serve on a free port of 127.0.0.1 and stops it
 // (SIGTERM, expecting a clean exit) when the test ends.
-func startServe(t *testing.T, w *e2e, root string) *gpServer {
+func startServe(t *testing.T, bin string, env []string, root string) *gpServer {
 	t.Helper()
-	cmd := exec.Command(w.bin, "serve", "--root", root, "--listen", "127.0.0.1:0")
-	cmd.Env = w.env
+	cmd := exec.Command(bin, "serve", "--root", root, "--listen", "127.0.0.1:0")
+	cmd.Env = env
 	logf, err := os.Create(filepath.Join(t.TempDir(), "serve.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +91,7 @@ func TestServe(t *testing.T) {
 	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "late", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "sleep 1; echo survived"}},
 	}})
-	s := startServe(t, w, root)
+	s := startServe(t, w.bin, w.env, root)
 	if ok, _, err := hooks.Installed(other); err != nil || !ok {
 		t.Fatalf("git+ serve did not install the hooks in %s: %v", other, err)
 	}
@@ -135,5 +137,107 @@ func TestServe(t *testing.T) {
 	}
 	if _, _, err := w.gitRun(root, "", nil, "ls-remote", s.URL+"/team/other.git"); err != nil {
 		t.Fatalf("ls-remote of a nested repository: %v", err)
+	}
+}
+
+// The closed loop: a server whose wake rules run the checks on each
+// candidate and the queue on each check and entry; a user only pushes
+// branches and opens, approves and enters pull requests over HTTP. Good
+// pull requests land, the failing one is evicted, the mirror follows.
+func TestServeClosedLoop(t *testing.T) {
+	t.Parallel()
+	setupStart := time.Now()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	env := fixtures.GitEnv(e.home)
+	root := t.TempDir()
+	bare := filepath.Join(root, "repo.git")
+	e.ok(root, "admin", "init", bare)
+	for _, m := range []struct{ name, cap string }{{"dev", "hub.pr"}, {"rev", "hub.review"}, {"ci", "hub.check:ci"}, {"q", "hub.queue"}} {
+		e.ok(bare, "admin", "member", "add", m.name, "--key", e.keys[m.name].Path+".pub", "--cap", m.cap)
+	}
+	mirror := filepath.Join(t.TempDir(), "mirror.git")
+	fixtures.Git(t, filepath.Dir(mirror), "init", "-q", "--bare", mirror)
+	writeJSONFile(t, filepath.Join(bare, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
+	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},
+			Run: []string{"git+", "--key", e.keys["ci"].Path, "check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci",
+				"--timeout", "30s", "--", "sh", "-c", "test ! -e fail.txt"}},
+		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
+		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
+	}})
+	s := startServe(t, e.bin, env, root)
+
+	// The user: a clone over HTTP.
+	work := filepath.Join(t.TempDir(), "work")
+	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	fixtures.Git(t, work, "remote", "add", "origin", s.URL+"/repo.git")
+	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures.Git(t, work, "add", ".")
+	fixtures.Git(t, work, "commit", "-q", "-m", "base")
+	fixtures.Git(t, work, "push", "-q", "origin", "main")
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(bare, "admin", "rules", "set", rules)
+	qid := lastLine(e.ok(bare, "q", "queue", "open", "--target", "main"))
+
+	files := []string{"one.txt", "fail.txt", "three.txt"}
+	var ids []string
+	for i, f := range files {
+		br := fmt.Sprintf("feat%d", i+1)
+		fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
+		if err := os.WriteFile(filepath.Join(work, f), []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fixtures.Git(t, work, "add", ".")
+		fixtures.Git(t, work, "commit", "-q", "-m", br)
+		fixtures.Git(t, work, "push", "-q", "origin", br)
+		id := lastLine(e.ok(work, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
+		e.ok(work, "rev", "pr", "review", id, "--approve")
+		e.ok(work, "q", "queue", "enter", id)
+		ids = append(ids, id)
+	}
+
+	// No further step: poll the server's refs.
+	start := time.Now()
+	t.Logf("set-up and three pull requests entered over HTTP in %v", time.Since(setupStart))
+	landed := func() bool {
+		tree := fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main")
+		log := fixtures.Git(t, bare, "log", "--format=%B", "refs/hub/queue/"+qid)
+		return strings.Contains(tree, "one.txt") && strings.Contains(tree, "three.txt") &&
+			strings.Contains(log, `"reason":"failed"`) && strings.Count(log, `"reason":"landed"`) == 2
+	}
+	if !waitFor(60*time.Second, landed) {
+		logs := ""
+		for _, id := range []string{"ci", "queue-on-check", "queue-on-entry"} {
+			logs += "--- " + id + "\n" + readFile(hooks.WakeLog(bare, id))
+		}
+		t.Fatalf("the loop did not close in 60 s\nmain: %s\nqueue:\n%s\npost-receive:\n%s\n%s",
+			fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main"),
+			fixtures.Git(t, bare, "log", "--format=%s %b", "refs/hub/queue/"+qid),
+			readFile(filepath.Join(bare, hooks.LogFile)), logs)
+	}
+	t.Logf("two pull requests landed and one was evicted %v after the last entry", time.Since(start))
+	tree := fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main")
+	if strings.Contains(tree, "fail.txt") {
+		t.Fatalf("the failing pull request landed: %s", tree)
+	}
+	qlog := fixtures.Git(t, bare, "log", "--format=%B", "refs/hub/queue/"+qid)
+	if !strings.Contains(qlog, `"pr":"`+ids[1]+`"`) || strings.Count(qlog, `"reason":"landed"`) != 2 {
+		t.Fatalf("queue log:\n%s", qlog)
+	}
+	// The mirror converges on the same branches and records.
+	same := func() bool {
+		a := fixtures.Git(t, bare, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/hub")
+		b := fixtures.Git(t, mirror, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/hub")
+		return a == b
+	}
+	if !waitFor(20*time.Second, same) {
+		t.Fatalf("mirror differs:\n%s\n---\n%s",
+			fixtures.Git(t, bare, "for-each-ref", "refs/heads", "refs/hub"), fixtures.Git(t, mirror, "for-each-ref", "refs/heads", "refs/hub"))
 	}
 }
