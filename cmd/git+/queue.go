@@ -52,6 +52,7 @@ func init() {
 			Action: queueLeave,
 		},
 		queueRunCommand(),
+		queueStatsCommand(),
 		&cli.Command{
 			Name: "list", Usage: "list queues",
 			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
