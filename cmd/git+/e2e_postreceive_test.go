@@ -256,4 +256,21 @@ func TestPostReceiveWakeNoRetrigger(t *testing.T) {
 	if n := strings.Count(w.git(w.origin, "for-each-ref", "refs/heads/"), "\n") + 1; n != 2 {
 		t.Fatalf("want main and one w* branch, got %d:\n%s", n, w.git(w.origin, "for-each-ref", "refs/heads/"))
 	}
+
+	// git+ wake by hand: --ref/--event picks what a push would wake;
+	// --sweep --rule runs one rule in the foreground with the wake tag.
+	out := w.mustGP("", w.origin, "", "wake", "--ref", "refs/heads/wx", "--event", "x", "--dry-run")
+	if !strings.Contains(out, "wake self:") || !strings.Contains(out, "wake other:") {
+		t.Fatalf("wake --dry-run:\n%s", out)
+	}
+	out = w.mustGP("", w.origin, "", "wake", "--sweep", "--rule", "other")
+	if strings.TrimSpace(out) != "wake other: sh -c echo other $GITPLUS_WAKE_RULE\nother other" {
+		t.Fatalf("wake --sweep --rule other:\n%q", out)
+	}
+	if _, _, code := w.gp("", w.origin, "", "wake", "--sweep", "--rule", "nope"); code != 1 {
+		t.Fatalf("wake --rule nope: exit %d, want 1", code)
+	}
+	if _, _, code := w.gp("", w.origin, "", "wake"); code != 2 {
+		t.Fatalf("wake without --sweep or --ref: exit %d, want 2", code)
+	}
 }
