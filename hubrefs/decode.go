@@ -362,10 +362,11 @@ func decode(raw []byte, id plumbing.Hash, c Ceilings) (Event, error) {
 
 // decodeParsed checks a parsed commit's shape and payload, then verifies its
 // signature (the expensive part, last).
-// kc, if not nil, caches parsed public keys across calls of one goroutine.
+// v, if not nil, is the calling goroutine's verifier (key cache, and the
+// caller's VerifiedCache if any); nil verifies from scratch.
 // raw may be shared with a store's cache: it is not modified, and the
 // payload is copied out of it.
-func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, kc keyCache) (Event, error) {
+func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, v *verifier) (Event, error) {
 	fail := func(sentinel error, format string, args ...any) (Event, error) {
 		return Event{}, fmt.Errorf("event %s: %s: %w", id, fmt.Sprintf(format, args...), sentinel)
 	}
@@ -416,7 +417,7 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, kc ke
 	if !knownTypes[typ] {
 		return fail(ErrUnknownType, "type %q is not known to this version of git+ (upgrade it)", typ)
 	}
-	pub, err := verifyWith(rc, kc)
+	pub, err := v.verify(rc)
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s (%s): %w", id, typ, err)
 	}

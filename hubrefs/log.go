@@ -80,7 +80,7 @@ func decodeAll(ws []walked, c Ceilings, what string) ([]Event, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			kc := keyCache{}
+			v := &verifier{kc: keyCache{}}
 			for {
 				mu.Lock()
 				i := next
@@ -90,7 +90,7 @@ func decodeAll(ws []walked, c Ceilings, what string) ([]Event, error) {
 					return
 				}
 				for j := i; j < i+64 && j < len(ws); j++ {
-					evs[j], errs[j] = decodeParsed(ws[j].rc, ws[j].raw, ws[j].id, c, kc)
+					evs[j], errs[j] = decodeParsed(ws[j].rc, ws[j].raw, ws[j].id, c, v)
 				}
 			}
 		}()
@@ -117,7 +117,7 @@ const batchSize = 64
 // CPUs while it walks: each batch of batchSize commits goes to a worker as
 // soon as it is read. The error reported is the walk's, else that of the
 // first failing commit in walk order.
-func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings, what string) ([]Event, error) {
+func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings, what string, vc *VerifiedCache) ([]Event, error) {
 	workers := runtime.GOMAXPROCS(0)
 	jobs := make(chan *decodeBatch, 4*workers)
 	var wg sync.WaitGroup
@@ -125,12 +125,12 @@ func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			kc := keyCache{}
+			v := &verifier{kc: keyCache{}, vc: vc}
 			for b := range jobs {
 				b.evs = make([]Event, len(b.ws))
 				b.errs = make([]error, len(b.ws))
 				for j, w := range b.ws {
-					b.evs[j], b.errs[j] = decodeParsed(w.rc, w.raw, w.id, c, kc)
+					b.evs[j], b.errs[j] = decodeParsed(w.rc, w.raw, w.id, c, v)
 				}
 			}
 		}()
@@ -173,15 +173,7 @@ func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings,
 // The zero tip (an absent ref) gives no events. Signatures are verified on
 // all CPUs while the walk reads objects.
 func ReadLog(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings) ([]Event, error) {
-	c = c.norm()
-	if tip.IsZero() {
-		return nil, nil // an absent ref holds no events
-	}
-	evs, err := walkDecode(store, tip, c, "hub log at "+tip.String())
-	if err != nil {
-		return nil, err
-	}
-	return CausalOrder(evs)
+	return ReadLogWith(store, tip, c, nil)
 }
 
 // ReadNew returns the events reachable from newTip but not from oldTip, in
