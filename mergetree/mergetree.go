@@ -234,35 +234,47 @@ func join(dir, name string) string {
 //     parts by mergeFile; a file/directory clash resolves cleanly only when
 //     the directory merges away or the file side resolves to a deletion.
 func (m *merger) resolve(path string, o, a, b entry) (entry, error) {
+	if r, ok := quickResolve(o, a, b); ok {
+		return r, nil
+	}
+	return m.resolveSlow(path, o, a, b)
+}
+
+// quickResolve applies rules 1-3 of resolve, which decide by mode and id
+// alone; ok is false when the path needs reading.
+func quickResolve(o, a, b entry) (entry, bool) {
 	switch {
 	case same(o, a) && same(o, b):
-		return a, nil
+		return a, true
 	case a.isTree() && same(a, b):
 		if a.id == EmptyTree {
 			// git merges two identical trees entry by entry, so an
 			// empty one vanishes. (Deviation: an empty tree nested in
 			// identical non-empty trees is kept; see doc.go.)
-			return entry{}, nil
+			return entry{}, true
 		}
-		return a, nil
+		return a, true
 	case o.isTree() && same(o, a):
-		return b, nil
+		return b, true
 	case o.isTree() && same(o, b):
-		return a, nil
+		return a, true
 	case !o.present() && a.isTree() && !b.present():
-		return a, nil
+		return a, true
 	case !o.present() && b.isTree() && !a.present():
-		return b, nil
+		return b, true
 	}
 	if o.present() && a.present() && b.present() && !o.isTree() && !a.isTree() && !b.isTree() {
 		switch {
 		case same(a, b), same(o, b):
-			return a, nil
+			return a, true
 		case same(o, a):
-			return b, nil
+			return b, true
 		}
 	}
+	return entry{}, false
+}
 
+func (m *merger) resolveSlow(path string, o, a, b entry) (entry, error) {
 	// Split into directory and file parts.
 	var do, da, db, fo, fa, fb entry
 	split := func(e entry, d, f *entry) {
@@ -308,8 +320,8 @@ func (m *merger) resolve(path string, o, a, b entry) (entry, error) {
 // mergeDir merges three trees (or absent entries) entry by entry and returns
 // the new tree, or absent when nothing is left and nothing conflicted.
 func (m *merger) mergeDir(path string, o, a, b entry) (entry, error) {
-	type triple struct{ e [3]entry }
 	var lists [3][]entry
+	most := 0
 	for i, e := range [3]entry{o, a, b} {
 		if e.present() {
 			es, err := m.readTree(e.id, path)
@@ -317,34 +329,43 @@ func (m *merger) mergeDir(path string, o, a, b entry) (entry, error) {
 				return entry{}, err
 			}
 			lists[i] = es
+			most = max(most, len(es))
 		}
 	}
-	idx := make(map[string]int, len(lists[1])+len(lists[2]))
-	var ts []triple
+	// Pair the entries by name: ts holds, per name, the index of its entry
+	// in each list (-1: none).
+	idx := make(map[string]int32, most)
+	ts := make([][3]int32, 0, most+8)
 	for i, es := range lists {
-		for _, e := range es {
-			k, ok := idx[e.name]
+		for j := range es {
+			name := es[j].name
+			k, ok := idx[name]
 			if !ok {
-				k = len(ts)
-				idx[e.name] = k
-				ts = append(ts, triple{})
+				k = int32(len(ts))
+				idx[name] = k
+				ts = append(ts, [3]int32{-1, -1, -1})
 			}
-			ts[k].e[i] = e
+			ts[k][i] = int32(j)
 		}
 	}
 	nconf := len(m.conflicts)
 	out := make([]entry, 0, len(ts))
 	for _, t := range ts {
-		name := t.e[0].name
-		if name == "" {
-			name = t.e[1].name
+		var e [3]entry
+		name := ""
+		for i := 2; i >= 0; i-- {
+			if t[i] >= 0 {
+				e[i] = lists[i][t[i]]
+				name = e[i].name
+			}
 		}
-		if name == "" {
-			name = t.e[2].name
-		}
-		r, err := m.resolve(join(path, name), t.e[0], t.e[1], t.e[2])
-		if err != nil {
-			return entry{}, err
+		r, ok := quickResolve(e[0], e[1], e[2])
+		if !ok {
+			var err error
+			r, err = m.resolve(join(path, name), e[0], e[1], e[2])
+			if err != nil {
+				return entry{}, err
+			}
 		}
 		if r.present() {
 			r.name = name

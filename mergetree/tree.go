@@ -3,6 +3,7 @@ package mergetree
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -114,11 +115,24 @@ func parseTree(data []byte) ([]entry, error) {
 		data = data[20:]
 		es = append(es, entry{name: string(name), mode: cm, id: id})
 	}
-	// Names must be unique. Trees written by git are sorted, so a duplicate
-	// would normally be adjacent, but a file and a directory of the same name
-	// are not; check with a map only when the tree is small enough to matter
-	// less than correctness, i.e. always.
-	if len(es) > 1 {
+	// Names must be unique. In a tree in git order (every tree git
+	// writes) equal names of the same kind are adjacent, and a file and a
+	// directory of the same name are found by a binary search for the
+	// file; any other tree is checked with a map.
+	sorted := true
+	for i := 1; i < len(es); i++ {
+		if !gitLess(es[i-1], es[i]) {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		for _, e := range es {
+			if e.isTree() && findFile(es, e.name) >= 0 {
+				return nil, fmt.Errorf("duplicate entry %q", e.name)
+			}
+		}
+	} else if len(es) > 1 {
 		seen := make(map[string]struct{}, len(es))
 		for _, e := range es {
 			if _, dup := seen[e.name]; dup {
@@ -128,6 +142,28 @@ func parseTree(data []byte) ([]entry, error) {
 		}
 	}
 	return es, nil
+}
+
+// findFile returns the index of the non-tree entry called name in es (in
+// git order), or -1.
+func findFile(es []entry, name string) int {
+	probe := entry{name: name, mode: modeFile}
+	i := sort.Search(len(es), func(i int) bool { return !gitLess(es[i], probe) })
+	if i < len(es) && es[i].name == name && !es[i].isTree() {
+		return i
+	}
+	return -1
+}
+
+// gitCmp is gitLess as a three-way comparison.
+func gitCmp(a, b entry) int {
+	switch {
+	case gitLess(a, b):
+		return -1
+	case gitLess(b, a):
+		return 1
+	}
+	return 0
 }
 
 // gitLess orders entry names the way git writes trees: byte order, where a
@@ -164,7 +200,9 @@ func nextByte(name string, n int, mode uint32) int {
 
 // encodeTree sorts es in git order and returns the raw tree bytes.
 func encodeTree(es []entry) []byte {
-	sort.Slice(es, func(i, j int) bool { return gitLess(es[i], es[j]) })
+	if !slices.IsSortedFunc(es, gitCmp) {
+		slices.SortFunc(es, gitCmp)
+	}
 	size := 0
 	for _, e := range es {
 		size += 6 + 1 + len(e.name) + 1 + 20
