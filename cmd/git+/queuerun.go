@@ -28,14 +28,29 @@ package main
 //     hub.queue allows). pr.merged is also judged with pr.Authorize.
 //   - --no-notify passes the push option "gitplus.no-notify" on the pass's
 //     pushes, for a post-receive chain to honour.
+//   - TEST ONLY: GITPLUS_QUEUE_CRASH=<step>[:n] makes the pass exit 3 at the
+//     n-th (default first) time it reaches step, and
+//     GITPLUS_QUEUE_PAUSE=<step>:<dir> makes it create <dir>/paused there and
+//     wait (up to a minute) for <dir>/go. They exist so the e2e tests can
+//     kill a pass at every boundary and race the target (DESIGN §8: "a pass
+//     may crash anywhere"); nothing else reads them, and a deployment never
+//     sets them. Steps: settle-merged (pr.merged of a settle, before its
+//     queue.left), settled, entered, before-swap, swap (target moved, no
+//     record yet), merged (pr.merged of a landing, before its queue.left),
+//     landed, reset, evicted, branch (candidate branch pushed, no
+//     queue.candidate yet), candidate, deleted.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
@@ -98,6 +113,39 @@ type runner struct {
 	pushOpts []string
 	rep      *runReport
 	anc      map[[2]plumbing.Hash]bool
+	reached  map[string]int // test-only crash switch: times each step was reached
+}
+
+// boundary is where a test may kill or pause the pass (see the decisions
+// above: GITPLUS_QUEUE_CRASH and GITPLUS_QUEUE_PAUSE are test-only).
+func (r *runner) boundary(step string) {
+	if r.reached == nil {
+		r.reached = map[string]int{}
+	}
+	r.reached[step]++
+	if v := os.Getenv("GITPLUS_QUEUE_CRASH"); v != "" {
+		name, nth, _ := strings.Cut(v, ":")
+		n, err := strconv.Atoi(nth)
+		if err != nil || n < 1 {
+			n = 1
+		}
+		if name == step && r.reached[step] == n {
+			fmt.Fprintf(os.Stderr, "git+: GITPLUS_QUEUE_CRASH: exiting at %s:%d\n", step, n)
+			os.Exit(3)
+		}
+	}
+	if v := os.Getenv("GITPLUS_QUEUE_PAUSE"); v != "" {
+		name, dir, _ := strings.Cut(v, ":")
+		if name != step || r.reached[step] != 1 {
+			return
+		}
+		_ = os.WriteFile(filepath.Join(dir, "paused"), nil, 0o644)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(dir, "go")); err == nil {
+				return
+			}
+		}
+	}
 }
 
 func queueRun(c *cli.Context) error {
@@ -291,10 +339,12 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 			if err := r.merged(prs[s.PR], s.PR, *s.Merged); err != nil {
 				return false, err
 			}
+			r.boundary("settle-merged")
 		}
 		if err := left(s.PR, s.Head, s.Reason, s.Detail); err != nil {
 			return false, err
 		}
+		r.boundary("settled")
 		r.rep.Settled = append(r.rep.Settled, s)
 	}
 	// Enter.
@@ -303,10 +353,12 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 			return false, err
 		}
 		r.rep.Entered = append(r.rep.Entered, e)
+		r.boundary("entered")
 	}
 	// Land.
 	keep := map[string]bool{}
 	if l := plan.Land; l != nil {
+		r.boundary("before-swap")
 		_, err := receive.Push(context.Background(), receive.PushOptions{
 			GitDir: h.GitDir, Remote: h.Remote, PushOptions: r.pushOpts,
 			Updates: []receive.PushUpdate{{Ref: l.Ref, Old: plumbing.NewHash(l.Old), New: plumbing.NewHash(l.New)}},
@@ -332,18 +384,22 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 				return false, err
 			}
 			r.rep.Resets = append(r.rep.Resets, detail+"; rebuilt on "+now.String())
+			r.boundary("reset")
 			return true, nil
 		case err != nil:
 			return false, fmt.Errorf("landing %s on %s: %w", l.New, l.Ref, err)
 		default:
 			r.rep.Commit = l.New
+			r.boundary("swap")
 			for _, x := range l.Landed {
 				if err := r.merged(prs[x.PR], x.PR, queue.Merged{Revision: x.Head, Branch: l.Ref, Commit: x.Commit}); err != nil {
 					return false, err
 				}
+				r.boundary("merged")
 				if err := left(x.PR, x.Head, queue.ReasonLanded, "landed as "+x.Commit); err != nil {
 					return false, err
 				}
+				r.boundary("landed")
 				r.rep.Landed = append(r.rep.Landed, x)
 			}
 		}
@@ -354,16 +410,19 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 			return false, err
 		}
 		r.rep.Evicted = append(r.rep.Evicted, e)
+		r.boundary("evicted")
 	}
 	// Publish.
 	for _, p := range plan.Publish {
 		if err := r.setBranch(p.Branch, plumbing.NewHash(p.Step)); err != nil {
 			return false, err
 		}
+		r.boundary("branch")
 		if _, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueCandidate{Base: w.base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch}, w.key, w.m.Name, w.t); err != nil {
 			return false, err
 		}
 		r.rep.Published = append(r.rep.Published, p)
+		r.boundary("candidate")
 	}
 	// Delete exactly the branches of the entries this pass settled.
 	for _, d := range plan.Delete {
@@ -381,8 +440,63 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 			return false, err
 		}
 		r.rep.Deleted = append(r.rep.Deleted, d)
+		r.boundary("deleted")
 	}
+	// A pass that died between an entry's queue.left and its branch's
+	// deletion (or a runner that published behind another's back) leaves a
+	// branch nobody's plan names again: delete the candidate branches of
+	// pull requests that have left this queue and are not active in it.
+	// Branches of pull requests this queue never held are not touched.
+	r.leftovers(q, plan.Delete, keep)
 	return false, nil
+}
+
+// leftovers deletes the candidate branches of pull requests that left queue
+// q and are not active, other than those in done or keep; failures are
+// warnings (the next pass tries again).
+func (r *runner) leftovers(q *queueLog, done []string, keep map[string]bool) {
+	h := r.w.h
+	left := map[string]bool{}
+	for _, l := range q.st.Left {
+		if _, active := q.st.Active(l.PR); !active {
+			left[l.PR] = true
+		}
+	}
+	if len(left) == 0 {
+		return
+	}
+	skip := map[string]bool{}
+	for _, d := range done {
+		skip[d] = true
+	}
+	prefix := queue.Branch(q.st.Target, "")
+	var out string
+	var err error
+	if h.Remote == "." {
+		out, err = gitOut(h.GitDir, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	} else {
+		out, err = gitOut(h.GitDir, "ls-remote", "--refs", h.Remote, prefix+"*")
+	}
+	if err != nil {
+		r.rep.Warnings = append(r.rep.Warnings, "listing candidate branches: "+err.Error())
+		return
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || !strings.HasPrefix(f[1], prefix) {
+			continue
+		}
+		ref := f[1]
+		if skip[ref] || keep[ref] || !left[strings.TrimPrefix(ref, prefix)] {
+			continue
+		}
+		if err := r.setBranch(ref, plumbing.ZeroHash); err != nil {
+			r.rep.Warnings = append(r.rep.Warnings, err.Error())
+			continue
+		}
+		r.rep.Deleted = append(r.rep.Deleted, ref)
+		r.boundary("deleted")
+	}
 }
 
 // setBranch force-moves (or deletes, with zero) a candidate branch, with its

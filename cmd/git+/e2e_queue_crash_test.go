@@ -1,0 +1,377 @@
+package main
+
+// Crash safety of `git+ queue run` (DESIGN.md §8: "A pass may crash
+// anywhere; the next pass must converge"; seed 000, "The queue agent dies
+// mid-batch"). The test-only switch GITPLUS_QUEUE_CRASH=<step>[:n] (see
+// queuerun.go) kills a pass at each step boundary; fresh passes and a CI
+// simulator then drive the queue until nothing changes, and the world is
+// checked: every queued pull request landed once or left with a reason,
+// pr.merged exactly once per landing, no candidate branch left behind, the
+// target holds every landed head, a further pass appends nothing.
+//
+// Setup is written in-process (events signed here, pushed in one push) into
+// one template repository per stage; each case runs on a copy of it.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gitplus/gitplus/hubrefs"
+)
+
+// qworld is a queue world: an e2e world with a queue on main and pull
+// requests entered in order.
+type qworld struct {
+	*e2e
+	qid  string
+	c0   string
+	ids  []string          // queued pull requests, in queue order
+	head map[string]string // pull request -> head
+	// direct holds heads landed directly (fast-forward steps of the target
+	// that are not candidates).
+	direct map[string]bool
+
+	mu      sync.Mutex
+	checked map[string]bool // repo dir + pr + step already given a check
+}
+
+// newQWorld makes members dev (hub.pr), rev (hub.review), ci
+// (hub.check:ci) and q (hub.queue), the queue rules, a queue on main and n
+// approved pull requests, each adding its own file, entered in order when
+// enter is set.
+func newQWorld(t *testing.T, n int, enter bool) *qworld {
+	t.Helper()
+	w := newE2E(t, map[string][]string{"dev": {"hub.pr"}, "rev": {"hub.review"}, "ci": {"hub.check:ci"}, "q": {"hub.queue"}})
+	qw := &qworld{e2e: w, head: map[string]string{}, direct: map[string]bool{}, checked: map[string]bool{}}
+	base := w.commit(nil, map[string]string{"base.txt": "base\n"}, "base")
+	w.git(w.work, "push", "-q", "origin", base+":refs/heads/main")
+	qw.c0 = base
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.mustGP("admin", w.origin, "", "rules", "set", rules)
+	qw.qid = lastLine(w.mustGP("q", w.origin, "", "queue", "open", "--target", "main"))
+	w.git(w.work, "fetch", "-q", "origin", "+refs/hub/*:refs/hub/*")
+	qtip := w.git(w.work, "rev-parse", hubrefs.QueueRefPrefix+qw.qid)
+
+	args := []string{"origin"}
+	var prs []*localPR
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("f%02d", i)
+		h := w.commit([]string{base}, map[string]string{name + ".txt": name + "\n"}, name)
+		p := w.localPR("dev", "refs/heads/main", h).approve("rev")
+		prs = append(prs, p)
+		qw.ids = append(qw.ids, p.ID)
+		qw.head[p.ID] = h
+		args = append(args, h+":refs/heads/"+name)
+		if enter {
+			qtip = w.writeEvent("q", hubrefs.QueueEntered{Base: w.base(hubrefs.TypeQueueEntered), PR: p.ID, Head: h, BaseRef: "refs/heads/main"}, qtip)
+		}
+	}
+	for _, p := range prs {
+		args = append(args, p.tip+":"+p.Ref())
+	}
+	args = append(args, qtip+":"+hubrefs.QueueRefPrefix+qw.qid)
+	if out, err := w.push(args...); err != nil {
+		t.Fatalf("pushing %d pull requests: %v\n%s", n, err, out)
+	}
+	return qw
+}
+
+// clone copies the bare repository (hooks and all) for one case.
+func (qw *qworld) clone(t *testing.T, from string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo.git")
+	if out, err := exec.Command("cp", "-a", from, dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// pass runs `git+ queue run --target main --json` in dir as q with extra
+// environment; it returns the report (when it printed one) and the exit code.
+func (qw *qworld) pass(t *testing.T, dir string, env []string, args ...string) (runReport, string, int) {
+	t.Helper()
+	cmd := exec.Command(qw.bin, append([]string{"queue", "run", "--target", "main", "--json"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(append([]string{}, qw.env...), "GITPLUS_KEY="+qw.keys["q"].Path), env...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("queue run: %v", err)
+	}
+	var rep runReport
+	if code == 0 {
+		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+			t.Fatalf("queue run --json: %v\n%s", err, out.String())
+		}
+	}
+	return rep, out.String() + errb.String(), code
+}
+
+// okPass runs a pass that must exit 0.
+func (qw *qworld) okPass(t *testing.T, dir string, args ...string) runReport {
+	t.Helper()
+	rep, out, code := qw.pass(t, dir, nil, args...)
+	if code != 0 {
+		t.Fatalf("queue run: exit %d\n%s", code, out)
+	}
+	return rep
+}
+
+func (qw *qworld) gitDir(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, errs, err := qw.gitRun(dir, "", nil, args...)
+	if err != nil {
+		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, errs)
+	}
+	return out
+}
+
+// ci is the CI simulator: every published candidate branch not yet checked
+// gets check.completed ci (failure when its pull request is broken) at its
+// step, signed by ci, appended in-process through dir's hooks.
+func (qw *qworld) ci(t *testing.T, dir string, broken map[string]bool) int {
+	t.Helper()
+	n := 0
+	for _, line := range strings.Split(qw.gitDir(t, dir, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/queue/main/"), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		id := strings.TrimPrefix(f[1], "refs/heads/queue/main/")
+		key := dir + " " + id + " " + f[0]
+		qw.mu.Lock()
+		done := qw.checked[key]
+		qw.checked[key] = true
+		qw.mu.Unlock()
+		if done {
+			continue
+		}
+		conclusion := "success"
+		if broken[id] {
+			conclusion = "failure"
+		}
+		_, err := hubrefs.Append(context.Background(), hubrefs.AppendOptions{
+			GitDir: dir, Remote: ".", Ref: hubrefs.PRRefPrefix + id, Signer: qw.signer("ci"), Name: "ci", Env: qw.env,
+			Payload: hubrefs.Check{Base: qw.base(hubrefs.TypeCheckCompleted), Name: "ci", Head: f[0], Conclusion: conclusion},
+		})
+		if err != nil {
+			t.Fatalf("ci on %s at %s: %v", id, f[0], err)
+		}
+		n++
+	}
+	return n
+}
+
+func (qw *qworld) allRefs(t *testing.T, dir string) string {
+	t.Helper()
+	return qw.gitDir(t, dir, "for-each-ref", "--format=%(objectname) %(refname)")
+}
+
+// drive runs passes, with CI between them, until a pass and CI change no
+// ref; it fails after max passes.
+func (qw *qworld) drive(t *testing.T, dir string, broken map[string]bool, max int) {
+	t.Helper()
+	for i := 0; i < max; i++ {
+		before := qw.allRefs(t, dir)
+		qw.okPass(t, dir)
+		qw.ci(t, dir, broken)
+		if qw.allRefs(t, dir) == before {
+			return
+		}
+	}
+	t.Fatalf("queue did not settle in %d passes", max)
+}
+
+// converged checks the end state: every queued pull request left the queue
+// (broken ones as failed, the others landed), pr.merged exactly once per
+// landed one with its head on the target, the target's first-parent steps
+// are exactly the landed candidates, no candidate branch is left, and a
+// further pass appends nothing.
+func (qw *qworld) converged(t *testing.T, dir string, broken map[string]bool) {
+	t.Helper()
+	var show queueJSON
+	out := qw.mustGP("", dir, "", "queue", "show", "--target", "main", "--json")
+	if err := json.Unmarshal([]byte(out), &show); err != nil {
+		t.Fatalf("queue show: %v\n%s", err, out)
+	}
+	if len(show.Active) != 0 {
+		t.Fatalf("entries still active: %+v", show.Active)
+	}
+	reasons := map[string][]string{}
+	for _, l := range show.Left {
+		reasons[l.PR] = append(reasons[l.PR], l.Reason)
+	}
+	for _, id := range qw.ids {
+		want := "landed"
+		if broken[id] {
+			want = "failed"
+		}
+		if got := reasons[id]; len(got) != 1 || got[0] != want {
+			t.Errorf("pull request %s left the queue %v, want once %s", id, got, want)
+		}
+	}
+	// pr.merged per pull request: one git log over every pull request ref.
+	merged := map[string]int{}
+	for _, line := range strings.Split(qw.gitDir(t, dir, "log", "--glob=refs/hub/pr/*", "--source", "--format=%S %s"), "\n") {
+		ref, subj, _ := strings.Cut(line, " ")
+		if subj == hubrefs.TypePRMerged || strings.HasPrefix(subj, hubrefs.TypePRMerged+" ") {
+			merged[strings.TrimPrefix(ref, hubrefs.PRRefPrefix)]++
+		}
+	}
+	// The target's first-parent steps since C_0: each a candidate (second
+	// parent a queued head), each head once.
+	onTarget := map[string]int{}
+	steps := qw.gitDir(t, dir, "rev-list", "--first-parent", "--parents", qw.c0+"..refs/heads/main")
+	byHead := map[string]string{}
+	for id, h := range qw.head {
+		byHead[h] = id
+	}
+	for _, line := range strings.Split(steps, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) == 2 && qw.direct[f[0]] {
+			continue
+		}
+		if len(f) != 3 || byHead[f[2]] == "" {
+			t.Errorf("first-parent step %s of main is not a queue candidate", line)
+			continue
+		}
+		onTarget[byHead[f[2]]]++
+	}
+	for _, id := range qw.ids {
+		want := 1
+		if broken[id] {
+			want = 0
+		}
+		if merged[id] != want || onTarget[id] != want {
+			t.Errorf("pull request %s: %d pr.merged, landed %d times; want %d", id, merged[id], onTarget[id], want)
+		}
+	}
+	if b := qw.gitDir(t, dir, "for-each-ref", "refs/heads/queue/"); b != "" {
+		t.Errorf("candidate branches left behind:\n%s", b)
+	}
+	before := qw.allRefs(t, dir)
+	rep := qw.okPass(t, dir)
+	if after := qw.allRefs(t, dir); after != before {
+		t.Errorf("a further pass changed refs:\n%s\n---\n%s\n%+v", before, after, rep)
+	}
+}
+
+// TestQueueCrashConverges kills a pass at every step boundary and checks
+// that fresh passes converge. Stage A: three entries, nothing published.
+// Stage B: published, CI green, green, red (the next pass lands two and
+// evicts one). Direct: stage B with the target moved under a pass that
+// was about to land (swap fails: queue.reset).
+func TestQueueCrashConverges(t *testing.T) {
+	t.Parallel()
+	qw := newQWorld(t, 3, true)
+	broken := map[string]bool{qw.ids[2]: true}
+
+	stageA := qw.clone(t, qw.origin)
+	stageB := qw.clone(t, qw.origin)
+	if rep := qw.okPass(t, stageB); len(rep.Published) != 3 {
+		t.Fatalf("stage B pass 1: %+v", rep)
+	}
+	qw.ci(t, stageB, broken)
+
+	// A direct landing to race the queue: an approved pull request with a
+	// green check on its head, on top of C_0, not queued.
+	dh := qw.commit([]string{qw.c0}, map[string]string{"direct.txt": "direct\n"}, "direct")
+	qw.direct[dh] = true
+	dp := qw.localPR("dev", "refs/heads/main", dh).approve("rev").pass("ci", dh)
+	if out, err := qw.push("origin", dh+":refs/heads/direct", dp.tip+":"+dp.Ref()); err != nil {
+		t.Fatalf("pushing the direct pull request: %v\n%s", err, out)
+	}
+	if out, err := qw.push(stageB, dh+":refs/heads/direct", dp.tip+":"+dp.Ref()); err != nil {
+		t.Fatalf("pushing the direct pull request: %v\n%s", err, out)
+	}
+
+	type crash struct {
+		stage string // A or B
+		at    []string
+	}
+	cases := map[string]crash{
+		"branch1":    {"A", []string{"branch:1"}},
+		"candidate1": {"A", []string{"candidate:1"}},
+		"swap+settle": {"B", []string{"swap:1", "settle-merged:1", "settled:1", "settle-merged:1",
+			"deleted:1"}},
+		"merged2":  {"B", []string{"merged:2"}},
+		"landed1":  {"B", []string{"landed:1"}},
+		"evicted":  {"B", []string{"evicted:1"}},
+		"deleted1": {"B", []string{"deleted:1"}},
+		"reset":    {"B", []string{"reset:1"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			from := stageA
+			if c.stage == "B" {
+				from = stageB
+			}
+			dir := qw.clone(t, from)
+			for i, at := range c.at {
+				env := []string{"GITPLUS_QUEUE_CRASH=" + at}
+				var paused chan struct{}
+				if name == "reset" {
+					// Pause before the swap, land the direct pull
+					// request, let the swap fail.
+					pdir := t.TempDir()
+					env = append(env, "GITPLUS_QUEUE_PAUSE=before-swap:"+pdir)
+					paused = make(chan struct{})
+					go func() {
+						defer close(paused)
+						for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+							if _, err := os.Stat(filepath.Join(pdir, "paused")); err == nil {
+								break
+							}
+						}
+						cmd := exec.Command(qw.bin, "pr", "merge", dp.ID)
+						cmd.Dir = dir
+						cmd.Env = append(append([]string{}, qw.env...), "GITPLUS_KEY="+qw.keys["q"].Path)
+						if out, err := cmd.CombinedOutput(); err != nil {
+							t.Errorf("pr merge (direct landing): %v\n%s", err, out)
+						}
+						_ = os.WriteFile(filepath.Join(pdir, "go"), nil, 0o644)
+					}()
+				}
+				_, out, code := qw.pass(t, dir, env)
+				if paused != nil {
+					<-paused
+				}
+				if code != 3 {
+					t.Fatalf("pass %d with crash at %s: exit %d, want 3\n%s", i+1, at, code, out)
+				}
+			}
+			if name == "reset" {
+				var show queueJSON
+				if err := json.Unmarshal([]byte(qw.mustGP("", dir, "", "queue", "show", "--target", "main", "--json")), &show); err != nil || len(show.Resets) != 1 {
+					t.Fatalf("after the crash at reset: %v %+v", err, show)
+				}
+			}
+			qw.drive(t, dir, broken, 8)
+			qw.converged(t, dir, broken)
+			if name == "reset" {
+				if first := qw.gitDir(t, dir, "rev-list", "--first-parent", "--reverse", qw.c0+"..refs/heads/main"); !strings.HasPrefix(first, dh) {
+					t.Errorf("main's first step after C_0 is not the direct landing %s:\n%s", dh, first)
+				}
+			}
+		})
+	}
+}
