@@ -29,13 +29,16 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -167,7 +170,7 @@ func (w *demoWorld) say(format string, args ...any) {
 }
 
 func (w *demoWorld) step(title string) {
-	fmt.Fprintf(w.out, "\n== %s\n", title)
+	fmt.Fprintf(w.out, "\n== %s   [%.1fs]\n", title, time.Since(w.start).Seconds())
 }
 
 // demoQuote shows an argument as a shell would need it.
@@ -211,9 +214,9 @@ func (w *demoWorld) exec(dir, name string, args ...string) (string, string, int,
 	return out.String(), errb.String(), 0, nil
 }
 
-// gp runs `git+ --repo BARE --key KEY(as) ARGS`, printing the command as a
-// user would type it (without --repo) and who signs.
-func (w *demoWorld) gp(as string, args ...string) (string, string, int, error) {
+// gpArgs prints the command as a user would type it (without --repo and
+// --key, with who signs in brackets) and returns the full arguments.
+func (w *demoWorld) gpArgs(as string, args []string) []string {
 	full := []string{"--repo", w.bare}
 	shown := "$ git+ " + demoShow(args)
 	if as != "" {
@@ -223,7 +226,44 @@ func (w *demoWorld) gp(as string, args ...string) (string, string, int, error) {
 		shown = fmt.Sprintf("%-8s %s", "", shown)
 	}
 	w.say("%s", shown)
-	return w.exec(w.root, "git+", append(full, args...)...)
+	return append(full, args...)
+}
+
+// gp runs `git+ --repo BARE --key KEY(as) ARGS`, printing the command first.
+func (w *demoWorld) gp(as string, args ...string) (string, string, int, error) {
+	return w.exec(w.root, "git+", w.gpArgs(as, args)...)
+}
+
+// demoResult is one finished command.
+type demoResult struct {
+	out, errs string
+	code      int
+}
+
+// gpAll runs independent commands (they write different refs) at once, all
+// signed by as, and returns their results in order. ok lists the exit codes
+// taken as success (default: 0).
+func (w *demoWorld) gpAll(as string, argss [][]string, ok ...int) ([]demoResult, error) {
+	if len(ok) == 0 {
+		ok = []int{0}
+	}
+	res := make([]demoResult, len(argss))
+	errs := make([]error, len(argss))
+	var wg sync.WaitGroup
+	for i, args := range argss {
+		full := w.gpArgs(as, args)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, stderr, code, err := w.exec(w.root, "git+", full...)
+			if err == nil && !slices.Contains(ok, code) {
+				err = fmt.Errorf("git+ %s: exit %d\n%s%s", demoShow(args), code, out, stderr)
+			}
+			res[i], errs[i] = demoResult{out, stderr, code}, err
+		}()
+	}
+	wg.Wait()
+	return res, errors.Join(errs...)
 }
 
 // gpOK is gp that must exit 0; it prints the explanation after the command.
@@ -409,7 +449,7 @@ func (w *demoWorld) run() error {
 	if err != nil {
 		return err
 	}
-	w.say("           opened the merge queue %s for main", demoShort(demoLast(out)))
+	w.say("           opened the merge queue %s for main", demoLast(out))
 
 	// 4. Five pull requests.
 	w.step("4. Five pull requests: opened by alice, approved by bob, entered in the queue")
@@ -423,21 +463,24 @@ func (w *demoWorld) run() error {
 		}
 	}
 	w.say("$ git push origin feature/...   (five branches; unprotected branches are not judged)")
+	var opens, reviews [][]string
 	for _, p := range prs {
-		out, err := w.gpOK("alice", "", "pr", "open", "--base", "main", "--head", p.branch, "--title", p.title)
-		if err != nil {
-			return err
-		}
-		p.id = demoLast(out)
+		opens = append(opens, []string{"pr", "open", "--base", "main", "--head", p.branch, "--title", p.title})
+	}
+	outs, err := w.gpAll("alice", opens)
+	if err != nil {
+		return err
+	}
+	for i, p := range prs {
+		p.id = demoLast(outs[i].out)
 		w.label[p.id] = p.label
-		w.say("           %s = %s: %s", p.label, demoShort(p.id), p.why)
+		w.say("           %s = %s: %s", p.label, p.id, p.why)
+		reviews = append(reviews, []string{"pr", "review", p.id, "--approve"})
 	}
-	for _, p := range prs {
-		if _, err := w.gpOK("bob", "", "pr", "review", p.id, "--approve"); err != nil {
-			return err
-		}
+	if _, err := w.gpAll("bob", reviews); err != nil {
+		return err
 	}
-	w.say("           bob approved all five heads")
+	w.say("           bob approved all five heads (each review names the head and base it approves)")
 	for _, p := range prs {
 		if _, err := w.gpOK("queue", "", "queue", "enter", p.id); err != nil {
 			return err
@@ -489,8 +532,8 @@ func (w *demoWorld) run() error {
 			got[e.PR] = e.Reason
 		}
 		for _, p := range rep.Published {
-			w.say("           built candidate %s for %s = merge(%s, %s's head), pushed to %s",
-				demoShort(p.Step), w.lbl(p.PR), demoShort(p.Parents[0]), w.lbl(p.PR), p.Branch)
+			w.say("           built candidate %s for %s = merge(%s, %s's head), pushed to its candidate branch",
+				demoShort(p.Step), w.lbl(p.PR), demoShort(p.Parents[0]), w.lbl(p.PR))
 		}
 		for _, x := range rep.Waiting {
 			w.say("           waiting %s: %s", w.lbl(x.PR), x.Reason)
@@ -511,23 +554,25 @@ func (w *demoWorld) run() error {
 		if len(rep.Published) == 0 && len(rep.Landed) == 0 && len(rep.Evicted) == 0 {
 			return fmt.Errorf("pass %d changed nothing but %d candidates remain", pass, len(rep.Chain))
 		}
+		var checks [][]string
 		for _, p := range rep.Published {
-			out, errs, code, err := w.gp("ci", "check", "run", "--pr", p.PR, "--rev", p.Step, "--name", "ci", "--", "sh", "test.sh")
-			if err != nil {
-				return err
-			}
-			res := demoLast(out)
-			switch code {
-			case 0:
+			checks = append(checks, []string{"check", "run", "--pr", p.PR, "--rev", p.Step, "--name", "ci", "--", "sh", "test.sh"})
+		}
+		results, err := w.gpAll("ci", checks, 0, 1)
+		if err != nil {
+			return err
+		}
+		for i, p := range rep.Published {
+			r := results[i]
+			res := demoLast(r.out)
+			if r.code == 0 {
 				w.say("           CI on %s's candidate %s: success (%s)", w.lbl(p.PR), demoShort(p.Step), res)
-			case 1:
-				if res == "" {
-					res = demoLast(errs)
-				}
-				w.say("           CI on %s's candidate %s: FAILURE (%s)", w.lbl(p.PR), demoShort(p.Step), res)
-			default:
-				return fmt.Errorf("check run: exit %d\n%s%s", code, out, errs)
+				continue
 			}
+			if res == "" {
+				res = demoLast(r.errs)
+			}
+			w.say("           CI on %s's candidate %s: FAILURE (%s)", w.lbl(p.PR), demoShort(p.Step), res)
 		}
 	}
 	var bad []string
