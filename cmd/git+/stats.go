@@ -38,14 +38,6 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
-func init() {
-	// Until `queue stats` is listed in the queue verb group (queue.go), the
-	// same command is reachable as the hidden top-level verb queue-stats.
-	cmd := queueStatsCommand()
-	cmd.Name, cmd.Hidden = "queue-stats", true
-	register(hubVerb(cmd))
-}
-
 // queueStatsCommand is `git+ queue stats`; the queue verb group lists it.
 func queueStatsCommand() *cli.Command {
 	return &cli.Command{
