@@ -547,12 +547,18 @@ func (w *demoWorld) run() error {
 		for _, x := range rep.Warnings {
 			w.say("           warning: %s", x)
 		}
-		if len(rep.Published) == 0 && len(rep.Chain) == 0 {
-			w.say("           the queue is drained")
+		left := 0 // chain steps this pass did not land
+		for _, st := range rep.Chain {
+			if got[st.PR] != "landed" {
+				left++
+			}
+		}
+		if len(rep.Published) == 0 && left == 0 {
+			w.say("           the queue is drained: every entry landed or was evicted")
 			break
 		}
 		if len(rep.Published) == 0 && len(rep.Landed) == 0 && len(rep.Evicted) == 0 {
-			return fmt.Errorf("pass %d changed nothing but %d candidates remain", pass, len(rep.Chain))
+			return fmt.Errorf("pass %d changed nothing but %d candidates remain", pass, left)
 		}
 		var checks [][]string
 		for _, p := range rep.Published {
