@@ -118,7 +118,17 @@ func (cs *commits) get(h plumbing.Hash) (*commit, error) {
 	if c, ok := cs.m[h]; ok {
 		return c, nil
 	}
-	t, data, err := cs.s.ReadObject(h)
+	var (
+		t    plumbing.ObjectType
+		data []byte
+		err  error
+	)
+	if hr, ok := cs.s.(HeaderReader); ok {
+		t, data, err = hr.ReadObjectHeader(h)
+	}
+	if data == nil || err != nil {
+		t, data, err = cs.s.ReadObject(h)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", h, err)
 	}

@@ -31,6 +31,16 @@ type Store interface {
 	ReadObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 }
 
+// HeaderReader is an optional extension of Store: ReadObjectHeader returns
+// an object's type and a prefix of its content that holds at least its
+// header (everything up to and including the first blank line), or all of
+// it. Commits are read through it when the Store has it, so the merge-base
+// walk need not inflate commit messages. On any error the merge reads the
+// object again with ReadObject, which reports the fault.
+type HeaderReader interface {
+	ReadObjectHeader(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
+}
+
 // ObjectWriter stores new objects. It is used only in builder mode
 // (Options.Writer); the verifier hashes results in memory and writes nothing.
 type ObjectWriter interface {

@@ -418,3 +418,28 @@ func (s *Store) packObject(p *pack, off int64, id plumbing.Hash) (plumbing.Objec
 	}
 	return typ, data, nil
 }
+
+// ReadObjectHeader returns the type of object h and a prefix of its
+// content holding at least everything up to and including its first blank
+// line ("\n\n"), or all of it when it has none: the header of a commit or
+// tag, usually without its message. A packed object stored whole is inflated only that
+// far (and not cached); any other object is read as by ReadRaw. The
+// prefix, unlike ReadRaw's content, is not covered by the stream checksum.
+func (s *Store) ReadObjectHeader(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	loc, ok, _ := s.findPacked(h)
+	if !ok {
+		return s.ReadRaw(h)
+	}
+	if t, d, ok := s.cache.get(loc.p, loc.off); ok {
+		return t, d, nil
+	}
+	hd, err := loc.p.header(loc.off)
+	if err != nil || hd.typ == packOfsDelta || hd.typ == packRefDelta {
+		return s.packObject(loc.p, loc.off, h)
+	}
+	data, err := inflateHeader(loc.p.data[hd.dataOff:len(loc.p.data)-hashLen], hd.size)
+	if err != nil {
+		return s.packObject(loc.p, loc.off, h) // the full path names the fault
+	}
+	return packTypeToObject(hd.typ), data, nil
+}
