@@ -454,15 +454,17 @@ func (w *demoWorld) run() error {
 	// 4. Five pull requests.
 	w.step("4. Five pull requests: opened by alice, approved by bob, entered in the queue")
 	prs := demoPRs()
+	push := []string{"push", "-q", "origin"}
 	for _, p := range prs {
 		if err := w.commitFiles("main", p.branch, p.files, p.title); err != nil {
 			return err
 		}
-		if _, err := w.git(w.work, "push", "-q", "origin", p.branch); err != nil {
-			return err
-		}
+		push = append(push, p.branch)
 	}
-	w.say("$ git push origin feature/...   (five branches; unprotected branches are not judged)")
+	if _, err := w.git(w.work, push...); err != nil {
+		return err
+	}
+	w.say("$ git push origin feature/greeting feature/retitle ...   (five branches; unprotected branches are not judged)")
 	var opens, reviews [][]string
 	for _, p := range prs {
 		opens = append(opens, []string{"pr", "open", "--base", "main", "--head", p.branch, "--title", p.title})
