@@ -382,3 +382,18 @@ func BenchmarkReadFold(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadFoldCached is BenchmarkReadFold with a warm VerifiedCache.
+func BenchmarkReadFoldCached(b *testing.B) {
+	f := sized(b, 10000)
+	vc := hubrefs.NewVerifiedCache()
+	if _, _, err := f.readFoldWith(false, vc); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := f.readFoldWith(false, vc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
