@@ -45,6 +45,8 @@ func TestReadLogWithVerifiedCache(t *testing.T) {
 	st.objs[a] = lyingObject{m, a}
 	_, err = ReadLogWith(st, tip, Ceilings{}, vc)
 	is.True(errors.Is(err, ErrBadSignature))
+	_, err = ReadLog(st, tip, Ceilings{})
+	is.True(errors.Is(err, ErrBadSignature))
 
 	// Round trip through WriteTo / ReadVerifiedCache.
 	var buf bytes.Buffer
