@@ -274,6 +274,26 @@ func (qw *qworld) converged(t *testing.T, dir string, broken map[string]bool) {
 	}
 }
 
+// waitFile waits up to a minute for a file to exist.
+func (qw *qworld) waitFile(path string) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+}
+
+// directMerge lands pull request id directly (`git+ pr merge`, through the
+// hook) in dir.
+func (qw *qworld) directMerge(t *testing.T, dir, id string) {
+	cmd := exec.Command(qw.bin, "pr", "merge", id)
+	cmd.Dir = dir
+	cmd.Env = append(append([]string{}, qw.env...), "GITPLUS_KEY="+qw.keys["q"].Path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("pr merge (direct landing): %v\n%s", err, out)
+	}
+}
+
 // TestQueueCrashConverges kills a pass at every step boundary and checks
 // that fresh passes converge. Stage A: three entries, nothing published.
 // Stage B: published, CI green, green, red (the next pass lands two and
@@ -318,6 +338,37 @@ func TestQueueCrashConverges(t *testing.T) {
 		"deleted1": {"B", []string{"deleted:1"}},
 		"reset":    {"B", []string{"reset:1"}},
 	}
+	// The target moves under a pass about to land (no crash): the swap
+	// fails, the pass appends queue.reset and rebuilds on the new tip; a
+	// pass after it appends nothing; CI on the rebuilt chain, and it lands.
+	t.Run("direct", func(t *testing.T) {
+		t.Parallel()
+		dir := qw.clone(t, stageB)
+		pdir := t.TempDir()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			qw.waitFile(filepath.Join(pdir, "paused"))
+			qw.directMerge(t, dir, dp.ID)
+			_ = os.WriteFile(filepath.Join(pdir, "go"), nil, 0o644)
+		}()
+		rep, out, code := qw.pass(t, dir, []string{"GITPLUS_QUEUE_PAUSE=before-swap:" + pdir})
+		<-done
+		if code != 0 || len(rep.Resets) != 1 || len(rep.Landed) != 0 || len(rep.Published) != 3 || rep.Tip != dh {
+			t.Fatalf("pass racing a direct landing: exit %d, want one reset, nothing landed, the three entries rebuilt on %s\n%s", code, dh, out)
+		}
+		for _, p := range rep.Published {
+			if parents := qw.gitDir(t, dir, "rev-parse", p.Step+"^1"); p.PR == qw.ids[0] && parents != dh {
+				t.Errorf("C_1 rebuilt on %s, want the new tip %s", parents, dh)
+			}
+		}
+		before := qw.allRefs(t, dir)
+		if rep := qw.okPass(t, dir); qw.allRefs(t, dir) != before {
+			t.Fatalf("a pass after the reset changed refs: %+v", rep)
+		}
+		qw.drive(t, dir, broken, 6)
+		qw.converged(t, dir, broken)
+	})
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -337,17 +388,8 @@ func TestQueueCrashConverges(t *testing.T) {
 					paused = make(chan struct{})
 					go func() {
 						defer close(paused)
-						for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-							if _, err := os.Stat(filepath.Join(pdir, "paused")); err == nil {
-								break
-							}
-						}
-						cmd := exec.Command(qw.bin, "pr", "merge", dp.ID)
-						cmd.Dir = dir
-						cmd.Env = append(append([]string{}, qw.env...), "GITPLUS_KEY="+qw.keys["q"].Path)
-						if out, err := cmd.CombinedOutput(); err != nil {
-							t.Errorf("pr merge (direct landing): %v\n%s", err, out)
-						}
+						qw.waitFile(filepath.Join(pdir, "paused"))
+						qw.directMerge(t, dir, dp.ID)
 						_ = os.WriteFile(filepath.Join(pdir, "go"), nil, 0o644)
 					}()
 				}
@@ -374,4 +416,46 @@ func TestQueueCrashConverges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQueueAutoEnterDepth covers --auto-enter and --depth, and that a pass
+// right after an eviction appends nothing.
+func TestQueueAutoEnterDepth(t *testing.T) {
+	t.Parallel()
+	qw := newQWorld(t, 3, false)
+	dir := qw.origin
+	broken := map[string]bool{qw.ids[0]: true}
+
+	// Nothing queued, no --auto-enter: nothing happens.
+	before := qw.allRefs(t, dir)
+	if rep := qw.okPass(t, dir); qw.allRefs(t, dir) != before || len(rep.Entered) != 0 {
+		t.Fatalf("pass without --auto-enter: %+v", rep)
+	}
+	// --auto-enter enters all three, oldest first; --depth 2 publishes two.
+	rep := qw.okPass(t, dir, "--auto-enter", "--depth", "2")
+	if len(rep.Entered) != 3 || len(rep.Published) != 2 || len(rep.Chain) != 2 {
+		t.Fatalf("pass --auto-enter --depth 2: %+v", rep)
+	}
+	for i, e := range rep.Entered {
+		if e.PR != qw.ids[i] || e.Head != qw.head[e.PR] {
+			t.Fatalf("entered %d: %+v, want %s", i, e, qw.ids[i])
+		}
+	}
+	before = qw.allRefs(t, dir)
+	if rep := qw.okPass(t, dir, "--auto-enter", "--depth", "2"); qw.allRefs(t, dir) != before {
+		t.Fatalf("second pass --auto-enter changed refs: %+v", rep)
+	}
+	// C_1 red: evicted; the chain is rebuilt without it, still two deep.
+	qw.ci(t, dir, broken)
+	rep = qw.okPass(t, dir, "--depth", "2")
+	if len(rep.Evicted) != 1 || rep.Evicted[0].PR != qw.ids[0] || rep.Evicted[0].Reason != "failed" ||
+		len(rep.Published) != 2 || rep.Published[0].PR != qw.ids[1] || rep.Published[1].PR != qw.ids[2] {
+		t.Fatalf("pass after C_1 failed: %+v", rep)
+	}
+	before = qw.allRefs(t, dir)
+	if rep := qw.okPass(t, dir, "--depth", "2"); qw.allRefs(t, dir) != before {
+		t.Fatalf("a pass after the eviction changed refs: %+v", rep)
+	}
+	qw.drive(t, dir, broken, 6)
+	qw.converged(t, dir, broken)
 }

@@ -329,7 +329,7 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 	}
 	qid = q.st.ID
 	left := func(prID, head, reason, detail string) error {
-		_, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueLeft{Base: w.base(hubrefs.TypeQueueLeft), PR: prID, Head: head, Reason: reason, Detail: detail}, w.key, w.m.Name, w.t)
+		_, err := r.append(hubrefs.QueueRefPrefix+qid, hubrefs.QueueLeft{Base: w.base(hubrefs.TypeQueueLeft), PR: prID, Head: head, Reason: reason, Detail: detail})
 		return err
 	}
 
@@ -349,7 +349,7 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 	}
 	// Enter.
 	for _, e := range plan.Enter {
-		if _, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueEntered{Base: w.base(hubrefs.TypeQueueEntered), PR: e.PR, Head: e.Head, BaseRef: e.Base}, w.key, w.m.Name, w.t); err != nil {
+		if _, err := r.append(hubrefs.QueueRefPrefix+qid, hubrefs.QueueEntered{Base: w.base(hubrefs.TypeQueueEntered), PR: e.PR, Head: e.Head, BaseRef: e.Base}); err != nil {
 			return false, err
 		}
 		r.rep.Entered = append(r.rep.Entered, e)
@@ -365,7 +365,7 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 		})
 		var refused *receive.PushRefusedError
 		switch {
-		case errors.As(err, &refused):
+		case errors.As(err, &refused) && !movedUnder(refused.Lines):
 			msg := fmt.Sprintf("landing %s on %s (%s)", l.New, l.Ref, refused.Status)
 			if len(refused.Lines) > 0 {
 				msg += ": " + strings.Join(refused.Lines, "; ")
@@ -374,13 +374,13 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 			for _, x := range l.Landed {
 				keep[queue.Branch(q.st.Target, x.PR)] = true
 			}
-		case errors.Is(err, receive.ErrPushStale):
+		case errors.Is(err, receive.ErrPushStale) || refused != nil:
 			now, rerr := prMergeRemoteRef(h, r.target)
 			if rerr != nil {
 				return false, rerr
 			}
 			detail := fmt.Sprintf("%s moved from %s while landing %s", r.target, l.Old, l.New)
-			if _, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueReset{Base: w.base(hubrefs.TypeQueueReset), Tip: now.String(), Detail: detail}, w.key, w.m.Name, w.t); err != nil {
+			if _, err := r.append(hubrefs.QueueRefPrefix+qid, hubrefs.QueueReset{Base: w.base(hubrefs.TypeQueueReset), Tip: now.String(), Detail: detail}); err != nil {
 				return false, err
 			}
 			r.rep.Resets = append(r.rep.Resets, detail+"; rebuilt on "+now.String())
@@ -418,7 +418,7 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 			return false, err
 		}
 		r.boundary("branch")
-		if _, err := h.appendEvent(hubrefs.QueueRefPrefix+qid, hubrefs.QueueCandidate{Base: w.base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch}, w.key, w.m.Name, w.t); err != nil {
+		if _, err := r.append(hubrefs.QueueRefPrefix+qid, hubrefs.QueueCandidate{Base: w.base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch}); err != nil {
 			return false, err
 		}
 		r.rep.Published = append(r.rep.Published, p)
@@ -499,29 +499,69 @@ func (r *runner) leftovers(q *queueLog, done []string, keep map[string]bool) {
 	}
 }
 
+// appendAttempts bounds the re-appends of one event whose ref moved under the
+// push (see append).
+const appendAttempts = 8
+
+// movedUnder reports whether a hook refused an update only because the ref
+// had moved since the push read it: with runners racing, receive-pack's
+// pre-receive hook can see the new value before git's own compare-and-swap
+// would report the push as stale, and says [bad-update] "... is at X, not
+// Y". That is a stale push, not a refusal.
+func movedUnder(lines []string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, "[bad-update]") && strings.Contains(l, " is at ") {
+			return true
+		}
+	}
+	return false
+}
+
+// append appends a queue event; a push the hook refused only because the ref
+// moved meanwhile is appended again on the new tip (hubrefs.Append retries
+// git's own stale report, not the hook's).
+func (r *runner) append(ref string, payload any) (plumbing.Hash, error) {
+	w := r.w
+	for attempt := 1; ; attempt++ {
+		id, err := w.h.appendEvent(ref, payload, w.key, w.m.Name, w.t)
+		var refused *hubrefs.RefusedError
+		if err == nil || attempt >= appendAttempts || !errors.As(err, &refused) || !movedUnder(refused.Lines) {
+			return id, err
+		}
+	}
+}
+
 // setBranch force-moves (or deletes, with zero) a candidate branch, with its
-// current value as the expected old value.
+// current value as the expected old value. Another runner moving it at the
+// same time (stale push, or the hook's [bad-update]) makes it read the branch
+// again: holding the value wanted is done, else it pushes again.
 func (r *runner) setBranch(ref string, to plumbing.Hash) error {
 	h := r.w.h
-	cur, err := prMergeRemoteRef(h, ref)
-	if err != nil {
-		return err
-	}
-	if cur == to {
-		return nil
-	}
-	_, err = receive.Push(context.Background(), receive.PushOptions{
-		GitDir: h.GitDir, Remote: h.Remote, PushOptions: r.pushOpts,
-		Updates: []receive.PushUpdate{{Ref: ref, Old: cur, New: to}},
-	})
-	if err != nil {
-		what := "publishing " + to.String() + " on " + ref
-		if to.IsZero() {
-			what = "deleting " + ref
+	for attempt := 1; ; attempt++ {
+		cur, err := prMergeRemoteRef(h, ref)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("%s at %s: %w", what, h.where(), err)
+		if cur == to {
+			return nil
+		}
+		_, err = receive.Push(context.Background(), receive.PushOptions{
+			GitDir: h.GitDir, Remote: h.Remote, PushOptions: r.pushOpts,
+			Updates: []receive.PushUpdate{{Ref: ref, Old: cur, New: to}},
+		})
+		if err == nil {
+			return nil
+		}
+		var refused *receive.PushRefusedError
+		moved := errors.Is(err, receive.ErrPushStale) || errors.As(err, &refused) && movedUnder(refused.Lines)
+		if !moved || attempt >= appendAttempts {
+			what := "publishing " + to.String() + " on " + ref
+			if to.IsZero() {
+				what = "deleting " + ref
+			}
+			return fmt.Errorf("%s at %s: %w", what, h.where(), err)
+		}
 	}
-	return nil
 }
 
 // merged appends pr.merged to a pull request unless it already records it.
@@ -535,9 +575,27 @@ func (r *runner) merged(p *pr.State, id string, m queue.Merged) error {
 			return nil
 		}
 	}
-	pw := &prWriter{h: w.h, t: w.t, key: w.key, m: w.m, st: p}
-	_, err := pw.write(id, hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
-	return err
+	for attempt := 1; ; attempt++ {
+		pw := &prWriter{h: w.h, t: w.t, key: w.key, m: w.m, st: p}
+		_, err := pw.write(id, hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
+		var refused *hubrefs.RefusedError
+		if err == nil || attempt >= appendAttempts || !errors.As(err, &refused) {
+			return err
+		}
+		// Another runner moved the pull request's ref (it may have recorded
+		// this very landing): read it again and decide again.
+		if err := w.h.open(); err != nil {
+			return err
+		}
+		if p, _, err = w.h.prState(id, w.t); err != nil {
+			return err
+		}
+		for _, x := range p.Merged {
+			if x.Revision == m.Revision && x.Branch == m.Branch {
+				return nil
+			}
+		}
+	}
 }
 
 // readPRs folds every pull request; approved lists the open ones on the
