@@ -464,7 +464,7 @@ func (a *auditor) tree(c *commit) error {
 		return err
 	}
 	prev, h := c.parents[0], c.parents[1]
-	res, err := mergetree.Merge(a.j.in.Objects, prev, h, mergetree.Options{})
+	res, err := mergetree.Merge(a.j.in.Objects, prev, h, mergetree.Options{Cache: a.j.merges})
 	switch {
 	case errors.Is(err, mergetree.ErrUnrelated):
 		err = refuse(CodeCandidateConflict, "candidate %s: %s and %s have no common ancestor", short(c.id), short(prev), short(h))

@@ -242,7 +242,7 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 	prev = u.Old
 	for i, c := range steps {
 		h := c.parents[1]
-		res, err := mergetree.Merge(j.in.Objects, prev, h, mergetree.Options{})
+		res, err := mergetree.Merge(j.in.Objects, prev, h, mergetree.Options{Cache: j.merges})
 		switch {
 		case errors.Is(err, mergetree.ErrUnrelated):
 			return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(c.id), short(prev), short(h))

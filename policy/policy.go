@@ -193,10 +193,15 @@ type judge struct {
 	prs     map[string]*pr.State // by ref name: every readable pull request
 	prErrs  []error              // pull requests that cannot be read or folded
 	heads   map[string][]*pr.State
+
+	// merges keeps parsed commits and trees across the merges of one
+	// judgement: objects are immutable by id, so a chain's steps share
+	// their merge-base walks instead of re-reading the steps below them.
+	merges *mergetree.Cache
 }
 
 func newJudge(in Input) *judge {
-	j := &judge{in: in, commits: newCommits(in.Objects), logs: map[plumbing.Hash][]hubrefs.Event{}}
+	j := &judge{in: in, commits: newCommits(in.Objects), logs: map[plumbing.Hash][]hubrefs.Event{}, merges: mergetree.NewCache()}
 	tip, ok := in.Refs[hubrefs.TrustRef]
 	if !ok || tip.IsZero() {
 		j.trustErr = refuse(CodeNoTrust, "this repository has no %s; run git+ init", hubrefs.TrustRef)
