@@ -397,3 +397,12 @@ func BenchmarkReadFoldCached(b *testing.B) {
 		}
 	}
 }
+
+// TestMain removes the benchmark repositories kept for the whole process.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixDir != "" {
+		os.RemoveAll(fixDir)
+	}
+	os.Exit(code)
+}
