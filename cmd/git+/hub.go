@@ -459,6 +459,42 @@ func memberOf(t *trust.State, k *hubKey) (*trust.Member, error) {
 	return m, nil
 }
 
+// signing is where every writing verb starts: the repository, the trust
+// folded now, the signing key and the member holding it.
+type signing struct {
+	h   *hubRepo
+	t   *trust.State
+	key *hubKey
+	m   *trust.Member
+}
+
+// openSigning loads the signing key, opens the repository, folds trust and
+// finds the key's member; with caps, the member must hold each of them.
+func openSigning(c *cli.Context, caps ...string) (*signing, error) {
+	key, err := loadKey(c)
+	if err != nil {
+		return nil, err
+	}
+	h, err := openHub(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := h.trust()
+	if err != nil {
+		return nil, err
+	}
+	m, err := memberOf(t, key)
+	if err != nil {
+		return nil, err
+	}
+	for _, cp := range caps {
+		if err := needCap(m, cp); err != nil {
+			return nil, err
+		}
+	}
+	return &signing{h: h, t: t, key: key, m: m}, nil
+}
+
 // needCap refuses early, with advice, when m lacks capability c.
 func needCap(m *trust.Member, c string) error {
 	if !m.Has(c) {

@@ -65,26 +65,11 @@ func init() {
 // adminContext opens the repository, folds trust and checks that the
 // signing key belongs to a member holding repo.admin.
 func adminContext(c *cli.Context) (*hubRepo, *trust.State, *hubKey, *trust.Member, error) {
-	key, err := loadKey(c)
+	s, err := openSigning(c, trust.CapAdmin)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	h, err := openHub(c)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	t, err := h.trust()
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	m, err := memberOf(t, key)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	if err := needCap(m, trust.CapAdmin); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	return h, t, key, m, nil
+	return s.h, s.t, s.key, s.m, nil
 }
 
 // appendTrust judges a trust event against the current state and appends it.

@@ -113,25 +113,13 @@ type prWriter struct {
 // prContext opens the repository, folds trust, checks the signing key is a
 // member and, with an id, folds that pull request.
 func prContext(c *cli.Context, id string) (*prWriter, error) {
-	key, err := loadKey(c)
+	s, err := openSigning(c)
 	if err != nil {
 		return nil, err
 	}
-	h, err := openHub(c)
-	if err != nil {
-		return nil, err
-	}
-	t, err := h.trust()
-	if err != nil {
-		return nil, err
-	}
-	m, err := memberOf(t, key)
-	if err != nil {
-		return nil, err
-	}
-	w := &prWriter{h: h, t: t, key: key, m: m}
+	w := &prWriter{h: s.h, t: s.t, key: s.key, m: s.m}
 	if id != "" {
-		if w.st, _, err = h.prState(id, t); err != nil {
+		if w.st, _, err = w.h.prState(id, w.t); err != nil {
 			return nil, err
 		}
 	}

@@ -50,22 +50,11 @@ func prMergeAction(c *cli.Context) error {
 		return usageErr("usage: git+ pr merge ID [--remote R]")
 	}
 	id := c.Args().First()
-	h, err := openHub(c)
+	sg, err := openSigning(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	key, err := loadKey(c)
-	if err != nil {
-		return fail(1, err)
-	}
-	t, err := h.trust()
-	if err != nil {
-		return fail(1, err)
-	}
-	m, err := memberOf(t, key)
-	if err != nil {
-		return fail(1, err)
-	}
+	h, t, key, m := sg.h, sg.t, sg.key, sg.m
 	if !m.Has(trust.CapSourcePush) && !m.Has(trust.CapQueue) {
 		return fail(1, fmt.Errorf("member %s (key %s) may not record pr.merged: it needs %s or %s; ask an admin to run `git+ member change %s --cap ...`",
 			m.Name, fingerprint(m.Key), trust.CapSourcePush, trust.CapQueue, m.Name))

@@ -80,26 +80,11 @@ type queueWriter struct {
 }
 
 func queueContext(c *cli.Context) (*queueWriter, error) {
-	key, err := loadKey(c)
+	s, err := openSigning(c, trust.CapQueue)
 	if err != nil {
 		return nil, err
 	}
-	h, err := openHub(c)
-	if err != nil {
-		return nil, err
-	}
-	t, err := h.trust()
-	if err != nil {
-		return nil, err
-	}
-	m, err := memberOf(t, key)
-	if err != nil {
-		return nil, err
-	}
-	if err := needCap(m, trust.CapQueue); err != nil {
-		return nil, err
-	}
-	return &queueWriter{h: h, t: t, key: key, m: m}, nil
+	return &queueWriter{h: s.h, t: s.t, key: s.key, m: s.m}, nil
 }
 
 // queueLog is one queue ref read and folded.
