@@ -82,7 +82,7 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 	if !strings.HasPrefix(o.Ref, "refs/hub/") {
 		return plumbing.ZeroHash, fmt.Errorf("appending to %q: events live under refs/hub/: %w", o.Ref, ErrMalformed)
 	}
-	gitDir, err := resolveGitDir(o.GitDir)
+	gitDir, err := ResolveGitDir(o.GitDir)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -136,14 +136,16 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 // Fetch fetches every hub ref from remote into gitDir
 // (+refs/hub/*:refs/hub/*), so that Append and ReadLog see the remote's events.
 func Fetch(ctx context.Context, gitDir, remote string) error {
-	gitDir, err := resolveGitDir(gitDir)
+	gitDir, err := ResolveGitDir(gitDir)
 	if err != nil {
 		return err
 	}
 	return fetchRefspec(ctx, gitDir, remote, "+refs/hub/*:refs/hub/*", nil)
 }
 
-func resolveGitDir(dir string) (string, error) {
+// ResolveGitDir turns a repository path (a git directory, or a work tree
+// holding .git) into an absolute git directory, or says what is wrong.
+func ResolveGitDir(dir string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("no git directory given: %w", ErrMalformed)
 	}
@@ -228,7 +230,7 @@ func push(ctx context.Context, gitDir string, o AppendOptions, old, id plumbing.
 		strings.Contains(status, "incorrect old value"):
 		return fmt.Errorf("push of %s to %s: %s: %w", o.Ref, o.Remote, status, ErrStale)
 	case strings.Contains(status, "hook declined"):
-		return &RefusedError{Ref: o.Ref, Status: strings.Trim(strings.TrimPrefix(status, "[remote rejected]"), " ()"), Lines: hookLines(errb)}
+		return &RefusedError{Ref: o.Ref, Status: strings.Trim(strings.TrimPrefix(status, "[remote rejected]"), " ()"), Lines: HookLines(errb)}
 	}
 	return fmt.Errorf("push of %s to %s rejected: %s: %s", o.Ref, o.Remote, status, bytes.TrimSpace(errb))
 }
@@ -251,9 +253,9 @@ func porcelainStatus(out []byte, ref string) (byte, string, bool) {
 	return 0, "", false
 }
 
-// hookLines keeps the hook's "git+:" lines from push's stderr, without the
-// "remote: " prefix and git's trailing padding.
-func hookLines(stderr []byte) []string {
+// HookLines keeps the hook's "git+:" lines from git push's standard error,
+// without the "remote: " prefix and git's trailing padding.
+func HookLines(stderr []byte) []string {
 	var lines []string
 	for _, line := range strings.Split(string(stderr), "\n") {
 		line = strings.TrimRight(line, " \t\r")

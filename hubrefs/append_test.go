@@ -181,7 +181,7 @@ func TestHookLines(t *testing.T) {
 		"remote: git+: refused refs/hub/b: [y] why\x1b[K\n" +
 		"remote: other\nerror: failed to push some refs to '.'\n" +
 		"git+: refused refs/hub/c: [z] local\n"
-	is.Equal(hookLines([]byte(stderr)), []string{
+	is.Equal(HookLines([]byte(stderr)), []string{
 		"git+: refused refs/hub/a: [x] not OK",
 		"git+: refused refs/hub/b: [y] why",
 		"git+: refused refs/hub/c: [z] local",

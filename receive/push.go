@@ -24,10 +24,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
 )
 
 var (
@@ -118,7 +119,7 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	if o.Remote == "" {
 		o.Remote = "."
 	}
-	gitDir, err := pushGitDir(o.GitDir)
+	gitDir, err := hubrefs.ResolveGitDir(o.GitDir)
 	if err != nil {
 		return res, err
 	}
@@ -164,7 +165,7 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 		return res, fmt.Errorf("git push to %s: %w", o.Remote, ctx.Err())
 	}
 	res.Stderr = errb.String()
-	res.HookLines = HookLines(errb.Bytes())
+	res.HookLines = hubrefs.HookLines(errb.Bytes())
 
 	porcelain := parsePorcelain(out.Bytes())
 	allOK := true
@@ -243,36 +244,4 @@ func parsePorcelain(out []byte) map[string]RefResult {
 		}
 	}
 	return m
-}
-
-// HookLines keeps the hook's "git+:" lines from git push's standard error,
-// without the "remote: " prefix and git's trailing padding.
-func HookLines(stderr []byte) []string {
-	var lines []string
-	for _, line := range strings.Split(string(stderr), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		line = strings.TrimSuffix(line, "\x1b[K")
-		line = strings.TrimPrefix(line, "remote: ")
-		if strings.HasPrefix(line, "git+:") {
-			lines = append(lines, line)
-		}
-	}
-	return lines
-}
-
-func pushGitDir(dir string) (string, error) {
-	if dir == "" {
-		return "", fmt.Errorf("push: no git directory given: %w", ErrPushFailed)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("git directory %s: %w", dir, err)
-	}
-	if fi, err := os.Stat(filepath.Join(abs, ".git")); err == nil && fi.IsDir() {
-		abs = filepath.Join(abs, ".git")
-	}
-	if _, err := os.Stat(filepath.Join(abs, "objects")); err != nil {
-		return "", fmt.Errorf("%s is not a git directory (no objects/): pass the repository's git dir: %w", dir, err)
-	}
-	return abs, nil
 }
