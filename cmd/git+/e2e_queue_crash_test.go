@@ -458,4 +458,9 @@ func TestQueueAutoEnterDepth(t *testing.T) {
 	}
 	qw.drive(t, dir, broken, 6)
 	qw.converged(t, dir, broken)
+	// --depth over the rules' queueDepth (8) is clamped to it: a deeper
+	// chain is one the hook refuses to land, and the queue would stall.
+	if rep := qw.okPass(t, dir, "--depth", "20"); len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "queueDepth 8") {
+		t.Fatalf("pass --depth 20: warnings %v", rep.Warnings)
+	}
 }

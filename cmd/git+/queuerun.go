@@ -243,6 +243,12 @@ func (r *runner) pass(qid string, depth int, autoEnter bool) error {
 		r.rep.Idle = "queueCandidates is off for " + r.target + " (turn it on with `git+ rules set`)"
 		return nil
 	}
+	// --depth only bounds: a chain deeper than the rules' queueDepth is one
+	// the hook refuses to land ([chain-too-deep]), and the queue would stall.
+	if b.QueueDepth > 0 && depth > b.QueueDepth {
+		r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf("--depth %d is over %s's queueDepth %d: using %d", depth, r.target, b.QueueDepth, b.QueueDepth))
+		depth = b.QueueDepth
+	}
 	for attempt := 0; attempt < queueRunAttempts; attempt++ {
 		again, err := r.once(qid, b, depth, autoEnter)
 		if err != nil || !again {
@@ -442,6 +448,11 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 		r.rep.Deleted = append(r.rep.Deleted, d)
 		r.boundary("deleted")
 	}
+	// A runner racing this one with an older plan can leave a branch on
+	// another step than the latest queue.candidate names (its push lands
+	// after ours, our event after its): CI would test the wrong commit and
+	// nothing would publish again. Put each chain step's branch back on it.
+	r.restore(q, plan)
 	// A pass that died between an entry's queue.left and its branch's
 	// deletion (or a runner that published behind another's back) leaves a
 	// branch nobody's plan names again: delete the candidate branches of
@@ -451,11 +462,70 @@ func (r *runner) once(qid string, b trust.Branch, depth int, autoEnter bool) (ag
 	return false, nil
 }
 
+// branches lists the candidate branches of target: ref -> id.
+func (r *runner) branches(target string) (map[string]string, error) {
+	h := r.w.h
+	prefix := queue.Branch(target, "")
+	var out string
+	var err error
+	if h.Remote == "." {
+		out, err = gitOut(h.GitDir, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	} else {
+		out, err = gitOut(h.GitDir, "ls-remote", "--refs", h.Remote, prefix+"*")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing candidate branches: %w", err)
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[1], prefix) {
+			m[f[1]] = f[0]
+		}
+	}
+	return m, nil
+}
+
+// restore moves the branch of each chain step that this pass neither
+// published nor landed back onto the step, when it holds something else;
+// failures are warnings.
+func (r *runner) restore(q *queueLog, plan queue.Plan) {
+	skip := map[string]bool{}
+	for _, p := range plan.Publish {
+		skip[p.PR] = true
+	}
+	if plan.Land != nil {
+		for _, x := range plan.Land.Landed {
+			skip[x.PR] = true
+		}
+	}
+	var have map[string]string
+	for _, st := range plan.Chain {
+		if skip[st.PR] || st.Commit == "" {
+			continue
+		}
+		if have == nil {
+			var err error
+			if have, err = r.branches(q.st.Target); err != nil {
+				r.rep.Warnings = append(r.rep.Warnings, err.Error())
+				return
+			}
+		}
+		ref := queue.Branch(q.st.Target, st.PR)
+		if have[ref] == st.Commit {
+			continue
+		}
+		if err := r.setBranch(ref, plumbing.NewHash(st.Commit)); err != nil {
+			r.rep.Warnings = append(r.rep.Warnings, err.Error())
+			continue
+		}
+		r.rep.Warnings = append(r.rep.Warnings, "restored "+ref+" to "+st.Commit)
+	}
+}
+
 // leftovers deletes the candidate branches of pull requests that left queue
 // q and are not active, other than those in done or keep; failures are
 // warnings (the next pass tries again).
 func (r *runner) leftovers(q *queueLog, done []string, keep map[string]bool) {
-	h := r.w.h
 	left := map[string]bool{}
 	for _, l := range q.st.Left {
 		if _, active := q.st.Active(l.PR); !active {
@@ -470,23 +540,17 @@ func (r *runner) leftovers(q *queueLog, done []string, keep map[string]bool) {
 		skip[d] = true
 	}
 	prefix := queue.Branch(q.st.Target, "")
-	var out string
-	var err error
-	if h.Remote == "." {
-		out, err = gitOut(h.GitDir, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
-	} else {
-		out, err = gitOut(h.GitDir, "ls-remote", "--refs", h.Remote, prefix+"*")
-	}
+	have, err := r.branches(q.st.Target)
 	if err != nil {
-		r.rep.Warnings = append(r.rep.Warnings, "listing candidate branches: "+err.Error())
+		r.rep.Warnings = append(r.rep.Warnings, err.Error())
 		return
 	}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 || !strings.HasPrefix(f[1], prefix) {
-			continue
-		}
-		ref := f[1]
+	refs := make([]string, 0, len(have))
+	for ref := range have {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
 		if skip[ref] || keep[ref] || !left[strings.TrimPrefix(ref, prefix)] {
 			continue
 		}
