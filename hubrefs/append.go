@@ -229,6 +229,10 @@ func push(ctx context.Context, gitDir string, o AppendOptions, old, id plumbing.
 		strings.Contains(status, "failed to update ref"), strings.Contains(status, "failed to lock"),
 		strings.Contains(status, "incorrect old value"):
 		return fmt.Errorf("push of %s to %s: %s: %w", o.Ref, o.Remote, status, ErrStale)
+	case strings.Contains(status, "hook declined") && onlyMoved(HookLines(errb)):
+		// The hook saw the ref already moved by a concurrent push (its
+		// ref-moved refusal): a lost race like git's own stale report.
+		return fmt.Errorf("push of %s to %s: the hook found the ref moved: %w", o.Ref, o.Remote, ErrStale)
 	case strings.Contains(status, "hook declined"):
 		return &RefusedError{Ref: o.Ref, Status: strings.Trim(strings.TrimPrefix(status, "[remote rejected]"), " ()"), Lines: HookLines(errb)}
 	}
@@ -251,6 +255,21 @@ func porcelainStatus(out []byte, ref string) (byte, string, bool) {
 		}
 	}
 	return 0, "", false
+}
+
+// refMovedCode is the boundary's refusal code for an update whose expected
+// old value no longer holds (policy.CodeRefMoved; hubrefs cannot import
+// policy).
+const refMovedCode = "[ref-moved]"
+
+// onlyMoved reports whether the hook refused only because refs had moved.
+func onlyMoved(lines []string) bool {
+	for _, l := range lines {
+		if !strings.Contains(l, refMovedCode) {
+			return false
+		}
+	}
+	return len(lines) > 0
 }
 
 // HookLines keeps the hook's "git+:" lines from git push's standard error,

@@ -202,3 +202,20 @@ func TestLocalRefExactName(t *testing.T) {
 	is.Equal(refOf(t, repo, "refs/hub/pr/1/x"), id)
 	is.Equal(refOf(t, repo, "refs/hub/pr/1"), plumbing.ZeroHash) // not the ref below it
 }
+
+func TestOnlyMoved(t *testing.T) {
+	cases := []struct {
+		lines []string
+		want  bool
+	}{
+		{nil, false},
+		{[]string{"git+: refused refs/hub/trust: [ref-moved] refs/hub/trust is at 1234, not 5678 as the push expects"}, true},
+		{[]string{"git+: refused refs/hub/trust: [ref-moved] x", "git+: refused refs/heads/main: [not-approved] y"}, false},
+		{[]string{"git+: refused refs/hub/trust: [not-member] z"}, false},
+	}
+	for i, c := range cases {
+		if got := onlyMoved(c.lines); got != c.want {
+			t.Errorf("case %d: onlyMoved = %v, want %v", i, got, c.want)
+		}
+	}
+}

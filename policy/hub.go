@@ -60,7 +60,7 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 		return refuse(CodeHubRoot, "%s already exists; only git+ init writes its root; append to it instead", u.Ref)
 	}
 	if cur != u.Old {
-		return refuse(CodeBadUpdate, "%s is at %s, not %s as the push expects; fetch refs/hub/* and append again", u.Ref, short(cur), short(u.Old))
+		return refuse(CodeRefMoved, "%s is at %s, not %s as the push expects; fetch refs/hub/* and append again", u.Ref, short(cur), short(u.Old))
 	}
 	var old []hubrefs.Event
 	oldIDs := map[plumbing.Hash]bool{}

@@ -7,7 +7,7 @@
 // Decisions where the design is silent:
 //   - Every update is judged on its own against the refs before the push; a
 //     hub event pushed together with a landing does not count for it.
-//   - An update whose old value is not the ref's current value is bad-update
+//   - An update whose old value is not the ref's current value is ref-moved
 //     (git would fail it anyway). old == new is accepted without judgement.
 //   - Stored hub logs are read with lenient ceilings: they passed the
 //     ceilings of their own push, and a later, lower ceiling must not freeze
@@ -54,7 +54,8 @@ const (
 	CodeNoTrust       = "no-trust"       // refs/hub/trust is absent: run git+ init
 	CodeTrustInvalid  = "trust-invalid"  // the stored trust log cannot be folded
 	CodeMissingObject = "missing-object" // an object the judgement needs cannot be read
-	CodeBadUpdate     = "bad-update"     // the update itself is malformed (ref name, old value)
+	CodeBadUpdate     = "bad-update"     // the update itself is malformed (ref name, not a commit)
+	CodeRefMoved      = "ref-moved"      // the ref moved since the pusher read it: fetch and push again
 
 	// Hub refs (refs/hub/*).
 	CodeHubDelete         = "hub-delete"
@@ -246,7 +247,7 @@ func (j *judge) update(u Update) error {
 		return j.hub(u, cur)
 	}
 	if cur != u.Old {
-		return refuse(CodeBadUpdate, "%s is at %s, not %s as the push expects; fetch and push again", u.Ref, short(cur), short(u.Old))
+		return refuse(CodeRefMoved, "%s is at %s, not %s as the push expects; fetch and push again", u.Ref, short(cur), short(u.Old))
 	}
 	return j.branch(u)
 }

@@ -58,7 +58,7 @@ func TestBranch(t *testing.T) {
 			b := w.ready(w.commit(w.c0, "b", "b\n")).head
 			return up(main, a, b)
 		}},
-		{name: "stale old value", rules: rulesQueue, want: CodeBadUpdate, setup: func(w *world) Update {
+		{name: "stale old value", rules: rulesQueue, want: CodeRefMoved, setup: func(w *world) Update {
 			return up(main, w.commit(w.c0, "a", "a\n"), w.c0)
 		}},
 		{name: "no pull request needed: fast-forward", rules: rulesFF, setup: func(w *world) Update {

@@ -59,6 +59,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -570,11 +571,11 @@ const appendAttempts = 8
 // movedUnder reports whether a hook refused an update only because the ref
 // had moved since the push read it: with runners racing, receive-pack's
 // pre-receive hook can see the new value before git's own compare-and-swap
-// would report the push as stale, and says [bad-update] "... is at X, not
+// would report the push as stale, and says [ref-moved] "... is at X, not
 // Y". That is a stale push, not a refusal.
 func movedUnder(lines []string) bool {
 	for _, l := range lines {
-		if strings.Contains(l, "[bad-update]") && strings.Contains(l, " is at ") {
+		if strings.Contains(l, "["+policy.CodeRefMoved+"]") {
 			return true
 		}
 	}
@@ -597,7 +598,7 @@ func (r *runner) append(ref string, payload any) (plumbing.Hash, error) {
 
 // setBranch force-moves (or deletes, with zero) a candidate branch, with its
 // current value as the expected old value. Another runner moving it at the
-// same time (stale push, or the hook's [bad-update]) makes it read the branch
+// same time (stale push, or the hook's [ref-moved]) makes it read the branch
 // again: holding the value wanted is done, else it pushes again.
 func (r *runner) setBranch(ref string, to plumbing.Hash) error {
 	h := r.w.h
