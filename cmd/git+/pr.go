@@ -155,10 +155,16 @@ func (w *prWriter) base(typ string) hubrefs.Base {
 	return hubrefs.Base{Type: typ, Repo: w.t.RepoID}
 }
 
-// oneID reads the single ID argument.
+// oneID reads the single ID argument of a pr verb.
 func oneID(c *cli.Context, usage string) (string, error) {
+	return onePRArg(c, "git+ pr "+usage)
+}
+
+// onePRArg reads a verb's single argument, a pull request id; usage is the
+// verb's whole usage line.
+func onePRArg(c *cli.Context, usage string) (string, error) {
 	if c.NArg() != 1 {
-		return "", usageErr("usage: git+ pr %s", usage)
+		return "", usageErr("usage: %s", usage)
 	}
 	id := c.Args().First()
 	if err := trust.ValidUUID(id); err != nil {

@@ -235,16 +235,9 @@ func queueOpen(c *cli.Context) error {
 	return nil
 }
 
-// onePR reads the single PR_ID argument.
+// onePR reads the single PR_ID argument of a queue verb.
 func onePR(c *cli.Context, usage string) (string, error) {
-	if c.NArg() != 1 {
-		return "", usageErr("usage: git+ queue %s", usage)
-	}
-	id := c.Args().First()
-	if err := trust.ValidUUID(id); err != nil {
-		return "", usageErr("pull request id %q: %v", id, err)
-	}
-	return id, nil
+	return onePRArg(c, "git+ queue "+usage)
 }
 
 func queueEnter(c *cli.Context) error {
