@@ -55,6 +55,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
+	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
@@ -177,7 +178,12 @@ func queueRun(c *cli.Context) error {
 	}
 	r := &runner{w: w, target: target, rep: newRunReport(target), anc: map[[2]plumbing.Hash]bool{}}
 	if c.Bool("no-notify") {
-		r.pushOpts = []string{"gitplus.no-notify"}
+		r.pushOpts = []string{hooks.NoNotifyOption}
+		// git drops the configured push options (the wake tag a wake rule's
+		// process inherits) once a push names its own: carry the tag too.
+		if tag := hooks.WakeTag(os.Getenv); tag != "" {
+			r.pushOpts = append(r.pushOpts, tag)
+		}
 	}
 	if err := r.pass(qid, c.Int("depth"), c.Bool("auto-enter")); err != nil {
 		r.print(c)
