@@ -1,6 +1,11 @@
 package hubrefs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
 
 // Sentinel errors; every error returned by this package that a caller may
 // branch on wraps one of these (test with errors.Is).
@@ -28,3 +33,19 @@ var (
 	// ErrKey: a key could not be loaded or found.
 	ErrKey = errors.New("key unavailable")
 )
+
+// EventError names the event of a log at fault and wraps the reason, so
+// errors.Is reaches the fold's sentinel. The folds (trust, pr, queue) return
+// it with Log naming their kind of log.
+type EventError struct {
+	Log  string // "trust", "pull request", "queue"
+	ID   plumbing.Hash
+	Type string
+	Err  error
+}
+
+func (e *EventError) Error() string {
+	return fmt.Sprintf("%s event %s (%s): %v", e.Log, e.ID, e.Type, e.Err)
+}
+
+func (e *EventError) Unwrap() error { return e.Err }

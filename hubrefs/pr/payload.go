@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
@@ -40,18 +38,14 @@ var (
 	ErrOrder        = errors.New("events are not a causally ordered DAG of one pull request")
 )
 
-// EventError names the event at fault and wraps the reason.
-type EventError struct {
-	ID   plumbing.Hash
-	Type string
-	Err  error
-}
+// EventError names the event at fault and wraps the reason (see
+// hubrefs.EventError).
+type EventError = hubrefs.EventError
 
-func (e *EventError) Error() string {
-	return fmt.Sprintf("pull request event %s (%s): %v", e.ID, e.Type, e.Err)
+// eventErr is the EventError of ev in this package's log.
+func eventErr(ev hubrefs.Event, err error) error {
+	return &EventError{Log: "pull request", ID: ev.ID, Type: ev.Type, Err: err}
 }
-
-func (e *EventError) Unwrap() error { return e.Err }
 
 // ValidOID reports whether s is a commit id as payloads write it: 40
 // lower-case hex digits.

@@ -97,11 +97,11 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	for _, ev := range events {
 		if s == nil {
 			if len(ev.Parents) > 0 || ev.Type != hubrefs.TypePROpened {
-				return nil, &EventError{ev.ID, ev.Type, fmt.Errorf("%w: the root of a pull request ref must be pr.opened without parents", ErrOrder)}
+				return nil, eventErr(ev, fmt.Errorf("%w: the root of a pull request ref must be pr.opened without parents", ErrOrder))
 			}
 			p, err := decode(ev, t.RepoID)
 			if err != nil {
-				return nil, &EventError{ev.ID, ev.Type, err}
+				return nil, eventErr(ev, err)
 			}
 			s = open(ev, p)
 			continue
@@ -131,7 +131,7 @@ func open(ev hubrefs.Event, p payload) *State {
 // re-judges against t.
 func (s *State) Apply(ev hubrefs.Event, t *trust.State) error {
 	if t == nil {
-		return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: no trust state to judge the pull request against", ErrOrder)}
+		return eventErr(ev, fmt.Errorf("%w: no trust state to judge the pull request against", ErrOrder))
 	}
 	if err := s.apply(ev, t.RepoID); err != nil {
 		return err
@@ -142,22 +142,22 @@ func (s *State) Apply(ev hubrefs.Event, t *trust.State) error {
 
 func (s *State) apply(ev hubrefs.Event, repoID string) error {
 	if s.seen[ev.ID] {
-		return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: event folded twice", ErrOrder)}
+		return eventErr(ev, fmt.Errorf("%w: event folded twice", ErrOrder))
 	}
 	if len(ev.Parents) == 0 {
-		return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: a second root; a pull request ref has one pr.opened", ErrOrder)}
+		return eventErr(ev, fmt.Errorf("%w: a second root; a pull request ref has one pr.opened", ErrOrder))
 	}
 	for _, p := range ev.Parents {
 		if !s.seen[p] {
-			return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: parent %s is not an earlier event of this pull request", ErrOrder, p)}
+			return eventErr(ev, fmt.Errorf("%w: parent %s is not an earlier event of this pull request", ErrOrder, p))
 		}
 	}
 	if ev.Type == hubrefs.TypePROpened {
-		return &EventError{ev.ID, ev.Type, fmt.Errorf("%w: pr.opened is only the root", ErrOrder)}
+		return eventErr(ev, fmt.Errorf("%w: pr.opened is only the root", ErrOrder))
 	}
 	p, err := decode(ev, repoID)
 	if err != nil {
-		return &EventError{ev.ID, ev.Type, err}
+		return eventErr(ev, err)
 	}
 	switch ev.Type {
 	case hubrefs.TypePRUpdated:
@@ -318,7 +318,7 @@ func (s *State) Satisfies(b trust.Branch, rev string, t *trust.State) (ok bool, 
 // the trust state current at the push. The error is an *EventError.
 func Authorize(ev hubrefs.Event, before *State, t *trust.State) error {
 	if err := authorize(ev, before, t); err != nil {
-		return &EventError{ev.ID, ev.Type, err}
+		return eventErr(ev, err)
 	}
 	return nil
 }

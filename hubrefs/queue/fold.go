@@ -39,18 +39,14 @@ var (
 	ErrMerge = errors.New("candidate merge failed")
 )
 
-// EventError names the event at fault and wraps the reason.
-type EventError struct {
-	ID   plumbing.Hash
-	Type string
-	Err  error
-}
+// EventError names the event at fault and wraps the reason (see
+// hubrefs.EventError).
+type EventError = hubrefs.EventError
 
-func (e *EventError) Error() string {
-	return fmt.Sprintf("queue event %s (%s): %v", e.ID, e.Type, e.Err)
+// eventErr is the EventError of ev in this package's log.
+func eventErr(ev hubrefs.Event, err error) error {
+	return &EventError{Log: "queue", ID: ev.ID, Type: ev.Type, Err: err}
 }
-
-func (e *EventError) Unwrap() error { return e.Err }
 
 // Entry is one active entry of the queue, in queue order.
 type Entry struct {
@@ -160,7 +156,7 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	for _, ev := range events {
 		s.Count++
 		s.Tip = ev.ID
-		bad := func(err error) error { return &EventError{ID: ev.ID, Type: ev.Type, Err: err} }
+		bad := func(err error) error { return eventErr(ev, err) }
 		if !strings.HasPrefix(ev.Type, "queue.") {
 			return nil, bad(fmt.Errorf("%w: %s is not a queue event", ErrMalformed, ev.Type))
 		}

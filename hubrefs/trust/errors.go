@@ -2,9 +2,8 @@ package trust
 
 import (
 	"errors"
-	"fmt"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/gitplus/gitplus/hubrefs"
 )
 
 // Sentinel errors. Every error this package returns wraps one of them, so
@@ -28,16 +27,11 @@ var (
 	ErrInvalidStored = errors.New("stored trust log holds an event the boundary refuses")
 )
 
-// EventError names the event at fault. It wraps the reason, so errors.Is
-// reaches the sentinel.
-type EventError struct {
-	ID   plumbing.Hash
-	Type string
-	Err  error
-}
+// EventError names the event at fault and wraps the reason (see
+// hubrefs.EventError).
+type EventError = hubrefs.EventError
 
-func (e *EventError) Error() string {
-	return fmt.Sprintf("trust event %s (%s): %v", e.ID, e.Type, e.Err)
+// eventErr is the EventError of ev in this package's log.
+func eventErr(ev hubrefs.Event, err error) error {
+	return &EventError{Log: "trust", ID: ev.ID, Type: ev.Type, Err: err}
 }
-
-func (e *EventError) Unwrap() error { return e.Err }

@@ -20,7 +20,7 @@ func Authorize(ev hubrefs.Event, parents *State) error {
 }
 
 func authorize(ev hubrefs.Event, parents *State) (decoded, error) {
-	wrap := func(err error) error { return &EventError{ID: ev.ID, Type: ev.Type, Err: err} }
+	wrap := func(err error) error { return eventErr(ev, err) }
 	if ev.Signer == nil {
 		return decoded{}, wrap(fmt.Errorf("%w: sign trust events with a member's SSH key", ErrUnsigned))
 	}
@@ -138,7 +138,7 @@ func revokes(s *State, typ string, d decoded) string {
 // parent, s.Tip. On error s is unchanged. Use Fold for joins.
 func (s *State) Apply(ev hubrefs.Event) error {
 	if len(ev.Parents) != 1 || ev.Parents[0] != s.Tip {
-		return &EventError{ID: ev.ID, Type: ev.Type, Err: fmt.Errorf("%w: Apply needs an event whose only parent is the folded tip %s; fold joins with Fold", ErrOrder, s.Tip)}
+		return eventErr(ev, fmt.Errorf("%w: Apply needs an event whose only parent is the folded tip %s; fold joins with Fold", ErrOrder, s.Tip))
 	}
 	d, err := authorize(ev, s)
 	if err != nil {
@@ -196,18 +196,18 @@ func (f *folder) index() error {
 	f.linear = true
 	for i, ev := range f.events {
 		if _, dup := f.pos[ev.ID]; dup {
-			return &EventError{ID: ev.ID, Type: ev.Type, Err: fmt.Errorf("%w: event listed twice", ErrOrder)}
+			return eventErr(ev, fmt.Errorf("%w: event listed twice", ErrOrder))
 		}
 		if i > 0 && len(ev.Parents) == 0 {
-			return &EventError{ID: ev.ID, Type: ev.Type, Err: fmt.Errorf("%w: a second root; refs/hub/trust has exactly one, repo.created", ErrOrder)}
+			return eventErr(ev, fmt.Errorf("%w: a second root; refs/hub/trust has exactly one, repo.created", ErrOrder))
 		}
 		for _, p := range ev.Parents {
 			j, ok := f.pos[p]
 			if !ok {
-				return &EventError{ID: ev.ID, Type: ev.Type, Err: fmt.Errorf("%w: parent %s is not an earlier event of the log", ErrOrder, p)}
+				return eventErr(ev, fmt.Errorf("%w: parent %s is not an earlier event of the log", ErrOrder, p))
 			}
 			if slices.Contains(f.parents[i], j) {
-				return &EventError{ID: ev.ID, Type: ev.Type, Err: fmt.Errorf("%w: parent %s named twice", ErrOrder, p)}
+				return eventErr(ev, fmt.Errorf("%w: parent %s named twice", ErrOrder, p))
 			}
 			f.parents[i] = append(f.parents[i], j)
 			f.children[j] = append(f.children[j], i)
