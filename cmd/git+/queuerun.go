@@ -588,15 +588,17 @@ func movedUnder(lines []string) bool {
 	return false
 }
 
-// append appends a queue event; a push the hook refused only because the ref
-// moved meanwhile is appended again on the new tip (hubrefs.Append retries
-// git's own stale report, not the hook's).
+// append appends a queue event; a push that kept losing races (hubrefs.Append
+// gave up with ErrStale, or the hook saw the ref moved) is appended again on
+// the new tip, up to appendAttempts times: three runners can race on one
+// queue ref for longer than one Append's own retries.
 func (r *runner) append(ref string, payload any) (plumbing.Hash, error) {
 	w := r.w
 	for attempt := 1; ; attempt++ {
 		id, err := w.h.appendEvent(ref, payload, w.key, w.m.Name, w.t)
 		var refused *hubrefs.RefusedError
-		if err == nil || attempt >= appendAttempts || !errors.As(err, &refused) || !movedUnder(refused.Lines) {
+		lost := errors.Is(err, hubrefs.ErrStale) || errors.As(err, &refused) && movedUnder(refused.Lines)
+		if err == nil || attempt >= appendAttempts || !lost {
 			return id, err
 		}
 	}
