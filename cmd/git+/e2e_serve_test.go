@@ -149,13 +149,13 @@ func TestServeClosedLoop(t *testing.T) {
 	setupStart := time.Now()
 	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
 	env := fixtures.GitEnv(e.home)
-	root := t.TempDir()
+	root := settlingDir(t)
 	bare := filepath.Join(root, "repo.git")
 	e.ok(root, "admin", "init", bare)
 	for _, m := range []struct{ name, cap string }{{"dev", "hub.pr"}, {"rev", "hub.review"}, {"ci", "hub.check:ci"}, {"q", "hub.queue"}} {
 		e.ok(bare, "admin", "member", "add", m.name, "--key", e.keys[m.name].Path+".pub", "--cap", m.cap)
 	}
-	mirror := filepath.Join(t.TempDir(), "mirror.git")
+	mirror := filepath.Join(settlingDir(t), "mirror.git")
 	fixtures.Git(t, filepath.Dir(mirror), "init", "-q", "--bare", mirror)
 	writeJSONFile(t, filepath.Join(bare, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
 	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
@@ -240,4 +240,31 @@ func TestServeClosedLoop(t *testing.T) {
 		t.Fatalf("mirror differs:\n%s\n---\n%s",
 			fixtures.Git(t, bare, "for-each-ref", "refs/heads", "refs/hub"), fixtures.Git(t, mirror, "for-each-ref", "refs/heads", "refs/hub"))
 	}
+}
+
+// settlingDir is a temporary directory for a test whose detached wake runs
+// (their logs, worktrees and mirror pushes) may still be finishing when the
+// test returns: its removal is retried for a while instead of failing the
+// test, as t.TempDir's does, on a file written meanwhile.
+func settlingDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "gitplus-settle-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			err := os.RemoveAll(dir)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Logf("leaving %s: %v", dir, err)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+	return dir
 }
