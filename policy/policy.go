@@ -147,7 +147,7 @@ func (v Verdict) Line() string {
 // Input is everything a judgement reads.
 type Input struct {
 	Objects Objects
-	Refs    map[string]plumbing.Hash // every ref as it was before the push
+	Refs    map[string]plumbing.Hash // refs as they were before the push: at least every ref under refs/hub/ and every updated ref
 	Updates []Update
 	Cache   Cache // optional fold cache; nil folds from scratch
 }

@@ -8,6 +8,9 @@ package receive
 //     closed), naming the line.
 //   - Refs are read from the main git directory (the quarantine holds objects
 //     only); objects from the layered store the hook's environment describes.
+//     Only the refs a judgement reads are read: everything under refs/hub/
+//     and the refs being updated (policy.Input), so the hook's cost does not
+//     grow with the number of branches and tags.
 //   - policy.Judge runs once for all updates. Any internal error (unreadable
 //     refs, an object store that cannot be opened, a panic inside the
 //     judgement) refuses every update with code "internal-error" and the
@@ -112,7 +115,11 @@ func JudgePush(gitDir string, env QuarantineEnv, updates []policy.Update) (verdi
 	if err != nil {
 		return nil, fmt.Errorf("git directory %s: %w", gitDir, err)
 	}
-	refs, err := ReadRefs(abs)
+	names := make([]string, 0, len(updates))
+	for _, u := range updates {
+		names = append(names, u.Ref)
+	}
+	refs, err := ReadRefsUnder(abs, []string{"refs/hub/"}, names)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
 	}

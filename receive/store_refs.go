@@ -93,67 +93,119 @@ func eachPackedRef(path string, data []byte, f func(string, plumbing.Hash) bool)
 // refs/ override packed-refs) and HEAD, with symbolic refs resolved to ids.
 // A symbolic ref that resolves to nothing (an unborn HEAD) is left out.
 func ReadRefs(gitDir string) (map[string]plumbing.Hash, error) {
+	return readRefs(gitDir, []string{"refs/"}, []string{"HEAD"})
+}
+
+// ReadRefsUnder returns the refs of the repository at gitDir whose names
+// start with one of prefixes (each ending in "/", such as "refs/hub/"),
+// plus the refs named in names that exist, resolved as ReadRefs resolves
+// them. It reads only those parts of the ref store: the pre-receive hook
+// needs the hub refs and the refs being updated, not every branch and tag
+// of a large repository.
+func ReadRefsUnder(gitDir string, prefixes, names []string) (map[string]plumbing.Hash, error) {
+	for _, p := range prefixes {
+		if !strings.HasPrefix(p, "refs/") || !strings.HasSuffix(p, "/") || !validRefName(strings.TrimSuffix(p, "/")) {
+			return nil, fmt.Errorf("ref prefix %q: %w: want a directory under refs/ ending in /", p, ErrBadRef)
+		}
+	}
+	return readRefs(gitDir, prefixes, names)
+}
+
+// readRefs reads the refs under prefixes (loose files under the matching
+// directories override packed-refs) and the loose or packed refs named in
+// names, resolving symbolic refs.
+func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash, error) {
 	packed, err := readPackedRefs(gitDir)
 	if err != nil {
 		return nil, err
 	}
-	direct := packed
+	under := func(name string) bool {
+		for _, p := range prefixes {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return false
+	}
+	direct := make(map[string]plumbing.Hash, len(packed))
+	for name, id := range packed {
+		if under(name) {
+			direct[name] = id
+		}
+	}
 	symbolic := map[string]string{}
-	root := filepath.Join(gitDir, "refs")
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && path == root {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if d.IsDir() || strings.HasSuffix(d.Name(), ".lock") {
-			return nil
-		}
-		rel, err := filepath.Rel(gitDir, path)
-		if err != nil {
-			return err
-		}
-		name := filepath.ToSlash(rel)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // deleted while we walked
-			}
-			return err
-		}
-		v, err := parseRefFile(name, data)
-		if err != nil {
-			return err
-		}
+	set := func(name string, v refValue) {
 		if v.target != "" {
 			symbolic[name] = v.target
 			delete(direct, name)
 		} else {
 			direct[name] = v.id
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read refs of %s: %w", gitDir, err)
 	}
-	if data, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err == nil {
-		v, err := parseRefFile("HEAD", data)
+	for _, prefix := range prefixes {
+		root := filepath.Join(gitDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && path == root {
+					return filepath.SkipDir
+				}
+				return err
+			}
+			if d.IsDir() || strings.HasSuffix(d.Name(), ".lock") {
+				return nil
+			}
+			rel, err := filepath.Rel(gitDir, path)
+			if err != nil {
+				return err
+			}
+			name := filepath.ToSlash(rel)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // deleted while we walked
+				}
+				return err
+			}
+			v, err := parseRefFile(name, data)
+			if err != nil {
+				return err
+			}
+			set(name, v)
+			return nil
+		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read refs of %s: %w", gitDir, err)
 		}
-		if v.target != "" {
-			symbolic["HEAD"] = v.target
-		} else {
-			direct["HEAD"] = v.id
+	}
+	for _, name := range names {
+		if under(name) {
+			continue
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read HEAD of %s: %w", gitDir, err)
+		if !validRefName(name) {
+			return nil, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
+		}
+		data, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(name)))
+		switch {
+		case err == nil:
+			v, err := parseRefFile(name, data)
+			if err != nil {
+				return nil, err
+			}
+			set(name, v)
+		case errors.Is(err, fs.ErrNotExist) || isDirErr(filepath.Join(gitDir, filepath.FromSlash(name))):
+			if id, ok := packed[name]; ok {
+				direct[name] = id
+			}
+		default:
+			return nil, fmt.Errorf("read ref %s of %s: %w", name, gitDir, err)
+		}
 	}
 	for name, target := range symbolic {
+		resolved := false
 		for depth := 0; depth < maxSymrefDepth; depth++ {
 			if id, ok := direct[target]; ok {
 				direct[name] = id
+				resolved = true
 				break
 			}
 			next, ok := symbolic[target]
@@ -161,6 +213,14 @@ func ReadRefs(gitDir string) (map[string]plumbing.Hash, error) {
 				break
 			}
 			target = next
+		}
+		if !resolved && !under(target) {
+			// The target lies outside what was read: resolve it alone.
+			if id, err := ReadRef(gitDir, target); err == nil {
+				direct[name] = id
+			} else if !errors.Is(err, plumbing.ErrReferenceNotFound) {
+				return nil, err
+			}
 		}
 	}
 	return direct, nil

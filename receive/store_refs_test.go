@@ -55,6 +55,24 @@ func TestReadRefsMatchesGit(t *testing.T) {
 	_, err = ReadRef(gitDir, "refs/../../etc/passwd")
 	is.True(errors.Is(err, ErrBadRef))
 
+	// ReadRefsUnder: the refs under the prefixes and the named ones, each
+	// as ReadRefs sees it, nothing else (loose, packed, overridden, symbolic
+	// with a target outside the prefixes, missing names left out)
+	sel, err := ReadRefsUnder(gitDir, []string{"refs/hub/", "refs/remotes/"}, []string{"refs/heads/b000", "refs/heads/b299", "refs/heads/nope", "HEAD"})
+	is.NoErr(err)
+	wantSel := map[string]plumbing.Hash{}
+	for name, id := range refs {
+		if strings.HasPrefix(name, "refs/hub/") || strings.HasPrefix(name, "refs/remotes/") || name == "refs/heads/b000" || name == "refs/heads/b299" || name == "HEAD" {
+			wantSel[name] = id
+		}
+	}
+	is.Equal(len(wantSel), 5)
+	is.Equal(sel, wantSel)
+	_, err = ReadRefsUnder(gitDir, []string{"refs/hub"}, nil)
+	is.True(errors.Is(err, ErrBadRef)) // a prefix must end in "/"
+	_, err = ReadRefsUnder(gitDir, []string{"refs/hub/"}, []string{"refs/../x"})
+	is.True(errors.Is(err, ErrBadRef))
+
 	// an unborn HEAD is absent, not an error
 	bare := t.TempDir()
 	git(t, bare, "init", "-q", "--bare", "-b", "main")
