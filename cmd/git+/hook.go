@@ -105,6 +105,23 @@ func hookPreReceiveAction(c *cli.Context) error {
 	return nil
 }
 
+// preReceiveFast is `git+ hook pre-receive` with no other argument — the
+// command line the installed hook script runs — dispatched from main before
+// the CLI is built: the hook runs on every push and its latency is the
+// push's. It behaves exactly as hookPreReceiveAction without --repo: the
+// repository is $GIT_DIR, else the current directory; exit 1 when any
+// update is refused.
+func preReceiveFast() int {
+	dir := os.Getenv("GIT_DIR")
+	if dir == "" {
+		dir = "."
+	}
+	if receive.PreReceive(dir, receive.QuarantineFromEnviron(os.Environ()), os.Stdin, os.Stderr) > 0 {
+		return 1
+	}
+	return 0
+}
+
 func hookPostReceiveAction(c *cli.Context) error {
 	gitDir := hookGitDir(c)
 	if abs, err := filepath.Abs(gitDir); err == nil {

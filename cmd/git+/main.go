@@ -68,6 +68,11 @@ func newApp() *cli.App {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "hook" && os.Args[2] == "pre-receive" {
+		// The installed hook's exact command line, run on every push:
+		// judged without building the CLI (see preReceiveFast).
+		os.Exit(preReceiveFast())
+	}
 	os.Exit(run(os.Args))
 }
 
