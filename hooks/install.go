@@ -217,19 +217,24 @@ func script(name, bin string) string {
 	fmt.Fprintf(&b, "#!/bin/sh\n%s (written by `git+ hook install`; re-run it to update).\n", Marker)
 	fmt.Fprintf(&b, "# A hook found here before lives on as %s%s and runs first.\n", name, ChainedSuffix)
 	fmt.Fprintf(&b, "%s%s\n", binPrefix, shellQuote(bin))
-	b.WriteString("input=$(cat; echo x)\ninput=${input%x}\n")
-	fmt.Fprintf(&b, "chained=\"$(dirname \"$0\")/%s%s\"\n", name, ChainedSuffix)
-	if name == "pre-receive" {
-		b.WriteString(`if [ -x "$chained" ]; then
-	printf '%s' "$input" | "$chained" "$@" || exit $?
+	// ${0%/*}: the hooks directory without a subshell (git runs a hook by a
+	// path that has a slash in it).
+	fmt.Fprintf(&b, "chained=\"${0%%/*}/%s%s\"\n", name, ChainedSuffix)
+	// Without a chained hook, git+ takes standard input itself: no copy,
+	// one process fewer on every push.
+	b.WriteString(`if [ ! -x "$chained" ]; then
+	exec "$gitplus_bin" hook ` + name + `
 fi
+input=$(cat; echo x)
+input=${input%x}
+`)
+	if name == "pre-receive" {
+		b.WriteString(`printf '%s' "$input" | "$chained" "$@" || exit $?
 printf '%s' "$input" | "$gitplus_bin" hook ` + name + "\n")
 		return b.String()
 	}
 	b.WriteString(`status=0
-if [ -x "$chained" ]; then
-	printf '%s' "$input" | "$chained" "$@" || status=$?
-fi
+printf '%s' "$input" | "$chained" "$@" || status=$?
 printf '%s' "$input" | "$gitplus_bin" hook ` + name + ` || status=$?
 exit $status
 `)
