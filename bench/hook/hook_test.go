@@ -32,6 +32,7 @@ var (
 	flagReps    = flag.Int("reps", 7, "timed runs per measurement (median reported)")
 	flagBin     = flag.String("bin", "", "git+ binary to run (default: build ./cmd/git+ from the work tree with fixtures.Binary)")
 	flagPack    = flag.Bool("pack", false, "after setup, pack the loose objects (candidates, events) with git repack -d, as a push of more than receive.unpackLimit objects arrives")
+	flagKeep    = flag.String("keep", "", "build the work repository in this (new) directory and keep it, with the hook's stdin for each depth in DIR/stdin-<N> and git merge-tree's in DIR/pairs-<N>, for profiling the binary by hand")
 	flagProfile = flag.String("cpuprofile", "", "write a CPU profile of in-process receive.JudgePush (deepest chain) to this file (and FILE.cold)")
 )
 
@@ -112,6 +113,12 @@ func baseRepo(tb testing.TB) string {
 func setup(tb testing.TB) *world {
 	src := baseRepo(tb)
 	root := tb.TempDir()
+	if *flagKeep != "" {
+		root = *flagKeep
+		if err := os.Mkdir(root, 0o755); err != nil {
+			tb.Fatalf("-keep: %v (give a directory that does not exist yet)", err)
+		}
+	}
 	bin := *flagBin
 	if bin == "" {
 		bin = fixtures.Binary(tb)
@@ -223,6 +230,19 @@ func setup(tb testing.TB) *world {
 		w.git("", "repack", "-d", "-q")
 	}
 	fmt.Printf("work repository objects (pack=%v):\n%s", *flagPack, w.git("", "count-objects", "-v"))
+	if *flagKeep != "" {
+		for i := 1; i <= maxDepth; i++ {
+			line := fmt.Sprintf("%s %s %s\n", w.c[0], w.c[i], target)
+			if err := os.WriteFile(filepath.Join(*flagKeep, fmt.Sprintf("stdin-%d", i)), []byte(line), 0o644); err != nil {
+				tb.Fatal(err)
+			}
+			pairs := []byte(mergePairs(w, i))
+			if err := os.WriteFile(filepath.Join(*flagKeep, fmt.Sprintf("pairs-%d", i)), pairs, 0o644); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		fmt.Printf("kept the work repository %s (hook stdin in stdin-<N>, git merge-tree input in pairs-<N>)\n", w.dir)
+	}
 	return w
 }
 
