@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,73 +20,158 @@ import (
 // depend on the trust state, and folding decoded events is cheap next to
 // reading and verifying them.
 
-type cachedEvent struct {
-	ID      string          `json:"id"`
-	Parents []string        `json:"parents,omitempty"`
-	Type    string          `json:"type"`
-	Repo    string          `json:"repo"`
-	Payload json.RawMessage `json:"payload"`
-	Time    int64           `json:"time"`
-	Key     []byte          `json:"key,omitempty"` // signer's public key, SSH wire format
-}
+// Entry format (version 2), all integers unsigned varints unless noted:
+//
+//	"gpfc" 2 | tip (20 bytes) | event count |
+//	per event: id (20) | parent count | parents (20 each) | type | repo |
+//	           payload | time (signed varint) | signer key (SSH wire format;
+//	           empty when unsigned)
+//
+// where type, repo, payload and key are a length followed by the bytes.
+// Events are stored in causal order. Version 1 (JSON) entries read as misses
+// and are rewritten. The decoder checks every length against what is left,
+// so a damaged entry is a miss, never a panic or a huge allocation.
 
-type cacheEntry struct {
-	Version int           `json:"v"`
-	Tip     string        `json:"tip"`
-	Events  []cachedEvent `json:"events"`
-}
-
-const cacheVersion = 1
+var cacheMagic = []byte("gpfc\x02")
 
 func encodeLog(tip plumbing.Hash, evs []hubrefs.Event) []byte {
-	e := cacheEntry{Version: cacheVersion, Tip: tip.String(), Events: make([]cachedEvent, len(evs))}
-	for i, ev := range evs {
-		ce := cachedEvent{ID: ev.ID.String(), Type: ev.Type, Repo: ev.Repo, Payload: ev.Payload, Time: ev.Time}
-		for _, p := range ev.Parents {
-			ce.Parents = append(ce.Parents, p.String())
-		}
-		if ev.Signer != nil {
-			ce.Key = ev.Signer.Marshal()
-		}
-		e.Events[i] = ce
+	n := len(cacheMagic) + 20 + 10
+	for _, ev := range evs {
+		n += 20 + 10 + 20*len(ev.Parents) + len(ev.Type) + len(ev.Repo) + len(ev.Payload) + 4*10 + 64
 	}
-	b, _ := json.Marshal(e)
+	b := make([]byte, 0, n)
+	b = append(b, cacheMagic...)
+	b = append(b, tip[:]...)
+	b = binary.AppendUvarint(b, uint64(len(evs)))
+	for _, ev := range evs {
+		b = append(b, ev.ID[:]...)
+		b = binary.AppendUvarint(b, uint64(len(ev.Parents)))
+		for _, p := range ev.Parents {
+			b = append(b, p[:]...)
+		}
+		b = appendBytes(b, []byte(ev.Type))
+		b = appendBytes(b, []byte(ev.Repo))
+		b = appendBytes(b, ev.Payload)
+		b = binary.AppendVarint(b, ev.Time)
+		var key []byte
+		if ev.Signer != nil {
+			key = ev.Signer.Marshal()
+		}
+		b = appendBytes(b, key)
+	}
 	return b
+}
+
+func appendBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// entryReader reads an entry; any read past the end sets bad.
+type entryReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *entryReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *entryReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *entryReader) hash() (h plumbing.Hash) {
+	if len(r.b) < len(h) {
+		r.bad = true
+		return h
+	}
+	copy(h[:], r.b)
+	r.b = r.b[len(h):]
+	return h
+}
+
+func (r *entryReader) bytes() []byte {
+	n := r.uvarint()
+	if r.bad || n > uint64(len(r.b)) {
+		r.bad = true
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a count of items each at least min bytes long.
+func (r *entryReader) count(min int) int {
+	n := r.uvarint()
+	if r.bad || n > uint64(len(r.b)/min) {
+		r.bad = true
+		return 0
+	}
+	return int(n)
 }
 
 // decodeLog returns the events of a cache entry for tip, or false when the
 // entry is not a whole, well-formed log whose tip is tip.
 func decodeLog(tip plumbing.Hash, b []byte) ([]hubrefs.Event, bool) {
-	var e cacheEntry
-	if err := json.Unmarshal(b, &e); err != nil || e.Version != cacheVersion || e.Tip != tip.String() || len(e.Events) == 0 {
+	if !bytes.HasPrefix(b, cacheMagic) {
 		return nil, false
 	}
-	evs := make([]hubrefs.Event, len(e.Events))
-	ids := map[plumbing.Hash]bool{}
-	for i, ce := range e.Events {
-		id, ok := hexHash([]byte(ce.ID))
-		if !ok || ce.Type == "" || !hubrefs.KnownType(ce.Type) {
+	r := &entryReader{b: b[len(cacheMagic):]}
+	if r.hash() != tip || r.bad {
+		return nil, false
+	}
+	n := r.count(20 + 6)
+	if r.bad || n == 0 {
+		return nil, false
+	}
+	evs := make([]hubrefs.Event, n)
+	ids := make(map[plumbing.Hash]bool, n)
+	keys := map[string]ssh.PublicKey{} // most events share a few signers
+	for i := range evs {
+		ev := &evs[i]
+		ev.ID = r.hash()
+		if np := r.count(20); np > 0 {
+			ev.Parents = make([]plumbing.Hash, np)
+			for k := range ev.Parents {
+				ev.Parents[k] = r.hash()
+			}
+		}
+		ev.Type = string(r.bytes())
+		ev.Repo = string(r.bytes())
+		ev.Payload = json.RawMessage(r.bytes())
+		ev.Time = r.varint()
+		key := r.bytes()
+		if r.bad || !hubrefs.KnownType(ev.Type) {
 			return nil, false
 		}
-		ev := hubrefs.Event{ID: id, Type: ce.Type, Repo: ce.Repo, Payload: ce.Payload, Time: ce.Time}
-		for _, p := range ce.Parents {
-			h, ok := hexHash([]byte(p))
+		if len(key) > 0 {
+			k, ok := keys[string(key)]
 			if !ok {
-				return nil, false
-			}
-			ev.Parents = append(ev.Parents, h)
-		}
-		if len(ce.Key) > 0 {
-			k, err := ssh.ParsePublicKey(ce.Key)
-			if err != nil {
-				return nil, false
+				var err error
+				if k, err = ssh.ParsePublicKey(key); err != nil {
+					return nil, false
+				}
+				keys[string(key)] = k
 			}
 			ev.Signer = k
 		}
-		evs[i] = ev
-		ids[id] = true
+		ids[ev.ID] = true
 	}
-	if !ids[tip] {
+	if len(r.b) != 0 || !ids[tip] {
 		return nil, false
 	}
 	for _, ev := range evs {
