@@ -80,8 +80,9 @@ func Install(gitDir, binary string) error {
 	if err := os.MkdirAll(hooksDir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", hooksDir, err)
 	}
+	lean, _ := LeanHook(bin)
 	for _, name := range Names {
-		if err := installOne(hooksDir, name, bin); err != nil {
+		if err := installOne(hooksDir, name, bin, lean); err != nil {
 			return err
 		}
 	}
@@ -142,7 +143,7 @@ func git(gitDir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), err
 }
 
-func installOne(hooksDir, name, bin string) error {
+func installOne(hooksDir, name, bin, lean string) error {
 	path := filepath.Join(hooksDir, name)
 	chained := path + ChainedSuffix
 	fi, err := os.Lstat(path)
@@ -169,7 +170,7 @@ func installOne(hooksDir, name, bin string) error {
 			}
 		}
 	}
-	return writeAtomic(path, []byte(script(name, bin)), 0o755)
+	return writeAtomic(path, []byte(script(name, bin, lean)), 0o755)
 }
 
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
@@ -198,7 +199,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-const binPrefix = "gitplus_bin="
+const (
+	binPrefix  = "gitplus_bin="
+	leanPrefix = "gitplus_hook="
+)
 
 func scriptBinary(data []byte) string {
 	for _, line := range strings.Split(string(data), "\n") {
@@ -211,31 +215,37 @@ func scriptBinary(data []byte) string {
 }
 
 // script renders the hook script for name. Standard input is read once and
-// handed to the chained hook (if any) and to git+ unchanged.
-func script(name, bin string) string {
+// handed to the chained hook (if any) and to git+ unchanged. lean, when not
+// empty, is the lean binary pre-receive runs (see lean.go).
+func script(name, bin, lean string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n%s (written by `git+ hook install`; re-run it to update).\n", Marker)
 	fmt.Fprintf(&b, "# A hook found here before lives on as %s%s and runs first.\n", name, ChainedSuffix)
 	fmt.Fprintf(&b, "%s%s\n", binPrefix, shellQuote(bin))
+	run := `"$gitplus_bin" hook ` + name
+	if lean != "" && name == "pre-receive" {
+		fmt.Fprintf(&b, "%s%s\n", leanPrefix, shellQuote(lean))
+		run = `"$gitplus_hook" ` + name
+	}
 	// ${0%/*}: the hooks directory without a subshell (git runs a hook by a
 	// path that has a slash in it).
 	fmt.Fprintf(&b, "chained=\"${0%%/*}/%s%s\"\n", name, ChainedSuffix)
 	// Without a chained hook, git+ takes standard input itself: no copy,
 	// one process fewer on every push.
 	b.WriteString(`if [ ! -x "$chained" ]; then
-	exec "$gitplus_bin" hook ` + name + `
+	exec ` + run + `
 fi
 input=$(cat; echo x)
 input=${input%x}
 `)
 	if name == "pre-receive" {
 		b.WriteString(`printf '%s' "$input" | "$chained" "$@" || exit $?
-printf '%s' "$input" | "$gitplus_bin" hook ` + name + "\n")
+printf '%s' "$input" | ` + run + "\n")
 		return b.String()
 	}
 	b.WriteString(`status=0
 printf '%s' "$input" | "$chained" "$@" || status=$?
-printf '%s' "$input" | "$gitplus_bin" hook ` + name + ` || status=$?
+printf '%s' "$input" | ` + run + ` || status=$?
 exit $status
 `)
 	return b.String()

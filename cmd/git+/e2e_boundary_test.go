@@ -26,13 +26,23 @@ const boundaryRulesJSON = `{
   }
 }`
 
+// TestBoundary runs every refusal and acceptance through each pre-receive
+// command the installed script may run: `git+ hook pre-receive` and the
+// lean `git+hook pre-receive` (which git+ hook install picks only for a
+// clean build, so both are forced here).
 func TestBoundary(t *testing.T) {
+	t.Run("git+ hook pre-receive", func(t *testing.T) { boundary(t, false) })
+	t.Run("git+hook pre-receive", func(t *testing.T) { boundary(t, true) })
+}
+
+func boundary(t *testing.T, lean bool) {
 	w := newE2E(t, map[string][]string{
 		"dev":  {"source.push", "hub.pr", "hub.queue"},
 		"rev":  {"hub.review"},
 		"ci":   {"hub.check:ci"},
 		"gone": {"hub.pr", "hub.review"},
 	}, "outsider")
+	w.forcePreReceive(t, lean)
 	const main, nocand, prov = "refs/heads/main", "refs/heads/nocand", "refs/heads/prov"
 
 	// Branches exist before they are protected.

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -76,6 +77,21 @@ func newE2E(t *testing.T, members map[string][]string, extraKeys ...string) *e2e
 	w.work = filepath.Join(root, "work")
 	w.git(root, "clone", "-q", w.origin, w.work)
 	return w
+}
+
+// forcePreReceive rewrites the origin's pre-receive script to exec the lean
+// git+hook binary (lean) or `git+ hook pre-receive`, whichever git+ hook
+// install would have picked.
+func (w *e2e) forcePreReceive(t *testing.T, lean bool) {
+	t.Helper()
+	run := "'" + w.bin + "' hook pre-receive"
+	if lean {
+		run = "'" + fixtures.HookBinary(t) + "' pre-receive"
+	}
+	script := "#!/bin/sh\n" + hooks.Marker + " (rewritten by the test to run one pre-receive command)\nexec " + run + "\n"
+	if err := os.WriteFile(filepath.Join(w.origin, "hooks", "pre-receive"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // gp runs the binary signing with key (a name in w.keys; "" for none).

@@ -93,7 +93,11 @@ func hookInstallAction(c *cli.Context) error {
 	if err := hooks.Install(gitDir, bin); err != nil {
 		return fail(1, err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "installed git+ pre-receive and post-receive hooks in %s (running %s)\n", gitDir, bin)
+	if lean, why := hooks.LeanHook(bin); lean != "" {
+		fmt.Fprintf(c.App.ErrWriter, "installed git+ pre-receive and post-receive hooks in %s (running %s; pre-receive runs %s)\n", gitDir, bin, lean)
+	} else {
+		fmt.Fprintf(c.App.ErrWriter, "installed git+ pre-receive and post-receive hooks in %s (running %s; the faster pre-receive binary %s is not used: %s)\n", gitDir, bin, hooks.HookBinary, why)
+	}
 	return nil
 }
 
@@ -106,22 +110,13 @@ func hookPreReceiveAction(c *cli.Context) error {
 }
 
 // preReceiveFast is `git+ hook pre-receive` with no other argument — the
-// command line the installed hook script runs — dispatched from main before
-// the CLI is built: the hook runs on every push and its latency is the
-// push's. It behaves exactly as hookPreReceiveAction without --repo: the
-// repository is $GIT_DIR, else the current directory; exit 1 when any
-// update is refused.
+// command line the installed hook script runs when the lean git+hook binary
+// is not beside this one — dispatched from main before the CLI is built:
+// the hook runs on every push and its latency is the push's. It behaves
+// exactly as hookPreReceiveAction without --repo.
 func preReceiveFast() int {
-	dir := os.Getenv("GIT_DIR")
-	if dir == "" {
-		dir = "."
-	}
-	if receive.PreReceive(dir, receive.QuarantineFromEnviron(os.Environ()), os.Stdin, os.Stderr) > 0 {
-		return 1
-	}
-	return 0
+	return receive.RunPreReceive(os.Environ(), os.Stdin, os.Stderr)
 }
-
 func hookPostReceiveAction(c *cli.Context) error {
 	gitDir := hookGitDir(c)
 	if abs, err := filepath.Abs(gitDir); err == nil {
