@@ -19,7 +19,14 @@
 //	-reps N       timed runs per measurement (median reported; default 7)
 //	-pack         pack the loose objects after setup (see below)
 //	-bin PATH     git+ binary to run (default: fixtures.Binary builds ./cmd/git+
-//	              from the work tree; use a build of HEAD while others edit it)
+//	              and ./cmd/git+hook from the work tree; use a build of HEAD
+//	              while others edit it). When a git+hook binary sits beside
+//	              it, the hook measured is `git+hook pre-receive`, the lean
+//	              binary the installed script runs; else `git+ hook pre-receive`
+//	-cli          measure `git+ hook pre-receive` even so
+//	-keep DIR     build the work repository in DIR (new) and keep it, with
+//	              each depth's hook input DIR/stdin-<N> and merge-tree input
+//	              DIR/pairs-<N>, for timing and profiling by hand
 //	-cpuprofile F write a CPU profile of the in-process judgement
 //	              (receive.JudgePush, deepest chain, warm fold cache) to F and
 //	              print its top entries; FILE.cold the same with the fold
@@ -43,7 +50,7 @@
 //
 // Measured, per depth N:
 //
-//	hook-cold  `git+ hook pre-receive` as a process, GIT_DIR set, stdin
+//	hook-cold  the pre-receive command (see -bin) as a process, GIT_DIR set, stdin
 //	           "<C_0> <C_N> refs/heads/main", the fold cache
 //	           (gitplus/foldcache) removed before each run; must exit 0
 //	hook-warm  the same with the cache left from the previous run

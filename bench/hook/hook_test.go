@@ -30,6 +30,7 @@ var (
 	flagSmall   = flag.Bool("small", false, "2,000 files / 1,000 commits instead of 20,000 / 10,000")
 	flagDepths  = flag.String("depths", "1,8,32", "candidate chain depths (≤ 32)")
 	flagReps    = flag.Int("reps", 7, "timed runs per measurement (median reported)")
+	flagCLI     = flag.Bool("cli", false, "measure `git+ hook pre-receive` even when the lean git+hook binary sits beside git+")
 	flagBin     = flag.String("bin", "", "git+ binary to run (default: build ./cmd/git+ from the work tree with fixtures.Binary)")
 	flagPack    = flag.Bool("pack", false, "after setup, pack the loose objects (candidates, events) with git repack -d, as a push of more than receive.unpackLimit objects arrives")
 	flagKeep    = flag.String("keep", "", "build the work repository in this (new) directory and keep it, with the hook's stdin for each depth in DIR/stdin-<N> and git merge-tree's in DIR/pairs-<N>, for profiling the binary by hand")
@@ -46,6 +47,7 @@ const (
 type world struct {
 	tb     testing.TB
 	bin    string
+	pre    []string // the pre-receive command measured
 	env    []string
 	dir    string          // the work bare repository
 	c      []plumbing.Hash // c[0] = tip of main, c[i] = candidate i
@@ -123,7 +125,14 @@ func setup(tb testing.TB) *world {
 	if bin == "" {
 		bin = fixtures.Binary(tb)
 	}
-	w := &world{tb: tb, bin: bin, env: fixtures.GitEnv(filepath.Join(root, "home")), dir: filepath.Join(root, "work.git")}
+	pre := []string{bin, "hook", "pre-receive"}
+	if lean := filepath.Join(filepath.Dir(bin), "git+hook"); !*flagCLI {
+		if _, err := os.Stat(lean); err == nil {
+			pre = []string{lean, "pre-receive"}
+		}
+	}
+	fmt.Printf("pre-receive command measured: %s\n", strings.Join(pre, " "))
+	w := &world{tb: tb, bin: bin, pre: pre, env: fixtures.GitEnv(filepath.Join(root, "home")), dir: filepath.Join(root, "work.git")}
 	os.MkdirAll(filepath.Join(root, "home"), 0o755)
 	w.must(root, "", nil, "git", "clone", "-q", "--bare", src, w.dir)
 
@@ -296,7 +305,7 @@ func (w *world) hook(n int) time.Duration {
 	w.tb.Helper()
 	stdin := fmt.Sprintf("%s %s %s\n", w.c[0], w.c[n], target)
 	start := time.Now()
-	out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, w.bin, "hook", "pre-receive")
+	out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, w.pre[0], w.pre[1:]...)
 	d := time.Since(start)
 	if err != nil {
 		w.tb.Fatalf("hook refused depth %d: %v\n%s%s", n, err, out, errs)
@@ -346,7 +355,7 @@ func BenchmarkHook(b *testing.B) {
 		for range b.N {
 			for r := 0; r < *flagReps; r++ {
 				start := time.Now()
-				if out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, w.bin, "hook", "pre-receive"); err != nil {
+				if out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, w.pre[0], w.pre[1:]...); err != nil {
 					b.Fatalf("hook floor: %v\n%s%s", err, out, errs)
 				}
 				hk = append(hk, time.Since(start))
