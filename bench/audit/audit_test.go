@@ -26,6 +26,10 @@
 //	warm-audit-ms, warm-ratio  the same audit with the fold cache git+ verify
 //	          keeps under the git directory already filled (a repeated audit:
 //	          hub logs decoded from the cache, signatures not re-verified)
+//
+// With -args -cpuprofile FILE, after the timed runs it profiles
+// -profileruns (default 20) warm audits into FILE and as many cold ones
+// into FILE.cold (go tool pprof FILE).
 package audit
 
 import (
@@ -33,8 +37,10 @@ import (
 	"crypto/rand"
 	"flag"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +59,11 @@ import (
 	"github.com/gitplus/gitplus/receive"
 )
 
-var landings = flag.Int("landings", 1000, "landings in the generated history")
+var (
+	landings    = flag.Int("landings", 1000, "landings in the generated history")
+	cpuprofile  = flag.String("cpuprofile", "", "after the timed runs, write a CPU profile of -profileruns warm audits to this file and of as many cold audits to this file + \".cold\"")
+	profileRuns = flag.Int("profileruns", 20, "audits per -cpuprofile profile")
+)
 
 const (
 	repoID = "01900000-0000-7000-8000-0000000000aa"
@@ -232,6 +242,32 @@ func BenchmarkAudit(b *testing.B) {
 	b.ReportMetric(ms(auditD)/ms(logD), "ratio")
 	b.ReportMetric(ms(warmD), "warm-audit-ms")
 	b.ReportMetric(ms(warmD)/ms(logD), "warm-ratio")
+	if *cpuprofile != "" {
+		b.StopTimer()
+		profileTo(b, *cpuprofile, func() { auditWith(b, dir, dc) })
+		profileTo(b, *cpuprofile+".cold", func() { audit(b, dir) })
+	}
+}
+
+// profileTo writes a CPU profile of -profileruns calls of f to path. The
+// profiled runs are not timed: the reported figures come from the loop.
+func profileTo(tb testing.TB, path string, f func()) {
+	out, err := os.Create(path)
+	if err != nil {
+		tb.Fatalf("-cpuprofile: %v", err)
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		tb.Fatalf("-cpuprofile %s: %v", path, err)
+	}
+	for i := 0; i < *profileRuns; i++ {
+		f()
+	}
+	pprof.StopCPUProfile()
+	if err := out.Close(); err != nil {
+		tb.Fatalf("-cpuprofile %s: %v", path, err)
+	}
+	tb.Logf("CPU profile of %d audits: go tool pprof %s", *profileRuns, path)
 }
 
 // TestAuditSmall keeps the generator and the audit honest under go test.
