@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -60,6 +61,12 @@ type AuditInput struct {
 	Branch  string                   // full ref name
 	Since   plumbing.Hash            // zero: the root of the first-parent chain
 	Cache   Cache                    // optional fold cache
+
+	// Workers reads, verifies and folds the pull request logs on this many
+	// goroutines (0 or 1: on the calling one). Above 1, Objects and Cache
+	// must be safe for concurrent use, as receive.Store and
+	// receive.DirCache are. The report does not depend on it.
+	Workers int
 }
 
 // Landing kinds.
@@ -116,10 +123,11 @@ func (r *AuditReport) Counts() (direct, candidates, unprotected, covered int) {
 // prLog is one pull request's events and full fold.
 type prLog struct {
 	ref    string
-	evs    []hubrefs.Event // causal order
-	idx    map[plumbing.Hash]int
-	st     *pr.State // folded under current trust
-	merged map[plumbing.Hash]hubrefs.PRMerged
+	evs    []hubrefs.Event       // causal order
+	idx    map[plumbing.Hash]int // built by before, when first needed
+	st     *pr.State             // folded under current trust
+	merged []*mergedRef          // its pr.merged records for the branch, causal order
+	err    error                 // the log cannot be read or folded: the audit cannot run
 }
 
 type auditor struct {
@@ -127,17 +135,36 @@ type auditor struct {
 	branch   string
 	trustEvs []hubrefs.Event
 	now      *trust.State
+	epochMu  sync.Mutex // guards epochs: loading workers share them
 	epochs   map[int]*trust.State
 	prs      []*prLog
-	mergedBy map[plumbing.Hash][]mergedRef // by landed commit
-	headsBy  map[plumbing.Hash][]*prLog    // every head ever proposed
-	trees    map[plumbing.Hash]error       // rule 3 results by candidate
+	mergedBy map[plumbing.Hash][]*mergedRef // by landed commit
+	headsBy  map[plumbing.Hash][]*prLog     // every head ever proposed
+	trees    map[plumbing.Hash]error        // rule 3 results by candidate
 }
 
+// mergedRef is one pr.merged record, with the part of its landing's
+// judgement that reads only the pull request and the rules (judgeState),
+// made while loading: as the pull request stood before the record, under
+// trust then and, when that is not the current trust, under the current
+// trust. What reads the landed commit (its parents, provenance, rule 3) is
+// judged on the walk.
 type mergedRef struct {
-	p   *prLog
-	ev  hubrefs.Event
-	rec hubrefs.PRMerged
+	p       *prLog
+	ev      hubrefs.Event
+	i       int // ev's index in p.evs
+	rec     hubrefs.PRMerged
+	then    *trust.State
+	thenErr error // trust then cannot be folded
+	atThen  stateVerdict
+	atNow   stateVerdict // only when then != the current trust
+}
+
+// stateVerdict is judgeState's answer for one trust state.
+type stateVerdict struct {
+	b        trust.Branch
+	required bool // the branch requires pull requests under that trust
+	err      error
 }
 
 // Audit walks the first-parent chain of in.Branch and judges every landing
@@ -154,36 +181,22 @@ func Audit(in AuditInput) (*AuditReport, error) {
 		return nil, fmt.Errorf("%s does not exist in this repository; fetch it (git clone --mirror, or git fetch origin '+refs/*:refs/*')", in.Branch)
 	}
 	a := &auditor{j: j, branch: in.Branch, now: j.trust, epochs: map[int]*trust.State{},
-		mergedBy: map[plumbing.Hash][]mergedRef{}, headsBy: map[plumbing.Hash][]*prLog{}, trees: map[plumbing.Hash]error{}}
+		mergedBy: map[plumbing.Hash][]*mergedRef{}, headsBy: map[plumbing.Hash][]*prLog{}, trees: map[plumbing.Hash]error{}}
 	evs, err := j.readLog(in.Refs[hubrefs.TrustRef])
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", hubrefs.TrustRef, err)
 	}
 	a.trustEvs = evs
-	if err := a.loadPRs(); err != nil {
+
+	// Pull request logs load on the workers while this goroutine walks the
+	// first-parent chain; a log that cannot be loaded is reported first.
+	loaded := a.loadPRs(in.Workers)
+	chain, walkErr := a.walk(tip, in.Since)
+	if err := loaded(); err != nil {
 		return nil, err
 	}
-
-	// The first-parent chain, oldest first.
-	var chain []*commit
-	c, err := j.commits.get(tip)
-	if err != nil {
-		return nil, fmt.Errorf("reading the tip of %s: %w", in.Branch, err)
-	}
-	for {
-		chain = append(chain, c)
-		if c.id == in.Since || len(c.parents) == 0 {
-			break
-		}
-		if c, err = j.commits.get(c.parents[0]); err != nil {
-			return nil, fmt.Errorf("walking the first parents of %s: %w", in.Branch, err)
-		}
-	}
-	if !in.Since.IsZero() && chain[len(chain)-1].id != in.Since {
-		return nil, fmt.Errorf("%s is not on the first-parent chain of %s; pass a commit of `git log --first-parent %s`", in.Since, in.Branch, in.Branch)
-	}
-	for l, r := 0, len(chain)-1; l < r; l, r = l+1, r-1 {
-		chain[l], chain[r] = chain[r], chain[l]
+	if walkErr != nil {
+		return nil, walkErr
 	}
 	rep := &AuditReport{Branch: in.Branch, Tip: tip, Since: chain[0].id, Commits: len(chain) - 1}
 	var pending []AuditFinding
@@ -209,9 +222,38 @@ func Audit(in AuditInput) (*AuditReport, error) {
 	return rep, nil
 }
 
-// loadPRs reads and folds every pull request and indexes their pr.merged
-// records and proposed heads.
-func (a *auditor) loadPRs() error {
+// walk returns the first-parent chain from tip down to since (or the root),
+// oldest first.
+func (a *auditor) walk(tip, since plumbing.Hash) ([]*commit, error) {
+	var chain []*commit
+	c, err := a.j.commits.get(tip)
+	if err != nil {
+		return nil, fmt.Errorf("reading the tip of %s: %w", a.branch, err)
+	}
+	for {
+		chain = append(chain, c)
+		if c.id == since || len(c.parents) == 0 {
+			break
+		}
+		if c, err = a.j.commits.get(c.parents[0]); err != nil {
+			return nil, fmt.Errorf("walking the first parents of %s: %w", a.branch, err)
+		}
+	}
+	if !since.IsZero() && chain[len(chain)-1].id != since {
+		return nil, fmt.Errorf("%s is not on the first-parent chain of %s; pass a commit of `git log --first-parent %s`", since, a.branch, a.branch)
+	}
+	for l, r := 0, len(chain)-1; l < r; l, r = l+1, r-1 {
+		chain[l], chain[r] = chain[r], chain[l]
+	}
+	return chain, nil
+}
+
+// loadPRs starts reading, folding and pre-judging every pull request (load)
+// on workers goroutines (on this one when workers < 2) and returns the
+// function that waits for them, indexes their pr.merged records and
+// proposed heads in ref order, and returns the error of the first log in
+// ref order that cannot be loaded.
+func (a *auditor) loadPRs(workers int) func() error {
 	var refs []string
 	for ref := range a.j.in.Refs {
 		if strings.HasPrefix(ref, hubrefs.PRRefPrefix) {
@@ -219,35 +261,171 @@ func (a *auditor) loadPRs() error {
 		}
 	}
 	sort.Strings(refs)
-	for _, ref := range refs {
-		evs, err := a.j.readLog(a.j.in.Refs[ref])
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", ref, err)
+	a.prs = make([]*prLog, len(refs))
+	for i, ref := range refs {
+		a.prs[i] = &prLog{ref: ref}
+	}
+	var wg sync.WaitGroup
+	if workers < 2 || len(refs) < 2 {
+		a.loadRange(a.j, a.prs)
+	} else {
+		// Contiguous shares in ref order, one reader (and log memo) each:
+		// the judge's memo is not safe for concurrent use.
+		workers = min(workers, len(refs))
+		for w := 0; w < workers; w++ {
+			share := a.prs[w*len(refs)/workers : (w+1)*len(refs)/workers]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a.loadRange(newJudge(Input{Objects: a.j.in.Objects, Cache: a.j.in.Cache}), share)
+			}()
 		}
-		st, err := pr.Fold(evs, a.now)
-		if err != nil {
-			return fmt.Errorf("folding %s (repair it from a good replica): %w", ref, err)
-		}
-		p := &prLog{ref: ref, evs: evs, st: st, idx: map[plumbing.Hash]int{}, merged: map[plumbing.Hash]hubrefs.PRMerged{}}
-		for i, ev := range evs {
-			p.idx[ev.ID] = i
-			if ev.Type != hubrefs.TypePRMerged {
-				continue
+	}
+	return func() error {
+		wg.Wait()
+		for _, p := range a.prs {
+			if p.err != nil {
+				return p.err
 			}
-			var m hubrefs.PRMerged
-			if err := ev.Unmarshal(&m); err != nil {
-				return fmt.Errorf("%s: pr.merged %s: %w", ref, ev.ID, err)
+			for _, m := range p.merged {
+				c := plumbing.NewHash(m.rec.Commit)
+				a.mergedBy[c] = append(a.mergedBy[c], m)
 			}
-			if m.Branch == a.branch {
-				a.mergedBy[plumbing.NewHash(m.Commit)] = append(a.mergedBy[plumbing.NewHash(m.Commit)], mergedRef{p: p, ev: ev, rec: m})
+			for _, h := range p.st.Heads {
+				a.headsBy[plumbing.NewHash(h)] = append(a.headsBy[plumbing.NewHash(h)], p)
 			}
 		}
-		a.prs = append(a.prs, p)
-		for _, h := range st.Heads {
-			a.headsBy[plumbing.NewHash(h)] = append(a.headsBy[plumbing.NewHash(h)], p)
+		return nil
+	}
+}
+
+func (a *auditor) loadRange(r *judge, ps []*prLog) {
+	for _, p := range ps {
+		p.err = a.load(r, p)
+	}
+}
+
+// load reads p's log through r, folds it under the current trust and
+// judges the pull request state of each of its pr.merged records for the
+// branch (judgeState).
+func (a *auditor) load(r *judge, p *prLog) error {
+	evs, err := r.readLog(a.j.in.Refs[p.ref])
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", p.ref, err)
+	}
+	p.evs = evs
+	for i, ev := range evs {
+		if ev.Type != hubrefs.TypePRMerged {
+			continue
+		}
+		var m hubrefs.PRMerged
+		if err := ev.Unmarshal(&m); err != nil {
+			// The fold refuses the payload first, as it did before: report
+			// that error when it does.
+			if _, ferr := pr.Fold(evs, a.now); ferr != nil {
+				return fmt.Errorf("folding %s (repair it from a good replica): %w", p.ref, ferr)
+			}
+			return fmt.Errorf("%s: pr.merged %s: %w", p.ref, ev.ID, err)
+		}
+		if m.Branch == a.branch {
+			p.merged = append(p.merged, &mergedRef{p: p, ev: ev, i: i, rec: m})
+		}
+	}
+	for _, m := range p.merged {
+		m.then, m.thenErr = a.trustAt(m.ev.Time)
+	}
+	if fastFold && a.foldOnce(p) {
+		return nil
+	}
+	if p.st, err = pr.Fold(evs, a.now); err != nil {
+		return fmt.Errorf("folding %s (repair it from a good replica): %w", p.ref, err)
+	}
+	for _, m := range p.merged {
+		if m.thenErr != nil {
+			continue // reported when the landing is judged
+		}
+		before := p.before(m.ev)
+		st, err := pr.Fold(before, m.then)
+		m.atThen = a.judgeState(st, err, m.then, m.rec)
+		if m.then != a.now {
+			st, err := pr.Fold(before, a.now)
+			m.atNow = a.judgeState(st, err, a.now, m.rec)
 		}
 	}
 	return nil
+}
+
+// fastFold enables foldOnce; tests turn it off to compare it with the
+// fold per record it replaces.
+var fastFold = true
+
+// foldOnce is load's fast path for a linear log (each event's one parent is
+// the event before it, so the events before a pr.merged are exactly its
+// causal ancestors): one incremental fold judges the state before each
+// pr.merged (pr.State.Apply, then Rejudge under the trust of the moment)
+// and ends as the fold of the whole log under the current trust. It
+// reports false, having set nothing, when the log is not linear, an event
+// does not fold, or trust then is unknown: load then folds per record.
+func (a *auditor) foldOnce(p *prLog) bool {
+	evs := p.evs
+	if len(evs) == 0 || len(evs[0].Parents) != 0 {
+		return false
+	}
+	for k := 1; k < len(evs); k++ {
+		if len(evs[k].Parents) != 1 || evs[k].Parents[0] != evs[k-1].ID {
+			return false
+		}
+	}
+	for _, m := range p.merged {
+		if m.i == 0 || m.thenErr != nil || m.then.RepoID != a.now.RepoID {
+			return false
+		}
+	}
+	var st *pr.State
+	var judged *trust.State // the trust st was last judged under
+	done := 0
+	upTo := func(k int) bool {
+		if st == nil {
+			var err error
+			st, err = pr.Fold(evs[:k], a.now)
+			done, judged = k, a.now
+			return err == nil
+		}
+		for ; done < k; done++ {
+			if st.Apply(evs[done], a.now) != nil {
+				return false
+			}
+			judged = a.now
+		}
+		return true
+	}
+	under := func(t *trust.State) {
+		if judged != t {
+			st.Rejudge(t)
+			judged = t
+		}
+	}
+	verdicts := make([][2]stateVerdict, len(p.merged))
+	for n, m := range p.merged {
+		if !upTo(m.i) {
+			return false
+		}
+		under(m.then)
+		verdicts[n][0] = a.judgeState(st, nil, m.then, m.rec)
+		if m.then != a.now {
+			under(a.now)
+			verdicts[n][1] = a.judgeState(st, nil, a.now, m.rec)
+		}
+	}
+	if !upTo(len(evs)) {
+		return false
+	}
+	under(a.now)
+	p.st = st
+	for n, m := range p.merged {
+		m.atThen, m.atNow = verdicts[n][0], verdicts[n][1]
+	}
+	return true
 }
 
 // trustAt is the trust state of the longest causal prefix of the trust log
@@ -263,6 +441,8 @@ func (a *auditor) trustAt(t int64) (*trust.State, error) {
 	if k == len(a.trustEvs) {
 		return a.now, nil
 	}
+	a.epochMu.Lock()
+	defer a.epochMu.Unlock()
 	if st, ok := a.epochs[k]; ok {
 		return st, nil
 	}
@@ -277,6 +457,12 @@ func (a *auditor) trustAt(t int64) (*trust.State, error) {
 // before returns p's events that are causal ancestors of ev (ev excluded),
 // in causal order.
 func (p *prLog) before(ev hubrefs.Event) []hubrefs.Event {
+	if p.idx == nil {
+		p.idx = make(map[plumbing.Hash]int, len(p.evs))
+		for i, e := range p.evs {
+			p.idx[e.ID] = i
+		}
+	}
 	keep := map[plumbing.Hash]bool{}
 	stack := append([]plumbing.Hash{}, ev.Parents...)
 	for len(stack) > 0 {
@@ -358,8 +544,9 @@ func (a *auditor) justify(c *commit) (AuditLanding, error) {
 }
 
 // atMerged judges c against the pull request as it stood just before the
-// pr.merged m, under trust then, and failing that under current trust.
-func (a *auditor) atMerged(c *commit, m mergedRef) (AuditLanding, error) {
+// pr.merged m, under trust then, and failing that under current trust. The
+// pull request's part was judged when its log was loaded.
+func (a *auditor) atMerged(c *commit, m *mergedRef) (AuditLanding, error) {
 	rev := plumbing.NewHash(m.rec.Revision)
 	kind := LandingDirect
 	switch {
@@ -369,18 +556,17 @@ func (a *auditor) atMerged(c *commit, m mergedRef) (AuditLanding, error) {
 	default:
 		return AuditLanding{}, refuse(CodeCandidateParents, "pr.merged %s of pull request %s says %s carried head %s, but %s is neither that head nor a candidate with the parents [<previous tip>, %s]", short(m.ev.ID), m.p.st.ID, short(c.id), short(rev), short(c.id), short(rev))
 	}
-	evs := m.p.before(m.ev)
-	then, err := a.trustAt(m.ev.Time)
-	if err != nil {
-		return AuditLanding{}, err
+	if m.thenErr != nil {
+		return AuditLanding{}, m.thenErr
 	}
+	then := m.then
 	l := AuditLanding{Commit: c.id, Kind: kind, PR: m.p.st.ID, Record: "pr.merged " + m.ev.ID.String(), Trust: "then"}
-	first := a.judgeAt(c, evs, then, rev, kind)
+	first := a.finish(c, m.atThen, then, kind)
 	if first == nil {
 		return l, nil
 	}
 	if then != a.now {
-		if a.judgeAt(c, evs, a.now, rev, kind) == nil {
+		if a.finish(c, m.atNow, a.now, kind) == nil {
 			l.Trust = "current"
 			return l, nil
 		}
@@ -424,35 +610,76 @@ func (a *auditor) judgeAt(c *commit, evs []hubrefs.Event, t *trust.State, rev pl
 		return a.provenance(c, b, t)
 	}
 	st, err := pr.Fold(evs, t)
-	if err != nil {
-		return refuse(CodePRInvalid, "pull request events cannot be folded (%v); repair them from a good replica", err)
+	if err := a.stateErr(st, err, b, rev, c.id, kind); err != nil {
+		return err
+	}
+	return a.landed(c, b, t, kind)
+}
+
+// judgeState is the part of judgeAt that reads only the pull request state
+// st (or the error folding it) and the rules of t, for the landing rec
+// names: a direct landing when it carried its revision as is, else a
+// candidate step.
+func (a *auditor) judgeState(st *pr.State, foldErr error, t *trust.State, rec hubrefs.PRMerged) stateVerdict {
+	b, ok := t.Rules.For(a.branch)
+	if !ok || !b.RequirePullRequest {
+		return stateVerdict{b: b}
+	}
+	rev, landed := plumbing.NewHash(rec.Revision), plumbing.NewHash(rec.Commit)
+	kind := LandingDirect
+	if rev != landed {
+		kind = LandingCandidate
+	}
+	return stateVerdict{b: b, required: true, err: a.stateErr(st, foldErr, b, rev, landed, kind)}
+}
+
+// finish completes judgeAt from judgeState's verdict v for c under t.
+func (a *auditor) finish(c *commit, v stateVerdict, t *trust.State, kind string) error {
+	if !v.required {
+		return a.provenance(c, v.b, t)
+	}
+	if v.err != nil {
+		return v.err
+	}
+	return a.landed(c, v.b, t, kind)
+}
+
+// stateErr judges the pull request state st (foldErr: it cannot be folded)
+// for the landing of commit landed, under the rules b that require pull
+// requests.
+func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, landed plumbing.Hash, kind string) error {
+	if foldErr != nil {
+		return refuse(CodePRInvalid, "pull request events cannot be folded (%v); repair them from a good replica", foldErr)
 	}
 	if st.State != pr.Open {
-		return refuse(CodePRClosed, "pull request %s was %s, not open, when %s landed", st.ID, st.State, short(c.id))
+		return refuse(CodePRClosed, "pull request %s was %s, not open, when %s landed", st.ID, st.State, short(landed))
 	}
 	if st.Base != a.branch {
-		return refuse(CodeNotAPRHead, "pull request %s was based on %s, not %s, when %s landed", st.ID, st.Base, a.branch, short(c.id))
+		return refuse(CodeNotAPRHead, "pull request %s was based on %s, not %s, when %s landed", st.ID, st.Base, a.branch, short(landed))
 	}
 	if st.Head != rev.String() {
-		return refuse(CodeNotAPRHead, "%s was not the current head of pull request %s (its head was %s) when %s landed", short(rev), st.ID, st.Head[:12], short(c.id))
+		return refuse(CodeNotAPRHead, "%s was not the current head of pull request %s (its head was %s) when %s landed", short(rev), st.ID, st.Head[:12], short(landed))
 	}
 	if err := review(st, b, rev.String()); err != nil {
 		return err
 	}
 	if kind == LandingDirect {
-		if err := checks(st, b, rev.String(), "head"); err != nil {
-			return err
-		}
-		return a.provenance(c, b, t)
+		return checks(st, b, rev.String(), "head")
 	}
 	if !b.QueueCandidates {
-		return refuse(CodeCandidatesOff, "%s is a candidate merging %s, but %s did not take queue candidates (queueCandidates was false)", short(c.id), short(rev), a.branch)
+		return refuse(CodeCandidatesOff, "%s is a candidate merging %s, but %s did not take queue candidates (queueCandidates was false)", short(landed), short(rev), a.branch)
 	}
 	if b.RequireProvenance {
-		return refuse(CodeProvenance, "%s required provenance, so it takes no queue candidates, yet candidate %s is on it", a.branch, short(c.id))
+		return refuse(CodeProvenance, "%s required provenance, so it takes no queue candidates, yet candidate %s is on it", a.branch, short(landed))
 	}
-	if err := checks(st, b, c.id.String(), "candidate"); err != nil {
-		return err
+	return checks(st, b, landed.String(), "candidate")
+}
+
+// landed is what judgeAt reads of the landed commit itself: its signature
+// for a direct landing, its tree (rule 3) for a candidate step.
+func (a *auditor) landed(c *commit, b trust.Branch, t *trust.State, kind string) error {
+	if kind == LandingDirect {
+		return a.provenance(c, b, t)
 	}
 	return a.tree(c)
 }

@@ -18,9 +18,10 @@
 //
 // Reported:
 //
-//	audit-ms  receive.ReadRefs + OpenStore + policy.Audit (no fold cache:
-//	          every pull request log read and every signature verified, one
-//	          fold per landing as of its pr.merged, mergeTree per candidate)
+//	audit-ms  receive.ReadRefs + OpenStore + policy.Audit on GOMAXPROCS
+//	          loading workers, as git+ verify runs it (no fold cache:
+//	          every pull request log read and every signature verified, the
+//	          state before each pr.merged judged, mergeTree per candidate)
 //	gitlog-ms git log --first-parent --format=%H%x09%T%x09%P%x09%s main
 //	ratio     audit-ms / gitlog-ms (goal ≤ 5)
 //	warm-audit-ms, warm-ratio  the same audit with the fold cache git+ verify
@@ -40,6 +41,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -194,7 +196,7 @@ func auditWith(tb testing.TB, dir string, c policy.Cache) *policy.AuditReport {
 		tb.Fatal(err)
 	}
 	defer store.Close()
-	rep, err := policy.Audit(policy.AuditInput{Objects: receive.Objects{Store: store}, Refs: refs, Branch: main, Cache: c})
+	rep, err := policy.Audit(policy.AuditInput{Objects: receive.Objects{Store: store}, Refs: refs, Branch: main, Cache: c, Workers: runtime.GOMAXPROCS(0)})
 	if err != nil {
 		tb.Fatal(err)
 	}

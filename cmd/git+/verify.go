@@ -19,6 +19,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -180,7 +181,10 @@ func verifyBranch(c *cli.Context, gitDir, branch string) error {
 		return fail(1, fmt.Errorf("opening the objects of %s: %w", gitDir, err))
 	}
 	defer store.Close()
-	rep, err := policy.Audit(policy.AuditInput{Objects: receive.Objects{Store: store}, Refs: refs, Branch: ref, Since: since, Cache: receive.NewDirCache(gitDir)})
+	// The store and the cache directory are safe for concurrent use:
+	// pull request logs load on every CPU.
+	rep, err := policy.Audit(policy.AuditInput{Objects: receive.Objects{Store: store}, Refs: refs, Branch: ref, Since: since,
+		Cache: receive.NewDirCache(gitDir), Workers: runtime.GOMAXPROCS(0)})
 	if err != nil {
 		return fail(1, fmt.Errorf("auditing %s in %s: %w", ref, gitDir, err))
 	}
