@@ -14,15 +14,19 @@ import (
 	"github.com/gitplus/gitplus/mergetree"
 )
 
-// foldPRs folds every pull request ref once per Judge call and indexes the
-// open heads by (base, head).
+// foldPRs summarizes every pull request ref once per Judge call — from the
+// pull request index when it holds the ref at its current tip (index.go),
+// else by folding its log — and indexes the open heads by (base, head).
+// Full states are folded only for the pull requests a judgement consults
+// (prState).
 func (j *judge) foldPRs() {
 	if j.prsDone {
 		return
 	}
 	j.prsDone = true
-	j.prs = map[string]*pr.State{}
-	j.heads = map[string][]*pr.State{}
+	j.prs = map[string]prSummary{}
+	j.heads = map[string][]string{}
+	j.full = map[string]*pr.State{}
 	var refs []string
 	for ref := range j.in.Refs {
 		if strings.HasPrefix(ref, hubrefs.PRRefPrefix) {
@@ -30,32 +34,72 @@ func (j *judge) foldPRs() {
 		}
 	}
 	sort.Strings(refs)
+	trustTip := j.in.Refs[hubrefs.TrustRef]
+	var indexed map[string]prSummary
+	if j.in.Cache != nil {
+		if b, ok := j.in.Cache.Get(indexKey(trustTip)); ok {
+			indexed, _ = decodeIndex(trustTip, b)
+		}
+	}
+	sums := make([]prSummary, 0, len(refs))
+	reused := 0
 	for _, ref := range refs {
-		evs, err := j.readLog(j.in.Refs[ref])
-		if err != nil {
-			j.prErrs = append(j.prErrs, j.storedErr(CodePRInvalid, ref, err))
-			continue
+		tip := j.in.Refs[ref]
+		sum, ok := indexed[ref]
+		if ok && sum.Tip == tip {
+			reused++
+		} else {
+			st, err := j.foldPR(ref)
+			if err != nil {
+				j.prErrs = append(j.prErrs, err)
+				continue
+			}
+			sum = summarize(ref, tip, st)
 		}
-		st, err := pr.Fold(evs, j.trust)
-		if err != nil {
-			j.prErrs = append(j.prErrs, refuse(CodePRInvalid, "%s cannot be folded (%v); repair it from a good replica", ref, err))
-			continue
+		sums = append(sums, sum)
+		j.prs[ref] = sum
+		if sum.State == pr.Open {
+			k := sum.Base + " " + sum.Head
+			j.heads[k] = append(j.heads[k], ref)
 		}
-		if hubrefs.PRRefPrefix+st.ID != ref {
-			j.prErrs = append(j.prErrs, refuse(CodePRInvalid, "%s holds pull request %s; repair it from a good replica", ref, st.ID))
-			continue
-		}
-		j.prs[ref] = st
-		if st.State == pr.Open {
-			k := st.Base + " " + st.Head
-			j.heads[k] = append(j.heads[k], st)
-		}
+	}
+	if j.in.Cache != nil && (reused != len(sums) || reused != len(indexed)) {
+		j.in.Cache.Put(indexKey(trustTip), encodeIndex(trustTip, sums))
 	}
 }
 
-// openHeads returns the open pull requests based on ref whose head is h.
-func (j *judge) openHeads(ref string, h plumbing.Hash) []*pr.State {
-	return j.heads[ref+" "+h.String()]
+// foldPR reads and folds the pull request at ref under the current trust.
+func (j *judge) foldPR(ref string) (*pr.State, error) {
+	if st, ok := j.full[ref]; ok {
+		return st, nil
+	}
+	evs, err := j.readLog(j.in.Refs[ref])
+	if err != nil {
+		return nil, j.storedErr(CodePRInvalid, ref, err)
+	}
+	st, err := pr.Fold(evs, j.trust)
+	if err != nil {
+		return nil, refuse(CodePRInvalid, "%s cannot be folded (%v); repair it from a good replica", ref, err)
+	}
+	if hubrefs.PRRefPrefix+st.ID != ref {
+		return nil, refuse(CodePRInvalid, "%s holds pull request %s; repair it from a good replica", ref, st.ID)
+	}
+	j.full[ref] = st
+	return st, nil
+}
+
+// openHeads returns the open pull requests based on ref whose head is h,
+// fully folded.
+func (j *judge) openHeads(ref string, h plumbing.Hash) ([]*pr.State, error) {
+	var out []*pr.State
+	for _, r := range j.heads[ref+" "+h.String()] {
+		st, err := j.foldPR(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // notAHead explains why h is not the head of an open pull request on ref.
@@ -102,11 +146,15 @@ func (j *judge) branch(u Update) error {
 	if len(j.prErrs) > 0 {
 		return j.prErrs[0]
 	}
-	if cands := j.openHeads(u.Ref, u.New); len(cands) > 0 {
+	cands, err := j.openHeads(u.Ref, u.New)
+	if err != nil {
+		return err
+	}
+	if len(cands) > 0 {
 		return j.direct(u, b, cands)
 	}
 	if !b.QueueCandidates {
-		if len(tip.parents) == 2 && len(j.openHeads(u.Ref, tip.parents[1])) > 0 {
+		if len(tip.parents) == 2 && len(j.heads[u.Ref+" "+tip.parents[1].String()]) > 0 {
 			return refuse(CodeCandidatesOff, "%s is a merge of pull request head %s, but %s does not take queue candidates (queueCandidates is false); push the approved head itself, or ask an admin to turn candidates on", short(u.New), short(tip.parents[1]), u.Ref)
 		}
 		return j.notAHead(u.Ref, u.New, "commit")
@@ -206,7 +254,10 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 		}
 		h := c.parents[1]
 		// Rule 2.
-		cands := j.openHeads(u.Ref, h)
+		cands, err := j.openHeads(u.Ref, h)
+		if err != nil {
+			return err
+		}
 		if len(cands) == 0 {
 			return j.notAHead(u.Ref, h, fmt.Sprintf("the second parent of step %d (%s),", i+1, short(c.id)))
 		}

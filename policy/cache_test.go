@@ -1,12 +1,14 @@
 package policy
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
 )
 
 type mapCache struct {
@@ -96,8 +98,11 @@ func TestFoldOnceAndCache(t *testing.T) {
 	// With a cache: the first call fills it, the second reads no event.
 	c := &mapCache{m: map[plumbing.Hash][]byte{}}
 	run(c)
-	if len(c.m) != 3 {
-		t.Fatalf("cache holds %d logs, want 3 (trust and two pull requests)", len(c.m))
+	if len(c.m) != 4 {
+		t.Fatalf("cache holds %d entries, want 4 (trust, two pull requests, the pull request index)", len(c.m))
+	}
+	if _, ok := decodeIndex(trustTip, c.m[indexKey(trustTip)]); !ok {
+		t.Fatal("no pull request index for the trust tip")
 	}
 	o, _ = run(c)
 	if n := o.total(trustTip, prTip, w.refs[q.ref]); n != 0 {
@@ -226,4 +231,113 @@ func TestVerdictLine(t *testing.T) {
 	if (Verdict{}).Line() != "" || !(Verdict{}).Accepted() {
 		t.Fatal("an accepted verdict prints nothing")
 	}
+}
+
+// TestPRIndex: with the pull request index, a judgement folds only the pull
+// requests it consults, and an index entry whose ref has moved (here: the
+// pull request was closed) is never used.
+func TestPRIndex(t *testing.T) {
+	w := newWorld(t, rulesNoQueue)
+	p := w.ready(w.commit(w.c0, "a", "a\n"))
+	others := []*prq{}
+	for i := 0; i < 5; i++ {
+		others = append(others, w.open(w.commit(w.c0, fmt.Sprintf("o%d", i), "o\n")))
+	}
+	trustTip := w.refs[hubrefs.TrustRef]
+	judge := func(c Cache, want string) *counting {
+		t.Helper()
+		o := &counting{Objects: GoGitObjects(w.store), n: map[plumbing.Hash]int{}}
+		vs := Judge(Input{Objects: o, Refs: w.refs, Updates: []Update{up(main, w.c0, p.head)}, Cache: c})
+		if vs[0].Code != want {
+			t.Fatalf("verdict %+v, want code %q", vs[0], want)
+		}
+		return o
+	}
+	c := &countingCache{mapCache: mapCache{m: map[plumbing.Hash][]byte{}}}
+	judge(c, "") // fills the logs and the index
+	idx, ok := decodeIndex(trustTip, c.m[indexKey(trustTip)])
+	if !ok || len(idx) != 6 {
+		t.Fatalf("index holds %d pull requests (ok %v), want 6", len(idx), ok)
+	}
+	if s := idx[p.ref]; s.State != pr.Open || s.Head != p.head.String() || s.Base != main || s.Tip != w.refs[p.ref] {
+		t.Fatalf("index entry %+v does not summarize %s", s, p.ref)
+	}
+
+	// Warm: the trust log, the index and the one pull request consulted.
+	c.got = map[plumbing.Hash]int{}
+	judge(c, "")
+	for _, q := range others {
+		if c.got[w.refs[q.ref]] != 0 {
+			t.Fatalf("pull request %s was read although the index summarizes it", q.ref)
+		}
+	}
+	if c.got[w.refs[p.ref]] != 1 || c.got[indexKey(trustTip)] != 1 {
+		t.Fatalf("cache reads %v: want the landed pull request and the index once each", c.got)
+	}
+
+	// Closing the pull request moves its ref: the indexed "open" summary
+	// must not be used, so the landing is refused, and the index follows.
+	p.close()
+	judge(c, CodePRClosed)
+	idx, _ = decodeIndex(trustTip, c.m[indexKey(trustTip)])
+	if s := idx[p.ref]; s.State != pr.Closed || s.Tip != w.refs[p.ref] {
+		t.Fatalf("index entry after closing: %+v", s)
+	}
+
+	// A damaged index reads as a miss: every pull request is summarized
+	// again from its log, and the index is rewritten.
+	c.m[indexKey(trustTip)] = []byte("gpix\x01garbage")
+	c.got = map[plumbing.Hash]int{}
+	judge(c, CodePRClosed)
+	for _, q := range others {
+		if c.got[w.refs[q.ref]] != 1 {
+			t.Fatalf("with a damaged index, %s was read %d times, want 1", q.ref, c.got[w.refs[q.ref]])
+		}
+	}
+	if _, ok := decodeIndex(trustTip, c.m[indexKey(trustTip)]); !ok {
+		t.Fatal("a damaged index was not rewritten")
+	}
+}
+
+// countingCache counts Gets per key.
+type countingCache struct {
+	mapCache
+	got map[plumbing.Hash]int
+}
+
+func (c *countingCache) Get(k plumbing.Hash) ([]byte, bool) {
+	c.mu.Lock()
+	if c.got == nil {
+		c.got = map[plumbing.Hash]int{}
+	}
+	c.got[k]++
+	c.mu.Unlock()
+	return c.mapCache.Get(k)
+}
+
+func FuzzDecodeIndex(f *testing.F) {
+	t := plumbing.Hash{1, 2, 3}
+	f.Add(t[:], encodeIndex(t, []prSummary{{Ref: "refs/hub/pr/x", Tip: plumbing.Hash{9}, ID: "x", State: "open", Base: "refs/heads/main", Head: "abc"}}))
+	f.Add(t[:], encodeIndex(t, nil))
+	f.Fuzz(func(tt *testing.T, tipb, data []byte) {
+		var tip plumbing.Hash
+		copy(tip[:], tipb)
+		got, ok := decodeIndex(tip, data)
+		if !ok {
+			return
+		}
+		sums := make([]prSummary, 0, len(got))
+		for _, s := range got {
+			sums = append(sums, s)
+		}
+		again, ok := decodeIndex(tip, encodeIndex(tip, sums))
+		if !ok || len(again) != len(got) {
+			tt.Fatal("a decoded index does not round-trip")
+		}
+		for ref, s := range got {
+			if again[ref] != s {
+				tt.Fatalf("entry %s changed in a round trip", ref)
+			}
+		}
+	})
 }

@@ -191,9 +191,10 @@ type judge struct {
 	ceil     hubrefs.Ceilings
 
 	prsDone bool
-	prs     map[string]*pr.State // by ref name: every readable pull request
+	prs     map[string]prSummary // by ref name: every readable pull request
 	prErrs  []error              // pull requests that cannot be read or folded
-	heads   map[string][]*pr.State
+	heads   map[string][]string  // "<base> <head>" → refs of open pull requests
+	full    map[string]*pr.State // by ref name: the pull requests folded so far
 
 	// merges keeps parsed commits and trees across the merges of one
 	// judgement: objects are immutable by id, so a chain's steps share

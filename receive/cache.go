@@ -16,7 +16,6 @@ package receive
 import (
 	"bytes"
 	"crypto/sha256"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -65,17 +64,8 @@ func (c *DirCache) Get(h plumbing.Hash) ([]byte, bool) {
 	if c == nil || h.IsZero() {
 		return nil, false
 	}
-	f, err := os.Open(c.path(h))
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < sha256.Size || fi.Size() > maxCacheEntry {
-		return nil, false
-	}
-	buf := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, buf); err != nil {
+	buf, err := readFile(c.path(h), 8<<10, maxCacheEntry)
+	if err != nil || len(buf) < sha256.Size {
 		return nil, false
 	}
 	sum := cacheSum(h, buf[sha256.Size:])

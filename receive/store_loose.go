@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,7 +69,7 @@ func looseHeader(zr io.Reader) (plumbing.ObjectType, int64, error) {
 // file is an error wrapping os.ErrNotExist.
 func readLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	path := loosePath(dir, h)
-	raw, err := os.ReadFile(path)
+	raw, err := readFile(path, 4<<10, math.MaxInt32)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -15,6 +15,13 @@ import (
 // maxSymrefDepth bounds chains of symbolic refs, as git does.
 const maxSymrefDepth = 5
 
+// Bounds on what ref reading loads: a loose ref file holds one id or one
+// "ref: <name>" line; packed-refs one line per ref.
+const (
+	maxRefFile    = 64 << 10
+	maxPackedRefs = 1 << 30
+)
+
 // ErrBadRef reports a ref file or packed-refs line that cannot be parsed,
 // or a ref name that is not acceptable.
 var ErrBadRef = errors.New("malformed ref")
@@ -52,7 +59,7 @@ func validRefName(name string) bool {
 // (^…) are skipped.
 func readPackedRefs(gitDir string) (map[string]plumbing.Hash, error) {
 	path := filepath.Join(gitDir, "packed-refs")
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, 16<<10, maxPackedRefs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]plumbing.Hash{}, nil
 	}
@@ -159,7 +166,7 @@ func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash
 				return err
 			}
 			name := filepath.ToSlash(rel)
-			data, err := os.ReadFile(path)
+			data, err := readFile(path, 128, maxRefFile)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil // deleted while we walked
@@ -184,7 +191,7 @@ func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash
 		if !validRefName(name) {
 			return nil, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
 		}
-		data, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(name)))
+		data, err := readFile(filepath.Join(gitDir, filepath.FromSlash(name)), 128, maxRefFile)
 		switch {
 		case err == nil:
 			v, err := parseRefFile(name, data)
@@ -268,7 +275,7 @@ func ReadSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
 
 func readOneRef(gitDir, name string) (refValue, bool, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, 128, maxRefFile)
 	if err == nil {
 		v, err := parseRefFile(name, data)
 		return v, err == nil, err
@@ -280,7 +287,7 @@ func readOneRef(gitDir, name string) (refValue, bool, error) {
 		return refValue{}, false, nil
 	}
 	ppath := filepath.Join(gitDir, "packed-refs")
-	pdata, err := os.ReadFile(ppath)
+	pdata, err := readFile(ppath, 16<<10, maxPackedRefs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return refValue{}, false, nil
 	}

@@ -1,0 +1,21 @@
+//go:build !unix
+
+package receive
+
+import (
+	"fmt"
+	"os"
+)
+
+// readFile reads the whole file at path; a file longer than limit is an
+// error. (The unix version avoids os.ReadFile's extra system calls.)
+func readFile(path string, initial, limit int) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > limit {
+		return nil, fmt.Errorf("read %s: longer than %d bytes", path, limit)
+	}
+	return data, nil
+}
