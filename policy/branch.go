@@ -17,8 +17,6 @@ import (
 // foldPRs summarizes every pull request ref once per Judge call — from the
 // pull request index when it holds the ref at its current tip (index.go),
 // else by folding its log — and indexes the open heads by (base, head).
-// Full states are folded only for the pull requests a judgement consults
-// (prState).
 func (j *judge) foldPRs() {
 	if j.prsDone {
 		return
@@ -88,18 +86,20 @@ func (j *judge) foldPR(ref string) (*pr.State, error) {
 	return st, nil
 }
 
-// openHeads returns the open pull requests based on ref whose head is h,
-// fully folded.
-func (j *judge) openHeads(ref string, h plumbing.Hash) ([]*pr.State, error) {
+// openHeads returns the open pull requests based on ref whose head is h:
+// their full fold when this judgement folded them, else the state their
+// index summary gives (what review and checks read; see prSummary.state).
+func (j *judge) openHeads(ref string, h plumbing.Hash) []*pr.State {
 	var out []*pr.State
 	for _, r := range j.heads[ref+" "+h.String()] {
-		st, err := j.foldPR(r)
-		if err != nil {
-			return nil, err
+		st, ok := j.full[r]
+		if !ok {
+			st = j.prs[r].state()
+			j.full[r] = st
 		}
 		out = append(out, st)
 	}
-	return out, nil
+	return out
 }
 
 // notAHead explains why h is not the head of an open pull request on ref.
@@ -146,11 +146,7 @@ func (j *judge) branch(u Update) error {
 	if len(j.prErrs) > 0 {
 		return j.prErrs[0]
 	}
-	cands, err := j.openHeads(u.Ref, u.New)
-	if err != nil {
-		return err
-	}
-	if len(cands) > 0 {
+	if cands := j.openHeads(u.Ref, u.New); len(cands) > 0 {
 		return j.direct(u, b, cands)
 	}
 	if !b.QueueCandidates {
@@ -254,10 +250,7 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 		}
 		h := c.parents[1]
 		// Rule 2.
-		cands, err := j.openHeads(u.Ref, h)
-		if err != nil {
-			return err
-		}
+		cands := j.openHeads(u.Ref, h)
 		if len(cands) == 0 {
 			return j.notAHead(u.Ref, h, fmt.Sprintf("the second parent of step %d (%s),", i+1, short(c.id)))
 		}

@@ -1,14 +1,18 @@
 package policy
 
 // The pull request index (DESIGN.md §6 "Cost"). A branch push needs, of
-// every pull request, only its id, state, base and head — to find the open
-// pull requests whose head is the pushed commit or a candidate's second
-// parent — and the full fold of just those. The index keeps that summary
-// per pull request ref and tip, for one trust tip, in the fold cache:
+// every pull request, its id, state, base and head — to find the open pull
+// requests whose head is the pushed commit or a candidate's second parent —
+// and of just those, the approvals, unresolved threads and check
+// conclusions the rules look at. The index keeps that summary per pull
+// request ref and tip, for one trust tip, in the fold cache, so a warm push
+// reads no pull request log at all:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus pr index v1\n" + trust tip)
-//	entry: "gpix" 1 | trust tip (20) | count |
-//	       per pull request: ref | tip (20) | id | state | base | head
+//	key:   the first 20 bytes of SHA-256("gitplus pr index v2\n" + trust tip)
+//	entry: "gpix" 2 | trust tip (20) | count |
+//	       per pull request: ref | tip (20) | id | state | base | head |
+//	       approval count | approvals | unresolved threads |
+//	       check count | per check: name | revision | conclusion
 //
 // (strings as in the log entries of cache.go: a varint length, the bytes).
 // A summary is a pure function of the pull request's log (its tip) and the
@@ -21,6 +25,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"slices"
+	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -29,23 +35,56 @@ import (
 
 // prSummary is what the index keeps of one pull request.
 type prSummary struct {
-	Ref   string
-	Tip   plumbing.Hash
-	ID    string
-	State string
-	Base  string
-	Head  string
+	Ref        string
+	Tip        plumbing.Hash
+	ID         string
+	State      string
+	Base       string
+	Head       string
+	Approvals  []string
+	Unresolved int
+	Checks     []checkResult // sorted by name, then revision
 }
+
+type checkResult struct{ Name, Revision, Conclusion string }
 
 func summarize(ref string, tip plumbing.Hash, st *pr.State) prSummary {
-	return prSummary{Ref: ref, Tip: tip, ID: st.ID, State: st.State, Base: st.Base, Head: st.Head}
+	s := prSummary{Ref: ref, Tip: tip, ID: st.ID, State: st.State, Base: st.Base, Head: st.Head,
+		Approvals: st.Approvals, Unresolved: st.UnresolvedThreads}
+	for k, c := range st.Checks {
+		s.Checks = append(s.Checks, checkResult{k.Name, k.Revision, c})
+	}
+	sort.Slice(s.Checks, func(a, b int) bool {
+		if s.Checks[a].Name != s.Checks[b].Name {
+			return s.Checks[a].Name < s.Checks[b].Name
+		}
+		return s.Checks[a].Revision < s.Checks[b].Revision
+	})
+	return s
 }
 
-var indexMagic = []byte("gpix\x01")
+// state is the pull request state the branch rules read (review and
+// checks): id, state, base, head, approvals, unresolved threads and check
+// conclusions. Nothing else of a pr.State is filled in.
+func (s prSummary) state() *pr.State {
+	st := &pr.State{ID: s.ID, State: s.State, Base: s.Base, Head: s.Head, Approvals: s.Approvals,
+		UnresolvedThreads: s.Unresolved, Checks: make(map[pr.CheckKey]string, len(s.Checks))}
+	for _, c := range s.Checks {
+		st.Checks[pr.CheckKey{Name: c.Name, Revision: c.Revision}] = c.Conclusion
+	}
+	return st
+}
+
+func (s prSummary) equal(o prSummary) bool {
+	return s.Ref == o.Ref && s.Tip == o.Tip && s.ID == o.ID && s.State == o.State && s.Base == o.Base && s.Head == o.Head &&
+		s.Unresolved == o.Unresolved && slices.Equal(s.Approvals, o.Approvals) && slices.Equal(s.Checks, o.Checks)
+}
+
+var indexMagic = []byte("gpix\x02")
 
 // indexKey is the cache key of the index for trust tip t.
 func indexKey(t plumbing.Hash) plumbing.Hash {
-	sum := sha256.Sum256(append([]byte("gitplus pr index v1\n"), t[:]...))
+	sum := sha256.Sum256(append([]byte("gitplus pr index v2\n"), t[:]...))
 	var k plumbing.Hash
 	copy(k[:], sum[:])
 	return k
@@ -62,6 +101,17 @@ func encodeIndex(t plumbing.Hash, sums []prSummary) []byte {
 		b = appendBytes(b, []byte(s.State))
 		b = appendBytes(b, []byte(s.Base))
 		b = appendBytes(b, []byte(s.Head))
+		b = binary.AppendUvarint(b, uint64(len(s.Approvals)))
+		for _, a := range s.Approvals {
+			b = appendBytes(b, []byte(a))
+		}
+		b = binary.AppendUvarint(b, uint64(s.Unresolved))
+		b = binary.AppendUvarint(b, uint64(len(s.Checks)))
+		for _, c := range s.Checks {
+			b = appendBytes(b, []byte(c.Name))
+			b = appendBytes(b, []byte(c.Revision))
+			b = appendBytes(b, []byte(c.Conclusion))
+		}
 	}
 	return b
 }
@@ -89,6 +139,23 @@ func decodeIndex(t plumbing.Hash, b []byte) (map[string]prSummary, bool) {
 		s.State = string(r.bytes())
 		s.Base = string(r.bytes())
 		s.Head = string(r.bytes())
+		if na := r.count(1); na > 0 {
+			s.Approvals = make([]string, na)
+			for k := range s.Approvals {
+				s.Approvals[k] = string(r.bytes())
+			}
+		}
+		unresolved := r.uvarint()
+		if unresolved > 1<<31 {
+			return nil, false
+		}
+		s.Unresolved = int(unresolved)
+		if nc := r.count(3); nc > 0 {
+			s.Checks = make([]checkResult, nc)
+			for k := range s.Checks {
+				s.Checks[k] = checkResult{string(r.bytes()), string(r.bytes()), string(r.bytes())}
+			}
+		}
 		if r.bad || s.Ref == "" || s.Tip.IsZero() {
 			return nil, false
 		}

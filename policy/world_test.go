@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -270,8 +271,20 @@ func (w *world) ready(head plumbing.Hash) *prq {
 	return w.open(head).approve("bob").check("ci", head, "success")
 }
 
+// judge judges us without a fold cache, and again with a cache twice (the
+// first call fills it, the second reads the logs and the pull request index
+// from it), and fails the test unless all three agree.
 func (w *world) judge(us ...Update) []Verdict {
-	return Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: us})
+	w.t.Helper()
+	plain := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: us})
+	c := &mapCache{m: map[plumbing.Hash][]byte{}}
+	for _, pass := range []string{"cold", "warm"} {
+		got := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: us, Cache: c})
+		if !reflect.DeepEqual(got, plain) {
+			w.t.Fatalf("with a %s fold cache the verdicts differ:\n%+v\nwithout:\n%+v", pass, got, plain)
+		}
+	}
+	return plain
 }
 
 func (w *world) judge1(u Update) Verdict {
