@@ -335,6 +335,14 @@ func MergeBases(s Store, a, b plumbing.Hash) ([]plumbing.Hash, error) {
 	return newCommits(s).mergeBases(a, b)
 }
 
+// MergeBasesCached is MergeBases keeping the commits it reads in c, which
+// later merges given the same cache (Options.Cache) reuse. c is not safe
+// for concurrent use.
+func MergeBasesCached(s Store, a, b plumbing.Hash, c *Cache) ([]plumbing.Hash, error) {
+	c = Options{Cache: c}.cache()
+	return (&commits{s: s, m: c.commits, epoch: &c.epoch}).mergeBases(a, b)
+}
+
 // MergeBase returns the one merge base mergeTree uses (DESIGN.md §7): of
 // the best common ancestors, the one with the newest committer date, then
 // the smallest id. No virtual ancestor is built from several bases.

@@ -3,8 +3,10 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -283,25 +285,94 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 		prev = c.id
 	}
 	// Rule 3, last: the tree is exactly mergeTree(C_{i-1}, H_i), clean.
-	prev = u.Old
-	for i, c := range steps {
-		h := c.parents[1]
-		res, err := mergetree.Merge(j.in.Objects, prev, h, mergetree.Options{Cache: j.merges})
-		switch {
-		case errors.Is(err, mergetree.ErrUnrelated):
-			return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(c.id), short(prev), short(h))
-		case err != nil:
-			return objErr(plumbing.ZeroHash, err)
-		case !res.Clean():
-			var paths []string
-			for _, cf := range res.Conflicts {
-				paths = append(paths, cf.Path+" ("+cf.Kind+")")
-			}
-			return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(c.id), short(h), short(prev), strings.Join(paths, ", "))
-		case res.Tree != c.tree:
-			return refuse(CodeCandidateTree, "step %d (%s) has tree %s, but the merge of %s into %s is %s; a candidate's tree must be exactly that merge (git+ merge-tree)", i+1, short(c.id), short(c.tree), short(h), short(prev), short(res.Tree))
+	return j.mergeSteps(u.Old, steps)
+}
+
+// ConcurrentReader is implemented by an Objects whose reads are safe from
+// several goroutines at once (receive's store). For such a store the merges
+// of a candidate chain, which are independent of each other, are computed
+// on up to GOMAXPROCS goroutines; any other store is read from one.
+type ConcurrentReader interface {
+	ConcurrentReads() bool
+}
+
+// minParallelSteps is the shortest chain whose merges are spread over
+// goroutines.
+const minParallelSteps = 4
+
+// mergeSteps checks rule 3 on every step and reports the first step, in
+// chain order, that breaks it.
+func (j *judge) mergeSteps(old plumbing.Hash, steps []*commit) error {
+	prevOf := func(i int) plumbing.Hash {
+		if i == 0 {
+			return old
 		}
-		prev = c.id
+		return steps[i-1].id
+	}
+	workers := 1
+	if cr, ok := j.in.Objects.(ConcurrentReader); ok && cr.ConcurrentReads() && len(steps) >= minParallelSteps {
+		workers = min(runtime.GOMAXPROCS(0), len(steps)/2, 8)
+	}
+	if workers <= 1 {
+		for i, c := range steps {
+			if err := j.mergeStep(i, prevOf(i), c, j.merges); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Contiguous blocks, one mergetree cache each: neighbouring steps share
+	// most of their merge-base walks.
+	errs := make([]error, len(steps))
+	var wg sync.WaitGroup
+	per := (len(steps) + workers - 1) / workers
+	for lo := 0; lo < len(steps); lo += per {
+		hi := min(lo+per, len(steps))
+		cache := mergetree.NewCache()
+		if lo == 0 {
+			cache = j.merges
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[lo] = fmt.Errorf("merging step %d: %v", lo+1, r)
+				}
+			}()
+			for i := lo; i < hi; i++ {
+				if errs[i] = j.mergeStep(i, prevOf(i), steps[i], cache); errs[i] != nil {
+					return // later steps of this block are not needed
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeStep checks rule 3 on step i (c, whose first parent is prev).
+func (j *judge) mergeStep(i int, prev plumbing.Hash, c *commit, cache *mergetree.Cache) error {
+	h := c.parents[1]
+	res, err := mergetree.Merge(j.in.Objects, prev, h, mergetree.Options{Cache: cache})
+	switch {
+	case errors.Is(err, mergetree.ErrUnrelated):
+		return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(c.id), short(prev), short(h))
+	case err != nil:
+		return objErr(plumbing.ZeroHash, err)
+	case !res.Clean():
+		var paths []string
+		for _, cf := range res.Conflicts {
+			paths = append(paths, cf.Path+" ("+cf.Kind+")")
+		}
+		return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(c.id), short(h), short(prev), strings.Join(paths, ", "))
+	case res.Tree != c.tree:
+		return refuse(CodeCandidateTree, "step %d (%s) has tree %s, but the merge of %s into %s is %s; a candidate's tree must be exactly that merge (git+ merge-tree)", i+1, short(c.id), short(c.tree), short(h), short(prev), short(res.Tree))
 	}
 	return nil
 }

@@ -208,7 +208,7 @@ func TestIntroduced(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := newCommits(GoGitObjects(w.store)).introduced(c.new, c.old)
+			got, err := newCommits(GoGitObjects(w.store), nil).introduced(c.new, c.old)
 			if err != nil {
 				t.Fatal(err)
 			}

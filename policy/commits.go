@@ -24,11 +24,14 @@ type commit struct {
 
 // commits reads and caches commits for one Judge call.
 type commits struct {
-	o Objects
-	m map[plumbing.Hash]*commit
+	o      Objects
+	m      map[plumbing.Hash]*commit
+	merges *mergetree.Cache // shared with the judgement's merges (isAncestor)
 }
 
-func newCommits(o Objects) *commits { return &commits{o: o, m: map[plumbing.Hash]*commit{}} }
+func newCommits(o Objects, merges *mergetree.Cache) *commits {
+	return &commits{o: o, m: map[plumbing.Hash]*commit{}, merges: merges}
+}
 
 // get reads commit id. A missing object is a refusal naming it.
 func (cs *commits) get(id plumbing.Hash) (*commit, error) {
@@ -111,7 +114,7 @@ func (cs *commits) isAncestor(a, b plumbing.Hash) (bool, error) {
 	if a == b {
 		return true, nil
 	}
-	bases, err := mergetree.MergeBases(cs.o, a, b)
+	bases, err := mergetree.MergeBasesCached(cs.o, a, b, cs.merges)
 	if errors.Is(err, mergetree.ErrUnrelated) {
 		return false, nil
 	}

@@ -203,7 +203,8 @@ type judge struct {
 }
 
 func newJudge(in Input) *judge {
-	j := &judge{in: in, commits: newCommits(in.Objects), logs: map[plumbing.Hash][]hubrefs.Event{}, merges: mergetree.NewCache()}
+	merges := mergetree.NewCache()
+	j := &judge{in: in, commits: newCommits(in.Objects, merges), logs: map[plumbing.Hash][]hubrefs.Event{}, merges: merges}
 	tip, ok := in.Refs[hubrefs.TrustRef]
 	if !ok || tip.IsZero() {
 		j.trustErr = refuse(CodeNoTrust, "this repository has no %s; run git+ init", hubrefs.TrustRef)

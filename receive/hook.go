@@ -189,3 +189,8 @@ func PreReceive(gitDir string, env QuarantineEnv, stdin io.Reader, stderr io.Wri
 	}
 	return refused
 }
+
+// ConcurrentReads reports that a Store may be read from several goroutines
+// at once (policy.ConcurrentReader): packs and indexes are mapped read-only,
+// and the object cache and directory lists are locked.
+func (s *Store) ConcurrentReads() bool { return true }
