@@ -45,6 +45,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -267,17 +268,22 @@ func (a *auditor) loadPRs(workers int) func() error {
 	}
 	var wg sync.WaitGroup
 	if workers < 2 || len(refs) < 2 {
-		a.loadRange(a.j, a.prs)
+		for _, p := range a.prs {
+			p.err = a.load(a.j, p)
+		}
 	} else {
-		// Contiguous shares in ref order, one reader (and log memo) each:
-		// the judge's memo is not safe for concurrent use.
-		workers = min(workers, len(refs))
-		for w := 0; w < workers; w++ {
-			share := a.prs[w*len(refs)/workers : (w+1)*len(refs)/workers]
+		// Each worker takes the next log until none is left, with its own
+		// reader (and log memo): the judge's memo is not safe for
+		// concurrent use.
+		var next atomic.Int64
+		for w := 0; w < min(workers, len(refs)); w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				a.loadRange(newJudge(Input{Objects: a.j.in.Objects, Cache: a.j.in.Cache}), share)
+				r := newJudge(Input{Objects: a.j.in.Objects, Cache: a.j.in.Cache})
+				for i := next.Add(1) - 1; i < int64(len(a.prs)); i = next.Add(1) - 1 {
+					a.prs[i].err = a.load(r, a.prs[i])
+				}
 			}()
 		}
 	}
@@ -296,12 +302,6 @@ func (a *auditor) loadPRs(workers int) func() error {
 			}
 		}
 		return nil
-	}
-}
-
-func (a *auditor) loadRange(r *judge, ps []*prLog) {
-	for _, p := range ps {
-		p.err = a.load(r, p)
 	}
 }
 
