@@ -76,6 +76,9 @@ func startServe(t *testing.T, bin string, env []string, root string) *gpServer {
 			cmd.Process.Kill()
 			t.Errorf("git+ serve did not stop on SIGTERM")
 		}
+		if t.Failed() {
+			t.Logf("git+ serve's log (%s):\n%s", logf.Name(), readFile(logf.Name()))
+		}
 		logf.Close()
 	})
 	return s
