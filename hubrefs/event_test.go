@@ -24,10 +24,9 @@ func TestRoundTrip(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			is := is.New(t)
 			k := genKey(t, kind)
-			fromFile, err := LoadKeyFile(k.path)
-			is.NoErr(err)
+			fromFile := loadTestKey(t, k.path)
 			is.True(SameKey(fromFile.PublicKey(), k.signer.PublicKey()))
-			for _, s := range []Signer{NewSigner(k.signer), fromFile} {
+			for _, s := range []Signer{newTestSigner(k.signer), fromFile} {
 				parent := plumbing.NewHash("1111111111111111111111111111111111111111")
 				p := PROpened{Base: Base{Type: TypePROpened, Repo: testRepo}, ID: "pr-1", BaseRef: "refs/heads/main",
 					Head: strings.Repeat("ab", 20), Title: "Add <things> & \"quotes\"\nsecond line"}
@@ -80,7 +79,7 @@ func TestGitVerifiesGoSignature(t *testing.T) {
 			is := is.New(t)
 			k := genKey(t, kind)
 			raw, err := EncodeEvent(Review{Base: Base{Type: TypeReviewSubmit, Repo: testRepo}, Head: "h", BaseRef: "refs/heads/main", Verdict: "approve"},
-				nil, "alice", time.Unix(1700000000, 0), NewSigner(k.signer))
+				nil, "alice", time.Unix(1700000000, 0), newTestSigner(k.signer))
 			is.NoErr(err)
 			id, err := writeLoose(repo, plumbing.CommitObject, raw)
 			is.NoErr(err)
@@ -95,7 +94,7 @@ func TestGitVerifiesGoSignature(t *testing.T) {
 
 			// a key not in the allowed signers file is not good for alice
 			other := genKey(t, "ed25519")
-			raw2, err := EncodeEvent(closed(), nil, "alice", time.Unix(1700000000, 0), NewSigner(other.signer))
+			raw2, err := EncodeEvent(closed(), nil, "alice", time.Unix(1700000000, 0), newTestSigner(other.signer))
 			is.NoErr(err)
 			id2, err := writeLoose(repo, plumbing.CommitObject, raw2)
 			is.NoErr(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -246,7 +247,37 @@ func quickSigner() Signer {
 		_, priv, _ := ed25519.GenerateKey(rand.Reader)
 		edKey, _ = ssh.NewSignerFromKey(priv)
 	})
-	return NewSigner(edKey)
+	return newTestSigner(edKey)
+}
+
+// testSigner signs as hubrefs/sshsign does (which these internal tests
+// cannot import: it imports hubrefs).
+type testSigner struct{ s ssh.Signer }
+
+func newTestSigner(s ssh.Signer) Signer { return testSigner{s} }
+
+func (t testSigner) PublicKey() PublicKey { return t.s.PublicKey() }
+
+func (t testSigner) Sign(msg []byte) ([]byte, error) {
+	sig, err := sshsig.Sign(bytes.NewReader(msg), t.s, sshsig.HashSHA512, SigNamespace)
+	if err != nil {
+		return nil, err
+	}
+	return sshsig.Armor(sig), nil
+}
+
+// loadTestKey reads an unencrypted private key file into a signer.
+func loadTestKey(t testing.TB, path string) Signer {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ssh.ParsePrivateKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTestSigner(s)
 }
 
 // rawOf reads an object's content.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"golang.org/x/crypto/ssh"
 )
 
 // VerifiedCache is an opt-in record of signatures already verified, keyed
@@ -29,12 +28,12 @@ import (
 // from a push or a remote. It is safe for concurrent use.
 type VerifiedCache struct {
 	mu sync.RWMutex
-	m  map[[32]byte]ssh.PublicKey
+	m  map[[32]byte]PublicKey
 }
 
 // NewVerifiedCache returns an empty cache.
 func NewVerifiedCache() *VerifiedCache {
-	return &VerifiedCache{m: map[[32]byte]ssh.PublicKey{}}
+	return &VerifiedCache{m: map[[32]byte]PublicKey{}}
 }
 
 // Len is the number of signatures recorded.
@@ -54,14 +53,14 @@ func contentKey(raw []byte) [32]byte {
 	return k
 }
 
-func (vc *VerifiedCache) lookup(k [32]byte) (ssh.PublicKey, bool) {
+func (vc *VerifiedCache) lookup(k [32]byte) (PublicKey, bool) {
 	vc.mu.RLock()
 	defer vc.mu.RUnlock()
 	pub, ok := vc.m[k]
 	return pub, ok
 }
 
-func (vc *VerifiedCache) add(k [32]byte, pub ssh.PublicKey) {
+func (vc *VerifiedCache) add(k [32]byte, pub PublicKey) {
 	vc.mu.Lock()
 	vc.m[k] = pub
 	vc.mu.Unlock()
@@ -74,7 +73,7 @@ type verifier struct {
 	vc *VerifiedCache
 }
 
-func (v *verifier) verify(rc *rawCommit) (ssh.PublicKey, error) {
+func (v *verifier) verify(rc *rawCommit) (PublicKey, error) {
 	if v == nil {
 		return verifyWith(rc, nil)
 	}

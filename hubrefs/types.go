@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/crypto/ssh"
 )
 
 // Event types (DESIGN.md §4, §5, §8).
@@ -50,7 +49,7 @@ type Event struct {
 	Repo    string          // the payload's "repo" (RepoID)
 	Payload json.RawMessage // the whole JSON payload as written
 	Time    int64           // committer time (orders ties only; never trusted)
-	Signer  ssh.PublicKey   // the key whose SSH signature verified; nil if unsigned/unverified
+	Signer  PublicKey       // the key whose SSH signature verified; nil if unsigned/unverified
 }
 
 // Base is embedded in every payload.

@@ -2,15 +2,16 @@ package hubrefs
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"hash"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/hiddeco/sshsig"
-	"golang.org/x/crypto/ssh"
 )
 
 const sigBegin = "-----BEGIN SSH SIGNATURE-----\n"
@@ -187,7 +188,7 @@ func parseIdentTime(id []byte) (int64, bool) {
 // algorithm the signature names (sha256 or sha512) over raw without its
 // gpgsig (and gpgsig-sha256) headers. It returns the signing key. Verify
 // says nothing about whether the key is trusted.
-func Verify(raw []byte) (ssh.PublicKey, error) {
+func Verify(raw []byte) (PublicKey, error) {
 	rc, err := parseCommit(raw)
 	if err != nil {
 		return nil, err
@@ -195,23 +196,23 @@ func Verify(raw []byte) (ssh.PublicKey, error) {
 	return verifyParsed(rc)
 }
 
-func verifyParsed(rc *rawCommit) (ssh.PublicKey, error) {
+func verifyParsed(rc *rawCommit) (PublicKey, error) {
 	return verifyWith(rc, nil)
 }
 
 // keyCache remembers parsed public keys by their wire form within one read
 // (events of a ref are signed by a handful of keys). It only saves parsing:
 // every signature is still verified. A nil keyCache parses every time.
-type keyCache map[string]ssh.PublicKey
+type keyCache map[string]*sshKey
 
 // maxCachedKeys bounds a keyCache.
 const maxCachedKeys = 256
 
-func (kc keyCache) parse(wire []byte) (ssh.PublicKey, error) {
+func (kc keyCache) parse(wire []byte) (*sshKey, error) {
 	if pub, ok := kc[string(wire)]; ok {
 		return pub, nil
 	}
-	pub, err := ssh.ParsePublicKey(wire)
+	pub, err := parseKey(wire)
 	if err == nil && kc != nil && len(kc) < maxCachedKeys {
 		kc[string(wire)] = pub
 	}
@@ -239,11 +240,15 @@ func appendSSHString(b []byte, s string) []byte {
 // sshSig is a parsed SSHSIG blob (PROTOCOL.sshsig): the same checks as
 // sshsig.ParseSignature, without reflection.
 type sshSig struct {
-	pub       ssh.PublicKey
+	pub       *sshKey
 	namespace string
-	hash      sshsig.HashAlgorithm
-	sig       ssh.Signature
+	hash      string // "sha256" or "sha512"
+	format    string // the signature's algorithm
+	blob      []byte
 }
+
+// sigPEMType is the armor type of an SSH signature.
+const sigPEMType = "SSH SIGNATURE"
 
 func parseSSHSig(b []byte, kc keyCache) (*sshSig, error) {
 	const magic = "SSHSIG"
@@ -265,9 +270,9 @@ func parseSSHSig(b []byte, kc keyCache) (*sshSig, error) {
 	if len(b) != 0 {
 		return nil, errors.New("data after the signature blob")
 	}
-	out := &sshSig{namespace: string(fields[1]), hash: sshsig.HashAlgorithm(fields[3])}
-	if err := out.hash.Supported(); err != nil {
-		return nil, err
+	out := &sshSig{namespace: string(fields[1]), hash: string(fields[3])}
+	if out.hash != "sha256" && out.hash != "sha512" {
+		return nil, fmt.Errorf("unsupported hash algorithm %q", out.hash)
 	}
 	format, rest, ok := sshString(fields[4])
 	if !ok {
@@ -277,16 +282,14 @@ func parseSSHSig(b []byte, kc keyCache) (*sshSig, error) {
 	if !ok {
 		return nil, errors.New("truncated signature")
 	}
-	out.sig = ssh.Signature{Format: string(format), Blob: blob}
-	if len(rest) > 0 {
-		out.sig.Rest = rest
-	}
+	_ = rest // extra signature fields (security keys') are not read, as x/crypto's verifiers do not
+	out.format, out.blob = string(format), blob
 	pub, err := kc.parse(fields[0])
 	if err != nil {
 		return nil, err
 	}
-	if pub.Type() == ssh.KeyAlgoRSA && out.sig.Format != ssh.KeyAlgoRSASHA256 && out.sig.Format != ssh.KeyAlgoRSASHA512 {
-		return nil, fmt.Errorf("invalid signature format %q: expected %q or %q", out.sig.Format, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSASHA512)
+	if pub.Type() == KeyRSA && out.format != SigRSASHA256 && out.format != SigRSASHA512 {
+		return nil, fmt.Errorf("invalid signature format %q: expected %q or %q", out.format, SigRSASHA256, SigRSASHA512)
 	}
 	out.pub = pub
 	return out, nil
@@ -295,7 +298,7 @@ func parseSSHSig(b []byte, kc keyCache) (*sshSig, error) {
 // verifyWith verifies rc's signature: the hash the signature names is taken
 // over the body without its gpgsig headers, read in place (no copy), and the
 // SSHSIG signed data is checked with the signing key.
-func verifyWith(rc *rawCommit, kc keyCache) (ssh.PublicKey, error) {
+func verifyWith(rc *rawCommit, kc keyCache) (PublicKey, error) {
 	switch {
 	case rc.sigs == 0:
 		return nil, fmt.Errorf("commit has no gpgsig header; sign it with an SSH key (gpg.format=ssh): %w", ErrUnsigned)
@@ -309,7 +312,7 @@ func verifyWith(rc *rawCommit, kc keyCache) (ssh.PublicKey, error) {
 		return nil, fmt.Errorf("commit signature is not an armored SSH signature: %w", ErrBadSignature)
 	}
 	block, rest := pem.Decode(rc.sig)
-	if block == nil || block.Type != sshsig.PEMType || len(block.Headers) != 0 {
+	if block == nil || block.Type != sigPEMType || len(block.Headers) != 0 {
 		return nil, fmt.Errorf("commit signature is not a well-formed SSH signature block: %w", ErrBadSignature)
 	}
 	if len(bytes.TrimSpace(rest)) != 0 {
@@ -322,10 +325,12 @@ func verifyWith(rc *rawCommit, kc keyCache) (ssh.PublicKey, error) {
 	if sig.namespace != SigNamespace {
 		return nil, fmt.Errorf("commit signature is in namespace %q, want %q: %w", sig.namespace, SigNamespace, ErrBadSignature)
 	}
-	if err := sig.hash.Available(); err != nil {
-		return nil, fmt.Errorf("commit signature: %v: %w", err, ErrBadSignature)
+	var h hash.Hash
+	if sig.hash == "sha256" {
+		h = sha256.New()
+	} else {
+		h = sha512.New()
 	}
-	h := sig.hash.Hash()
 	at := 0
 	for _, d := range rc.drop {
 		h.Write(rc.raw[at:d[0]])
@@ -341,9 +346,9 @@ func verifyWith(rc *rawCommit, kc keyCache) (ssh.PublicKey, error) {
 	msg = appendSSHString(msg, "")
 	msg = appendSSHString(msg, string(sig.hash))
 	msg = appendSSHString(msg, string(h.Sum(sum[:0])))
-	if err := sig.pub.Verify(msg, &sig.sig); err != nil {
+	if err := sig.pub.verify(msg, sig.format, sig.blob); err != nil {
 		return nil, fmt.Errorf("commit signature by %s key %s does not verify: %v: %w",
-			sig.pub.Type(), ssh.FingerprintSHA256(sig.pub), err, ErrBadSignature)
+			sig.pub.Type(), Fingerprint(sig.pub), err, ErrBadSignature)
 	}
 	return sig.pub, nil
 }

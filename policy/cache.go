@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/gitplus/gitplus/hubrefs"
 )
@@ -16,9 +15,11 @@ import (
 // content hashes, so the events reachable from a tip never change: an entry
 // can be stale only by being wrong, and one that does not describe its key
 // (another tip, an event missing a parent, a broken DAG, an undecodable
-// key) is ignored and the log is read again. Folds are not cached: they
-// depend on the trust state, and folding decoded events is cheap next to
-// reading and verifying them.
+// key) is ignored and the log is read again. Folds are not cached here:
+// they depend on the trust state. What a branch push needs of each pull
+// request, folded under one trust state, is kept apart, keyed by the trust
+// tip (index.go). Like the logs, the index is exactly as trustworthy as
+// the git directory that holds it: whoever can write there can move refs.
 
 // Entry format (version 2), all integers unsigned varints unless noted:
 //
@@ -140,7 +141,7 @@ func decodeLog(tip plumbing.Hash, b []byte) ([]hubrefs.Event, bool) {
 	}
 	evs := make([]hubrefs.Event, n)
 	ids := make(map[plumbing.Hash]bool, n)
-	keys := map[string]ssh.PublicKey{} // most events share a few signers
+	keys := map[string]hubrefs.PublicKey{} // most events share a few signers
 	for i := range evs {
 		ev := &evs[i]
 		ev.ID = r.hash()
@@ -162,7 +163,7 @@ func decodeLog(tip plumbing.Hash, b []byte) ([]hubrefs.Event, bool) {
 			k, ok := keys[string(key)]
 			if !ok {
 				var err error
-				if k, err = ssh.ParsePublicKey(key); err != nil {
+				if k, err = hubrefs.ParsePublicKey(key); err != nil {
 					return nil, false
 				}
 				keys[string(key)] = k

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 )
 
 const (
@@ -61,7 +62,7 @@ func newWorld(t *testing.T, rules string) *world {
 	kdir := t.TempDir()
 	for _, name := range []string{"admin", "alice", "bob", "carol", "ci", "queuer", "mallory"} {
 		k := fixtures.NewKey(t, kdir, name)
-		w.keys[name] = hubrefs.NewSigner(k.Signer)
+		w.keys[name] = sshsign.NewSigner(k.Signer)
 	}
 	w.event(hubrefs.TrustRef, "admin", hubrefs.RepoCreated{Base: w.base(hubrefs.TypeRepoCreated), Name: "demo",
 		Admin: hubrefs.Admin{Name: "admin", Key: hubrefs.AuthorizedKey(w.keys["admin"].PublicKey())}})

@@ -56,6 +56,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
@@ -81,7 +82,7 @@ func newSigner(tb testing.TB) hubrefs.Signer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return hubrefs.NewSigner(s)
+	return sshsign.NewSigner(s)
 }
 
 // build writes the history into a new bare repository; it returns the

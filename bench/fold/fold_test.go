@@ -47,6 +47,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
@@ -69,7 +70,7 @@ func newSigner(tb testing.TB) hubrefs.Signer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return hubrefs.NewSigner(s)
+	return sshsign.NewSigner(s)
 }
 
 func fakeOID(i int) string {

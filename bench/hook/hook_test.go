@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
@@ -194,7 +195,7 @@ func setup(tb testing.TB) *world {
 		tb.Fatal(err)
 	}
 	objs := receive.Objects{Store: st}
-	adminS, revS := hubrefs.NewSigner(admin.Signer), hubrefs.NewSigner(rev.Signer)
+	adminS, revS := sshsign.NewSigner(admin.Signer), sshsign.NewSigner(rev.Signer)
 	base := func(t string) hubrefs.Base { return hubrefs.Base{Type: t, Repo: repoID} }
 	now := time.Now()
 	var refs strings.Builder

@@ -23,6 +23,7 @@ import (
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 )
 
 // e2e is one world: a bare repository initialised by git+ and a clone.
@@ -251,7 +252,7 @@ func (w *e2e) treeOf(c string) string {
 }
 
 func (w *e2e) signer(name string) hubrefs.Signer {
-	return hubrefs.NewSigner(w.keys[name].Signer)
+	return sshsign.NewSigner(w.keys[name].Signer)
 }
 
 // appendEvent appends payload to ref through the work clone's origin (the

@@ -38,6 +38,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
@@ -407,13 +408,13 @@ type hubKey struct {
 	Source  string // the file or "ssh-agent"
 }
 
-func fingerprint(k ssh.PublicKey) string { return ssh.FingerprintSHA256(k) }
+func fingerprint(k hubrefs.PublicKey) string { return hubrefs.Fingerprint(k) }
 
 // loadKey loads the signing key: --key (or $GITPLUS_KEY), else the first key
 // in ssh-agent.
 func loadKey(c *cli.Context) (*hubKey, error) {
 	if path := rootString(c, "key"); path != "" {
-		s, err := hubrefs.LoadKeyFile(path)
+		s, err := sshsign.LoadKeyFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("signing key %s: %w", path, err)
 		}
@@ -425,11 +426,11 @@ func loadKey(c *cli.Context) (*hubKey, error) {
 		}
 		return k, nil
 	}
-	sock, err := hubrefs.AgentSocket(os.Getenv)
+	sock, err := sshsign.AgentSocket(os.Getenv)
 	if err != nil || sock == "" {
 		return nil, errors.New("no signing key: pass --key FILE before the verb, set GITPLUS_KEY, or add a key to ssh-agent")
 	}
-	s, err := hubrefs.AgentSigner(sock, nil)
+	s, err := sshsign.AgentSigner(sock, nil)
 	if err != nil {
 		return nil, fmt.Errorf("no usable signing key in ssh-agent at %s (pass --key FILE or ssh-add a key): %w", sock, err)
 	}

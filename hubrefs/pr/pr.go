@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
@@ -18,13 +17,13 @@ import (
 // key is no longer a member's).
 type Opener struct {
 	Name string
-	Key  ssh.PublicKey
+	Key  hubrefs.PublicKey
 }
 
 // Review is one review.submitted.
 type Review struct {
 	Event   plumbing.Hash
-	Key     ssh.PublicKey
+	Key     hubrefs.PublicKey
 	Head    string
 	Base    string
 	Verdict string
@@ -33,7 +32,7 @@ type Review struct {
 // CheckRun is one check.completed.
 type CheckRun struct {
 	Event      plumbing.Hash
-	Key        ssh.PublicKey
+	Key        hubrefs.PublicKey
 	Name       string
 	Revision   string // the payload's head: any revision
 	Conclusion string
@@ -77,7 +76,7 @@ type State struct {
 	heads map[string]bool // the set of Heads
 }
 
-func sameKey(a, b ssh.PublicKey) bool {
+func sameKey(a, b hubrefs.PublicKey) bool {
 	return a != nil && b != nil && bytes.Equal(a.Marshal(), b.Marshal())
 }
 
@@ -223,7 +222,7 @@ func (s *State) Rejudge(t *trust.State) {
 
 // isOpener reports whether m is the opener: same key, or the member now
 // holding the opener's key.
-func (s *State) isOpener(key ssh.PublicKey, t *trust.State) bool {
+func (s *State) isOpener(key hubrefs.PublicKey, t *trust.State) bool {
 	if sameKey(key, s.Opener.Key) {
 		return true
 	}

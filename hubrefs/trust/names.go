@@ -5,7 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"golang.org/x/crypto/ssh"
+
+	"github.com/gitplus/gitplus/hubrefs"
 )
 
 // Capabilities (DESIGN.md §4).
@@ -115,23 +116,15 @@ func ValidUUID(s string) error {
 // ParseKey parses an authorized_keys line ("<type> <base64> [comment]")
 // holding an ed25519, ecdsa or rsa key, without options, and returns the key
 // and its normalised line ("<type> <base64>", comment dropped).
-func ParseKey(line string) (ssh.PublicKey, string, error) {
+func ParseKey(line string) (hubrefs.PublicKey, string, error) {
 	if strings.ContainsAny(line, "\r\n") {
 		return nil, "", fmt.Errorf("%w: key must be one authorized_keys line", ErrBadKey)
 	}
-	key, _, opts, rest, err := ssh.ParseAuthorizedKey([]byte(line))
+	key, _, err := hubrefs.ParseAuthorizedKeyLine(line)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %q is not an authorized_keys line: %w", ErrBadKey, clip(line), err)
+		return nil, "", fmt.Errorf("%w: %q is not an authorized_keys line \"<type> <base64> [comment]\" of an ed25519, ecdsa or rsa key (options are not taken): %w", ErrBadKey, clip(line), err)
 	}
-	if len(opts) > 0 || len(rest) > 0 {
-		return nil, "", fmt.Errorf("%w: key line %q must be \"<type> <base64> [comment]\" without options", ErrBadKey, clip(line))
-	}
-	switch key.Type() {
-	case ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521, ssh.KeyAlgoRSA:
-	default:
-		return nil, "", fmt.Errorf("%w: key type %s is not supported; use ed25519, ecdsa or rsa", ErrBadKey, key.Type())
-	}
-	return key, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))), nil
+	return key, hubrefs.AuthorizedKey(key), nil
 }
 
 func clip(s string) string {

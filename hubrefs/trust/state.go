@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/gitplus/gitplus/hubrefs"
 )
@@ -16,7 +15,7 @@ import (
 // Member is one member of the repository.
 type Member struct {
 	Name    string
-	Key     ssh.PublicKey
+	Key     hubrefs.PublicKey
 	KeyLine string   // normalised authorized_keys line, "<type> <base64>"
 	Caps    []string // sorted, no duplicates
 
@@ -59,7 +58,7 @@ type State struct {
 	Skipped []Skip        // admitted events without effect, in causal order
 }
 
-func sameKey(a, b ssh.PublicKey) bool {
+func sameKey(a, b hubrefs.PublicKey) bool {
 	if a == nil || b == nil {
 		return false
 	}
@@ -67,7 +66,7 @@ func sameKey(a, b ssh.PublicKey) bool {
 }
 
 // MemberByKey returns the member holding key.
-func (s *State) MemberByKey(key ssh.PublicKey) (*Member, bool) {
+func (s *State) MemberByKey(key hubrefs.PublicKey) (*Member, bool) {
 	if s == nil || key == nil {
 		return nil, false
 	}
@@ -81,7 +80,7 @@ func (s *State) MemberByKey(key ssh.PublicKey) (*Member, bool) {
 }
 
 // Has reports whether key belongs to a member holding capability c.
-func (s *State) Has(key ssh.PublicKey, c string) bool {
+func (s *State) Has(key hubrefs.PublicKey, c string) bool {
 	m, ok := s.MemberByKey(key)
 	return ok && m.Has(c)
 }
@@ -138,7 +137,7 @@ type decoded struct {
 	repo     string
 	repoName string // repo.created only
 	name     string // member name (the admin's for repo.created)
-	key      ssh.PublicKey
+	key      hubrefs.PublicKey
 	keyLine  string
 	caps     []string
 	rules    Rules

@@ -1,8 +1,11 @@
-package hubrefs
+package sshsign
 
 import (
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/pem"
 	"errors"
 	"net"
@@ -15,7 +18,70 @@ import (
 	"github.com/matryer/is"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/gitplus/gitplus/hubrefs"
 )
+
+type testKey struct {
+	signer ssh.Signer
+	path   string // unencrypted OpenSSH private key file
+}
+
+func genKey(t testing.TB, kind string) testKey {
+	t.Helper()
+	var priv any
+	var err error
+	switch kind {
+	case "ed25519":
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	case "ecdsa":
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case "rsa":
+		priv, err = rsa.GenerateKey(rand.Reader, 2048)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "id_"+kind)
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return testKey{signer: s, path: path}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestLoadKeyFile: every key kind loads from its file and signs events
+// that verify as that key.
+func TestLoadKeyFile(t *testing.T) {
+	for _, kind := range []string{"ed25519", "ecdsa", "rsa"} {
+		is := is.New(t)
+		k := genKey(t, kind)
+		s, err := LoadKeyFile(k.path)
+		is.NoErr(err)
+		is.True(hubrefs.SameKey(s.PublicKey(), k.signer.PublicKey()))
+		raw, err := hubrefs.EncodeEvent(hubrefs.Base{Type: hubrefs.TypePRClosed, Repo: "0190a0b2-0000-7000-8000-000000000001"}, nil, "alice", time.Unix(1700000000, 0), s)
+		is.NoErr(err)
+		ev, err := hubrefs.Decode(raw, hubrefs.Ceilings{})
+		is.NoErr(err)
+		is.True(hubrefs.SameKey(ev.Signer, k.signer.PublicKey()))
+	}
+}
 
 func TestLoadKeyFileRefusals(t *testing.T) {
 	is := is.New(t)
@@ -27,7 +93,7 @@ func TestLoadKeyFileRefusals(t *testing.T) {
 	locked := filepath.Join(dir, "locked")
 	is.NoErr(os.WriteFile(locked, pem.EncodeToMemory(block), 0o600))
 	_, err = LoadKeyFile(locked)
-	is.True(errors.Is(err, ErrKey))
+	is.True(errors.Is(err, hubrefs.ErrKey))
 	is.True(strings.Contains(err.Error(), "passphrase"))
 	is.True(strings.Contains(err.Error(), "ssh-agent"))
 	is.True(strings.Contains(err.Error(), locked))
@@ -36,13 +102,13 @@ func TestLoadKeyFileRefusals(t *testing.T) {
 	s, _ := ssh.NewSignerFromKey(priv)
 	is.NoErr(os.WriteFile(pubFile, ssh.MarshalAuthorizedKey(s.PublicKey()), 0o644))
 	_, err = LoadKeyFile(pubFile)
-	is.True(errors.Is(err, ErrKey))
+	is.True(errors.Is(err, hubrefs.ErrKey))
 	is.True(strings.Contains(err.Error(), "public key"))
 
 	junk := filepath.Join(dir, "junk")
 	is.NoErr(os.WriteFile(junk, []byte("hello"), 0o600))
 	_, err = LoadKeyFile(junk)
-	is.True(errors.Is(err, ErrKey))
+	is.True(errors.Is(err, hubrefs.ErrKey))
 
 	_, err = LoadKeyFile(filepath.Join(dir, "absent"))
 	is.True(errors.Is(err, os.ErrNotExist))
@@ -93,28 +159,28 @@ func TestAgentSigner(t *testing.T) {
 
 	first, err := AgentSigner(sock, nil)
 	is.NoErr(err)
-	is.True(SameKey(first.PublicKey(), keys[0]))
+	is.True(hubrefs.SameKey(first.PublicKey(), keys[0]))
 
 	s, err := AgentSigner(sock, rsaKey.signer.PublicKey())
 	is.NoErr(err)
-	for _, signer := range []Signer{first, s} {
-		raw, err := EncodeEvent(closed(), nil, "alice", time.Unix(1700000000, 0), signer)
+	for _, signer := range []hubrefs.Signer{first, s} {
+		raw, err := hubrefs.EncodeEvent(hubrefs.Base{Type: hubrefs.TypePRClosed, Repo: "0190a0b2-0000-7000-8000-000000000001"}, nil, "alice", time.Unix(1700000000, 0), signer)
 		is.NoErr(err)
-		ev, err := Decode(raw, Ceilings{})
+		ev, err := hubrefs.Decode(raw, hubrefs.Ceilings{})
 		is.NoErr(err)
-		is.True(SameKey(ev.Signer, signer.PublicKey()))
+		is.True(hubrefs.SameKey(ev.Signer, signer.PublicKey()))
 	}
 
 	_, err = AgentSigner(sock, genKey(t, "ecdsa").signer.PublicKey())
-	is.True(errors.Is(err, ErrKey))
+	is.True(errors.Is(err, hubrefs.ErrKey))
 	is.True(strings.Contains(err.Error(), "ssh-add"))
 
 	empty := startAgent(t)
 	_, err = AgentSigner(empty, nil)
-	is.True(errors.Is(err, ErrKey))
+	is.True(errors.Is(err, hubrefs.ErrKey))
 
 	_, err = AgentSigner(filepath.Join(t.TempDir(), "nope"), nil)
-	is.True(errors.Is(err, ErrKey))
+	is.True(errors.Is(err, hubrefs.ErrKey))
 }
 
 func TestAgentSocket(t *testing.T) {
@@ -128,28 +194,5 @@ func TestAgentSocket(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(sock, "/run/agent.sock")
 	_, err = AgentSocket(func(string) string { return "" })
-	is.True(errors.Is(err, ErrKey))
-}
-
-func TestAuthorizedKeyRoundTrip(t *testing.T) {
-	is := is.New(t)
-	k := genKey(t, "ecdsa")
-	line := AuthorizedKey(k.signer.PublicKey())
-	is.True(!strings.HasSuffix(line, "\n"))
-	pub, err := ParseAuthorizedKey(line + " alice@laptop")
-	is.NoErr(err)
-	is.True(SameKey(pub, k.signer.PublicKey()))
-	is.True(!SameKey(pub, genKey(t, "ecdsa").signer.PublicKey()))
-	is.True(!SameKey(pub, nil))
-	_, err = ParseAuthorizedKey("ssh-ed25519 notbase64")
-	is.True(errors.Is(err, ErrKey))
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	is.True(errors.Is(err, hubrefs.ErrKey))
 }
