@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -106,9 +104,21 @@ func ValidUUID(s string) error {
 	if len(s) != 36 {
 		return fmt.Errorf("%w: %q is not a UUID (want the 36-character form)", ErrMalformed, s)
 	}
-	u, err := uuid.Parse(s)
-	if err != nil || u.String() != strings.ToLower(s) || s != strings.ToLower(s) {
-		return fmt.Errorf("%w: %q is not a lower-case UUID", ErrMalformed, s)
+	// Checked by hand rather than with github.com/google/uuid, which links
+	// the net package (for MAC addresses) and with it cgo: the hook binary
+	// would then start through the dynamic loader on every push.
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return fmt.Errorf("%w: %q is not a lower-case UUID", ErrMalformed, s)
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return fmt.Errorf("%w: %q is not a lower-case UUID", ErrMalformed, s)
+			}
+		}
 	}
 	return nil
 }
