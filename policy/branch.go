@@ -132,7 +132,7 @@ func (j *judge) branch(u Update) error {
 	if err != nil {
 		return err
 	}
-	if !u.Old.IsZero() {
+	if !u.Old.IsZero() && !j.commits.firstParentReaches(u.New, u.Old, firstParentProbe) {
 		ok, err := j.commits.isAncestor(u.Old, u.New)
 		if err != nil {
 			return err

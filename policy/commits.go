@@ -124,6 +124,30 @@ func (cs *commits) isAncestor(a, b plumbing.Hash) (bool, error) {
 	return len(bases) == 1 && bases[0] == a, nil
 }
 
+// firstParentProbe bounds the first-parent walk that spares a merge-base
+// computation when a push is a plain fast-forward (a candidate chain, a
+// pull request's linear commits).
+const firstParentProbe = 64
+
+// firstParentReaches reports whether old is reached from newID in at most
+// max first-parent steps. It reads through the judgement's commit cache
+// (the chain rules walk the same commits next). false says nothing: an
+// unreadable commit or a longer path leaves the answer to isAncestor.
+func (cs *commits) firstParentReaches(newID, old plumbing.Hash, max int) bool {
+	id := newID
+	for i := 0; i <= max; i++ {
+		if id == old {
+			return true
+		}
+		c, err := cs.get(id)
+		if err != nil || len(c.parents) == 0 {
+			return false
+		}
+		id = c.parents[0]
+	}
+	return false
+}
+
 // introduced returns the commits reachable from newID and not from oldID
 // (git rev-list new ^old), newest first. It walks from new and stops at
 // every commit that is an ancestor of old, testing each exactly (merge base)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -63,6 +64,19 @@ func TestBranch(t *testing.T) {
 		}},
 		{name: "no pull request needed: fast-forward", rules: rulesFF, setup: func(w *world) Update {
 			return up(main, w.c0, w.commit(w.commit(w.c0, "a", "a\n"), "b", "b\n"))
+		}},
+		{name: "fast-forward reaching the tip through a second parent only", rules: rulesFF, setup: func(w *world) Update {
+			other := w.commit(w.commit(plumbing.ZeroHash, "o", "o\n"), "p", "p\n")
+			w.git("checkout", "-q", "--detach", other.String())
+			w.git("merge", "-q", "--no-ff", "--allow-unrelated-histories", "-m", "merge main in", w.c0.String())
+			return up(main, w.c0, w.head())
+		}},
+		{name: "non-fast-forward past the first-parent probe", rules: rulesFF, want: CodeNonFastForward, setup: func(w *world) Update {
+			c := w.commit(plumbing.ZeroHash, "r", "r\n")
+			for i := 0; i < firstParentProbe+2; i++ {
+				c = w.commit(c, "r", fmt.Sprintf("%d\n", i))
+			}
+			return up(main, w.c0, c)
 		}},
 		{name: "direct landing of an approved, checked head", rules: rulesNoQueue, setup: func(w *world) Update {
 			return up(main, w.c0, w.ready(w.commit(w.c0, "a", "a\n")).head)
