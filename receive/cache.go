@@ -5,7 +5,10 @@ package receive
 // grow with history. It is trusted for speed only: a missing, unreadable or
 // damaged entry reads as a miss and the fold is recomputed.
 //
-// Layout: <gitdir>/gitplus/foldcache/<first two hex digits>/<remaining 38>.
+// Layout: <gitdir>/gitplus/foldcache/<40 hex digits>, one flat directory
+// (no fan-out as in objects/: creating a fan-out directory costs more than
+// the entry on some file systems, and the cache holds one entry per hub ref
+// tip seen, not one per object).
 // Each file is a 32-byte SHA-256 of (key id, content) followed by the content;
 // a file whose checksum does not match is a miss. Files are written to a
 // temporary name in the same directory and renamed into place, so a reader
@@ -45,8 +48,7 @@ func NewDirCache(gitDir string) *DirCache {
 func (c *DirCache) Dir() string { return c.dir }
 
 func (c *DirCache) path(h plumbing.Hash) string {
-	s := h.String()
-	return filepath.Join(c.dir, s[:2], s[2:])
+	return filepath.Join(c.dir, h.String())
 }
 
 func cacheSum(h plumbing.Hash, data []byte) [sha256.Size]byte {
