@@ -17,7 +17,7 @@ func (concurrentObjects) ConcurrentReads() bool { return true }
 // read from one goroutine or several, and a refusal names the first bad
 // step in chain order even when a later step is bad too.
 func TestParallelChainMerges(t *testing.T) {
-	const n = 8
+	const n = minParallelSteps + 4
 	rules := fmt.Sprintf(`{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"queueCandidates":true,"queueDepth":%d}}}`, n)
 	build := func(t *testing.T, tamper ...int) (*world, Update) {
 		w := newWorld(t, rules)
@@ -63,10 +63,10 @@ func TestParallelChainMerges(t *testing.T) {
 		}
 	})
 	t.Run("bad step in the second block", func(t *testing.T) {
-		w, u := build(t, 8)
+		w, u := build(t, n)
 		v := judgeBoth(t, w, u)
-		if v.Code != CodeCandidateTree || !strings.HasPrefix(v.Reason, "step 8 ") {
-			t.Fatalf("verdict %+v, want %s at step 8", v, CodeCandidateTree)
+		if v.Code != CodeCandidateTree || !strings.HasPrefix(v.Reason, fmt.Sprintf("step %d ", n)) {
+			t.Fatalf("verdict %+v, want %s at step %d", v, CodeCandidateTree, n)
 		}
 	})
 }

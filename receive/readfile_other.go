@@ -19,3 +19,8 @@ func readFile(path string, initial, limit int) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// readLineFile reads a one-line file (a loose ref).
+func readLineFile(path string, initial, limit int) ([]byte, error) {
+	return readFile(path, initial, limit)
+}

@@ -15,6 +15,18 @@ import (
 // fold-cache entries — on every push. initial is the first buffer size; a
 // file longer than limit is an error.
 func readFile(path string, initial, limit int) ([]byte, error) {
+	return readFileUntil(path, initial, limit, false)
+}
+
+// readLineFile reads a file that holds one newline-terminated line (a
+// loose ref): a first read that returns less than asked and ends in a
+// newline is the whole file, so the read that would report end of file is
+// skipped. (git replaces ref files by rename, never rewrites them in place.)
+func readLineFile(path string, initial, limit int) ([]byte, error) {
+	return readFileUntil(path, initial, limit, true)
+}
+
+func readFileUntil(path string, initial, limit int, line bool) ([]byte, error) {
 	var fd int
 	var err error
 	for {
@@ -29,6 +41,12 @@ func readFile(path string, initial, limit int) ([]byte, error) {
 	defer syscall.Close(fd)
 	buf := make([]byte, max(initial, 64))
 	n := 0
+	done := func() ([]byte, error) {
+		if n > limit {
+			return nil, fmt.Errorf("read %s: longer than %d bytes", path, limit)
+		}
+		return buf[:n], nil
+	}
 	for {
 		if n == len(buf) {
 			if len(buf) >= limit {
@@ -46,8 +64,11 @@ func readFile(path string, initial, limit int) ([]byte, error) {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if m <= 0 {
-			return buf[:n], nil
+			return done()
 		}
 		n += m
+		if line && n < len(buf) && buf[n-1] == '\n' {
+			return done()
+		}
 	}
 }

@@ -166,7 +166,7 @@ func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash
 				return err
 			}
 			name := filepath.ToSlash(rel)
-			data, err := readFile(path, 128, maxRefFile)
+			data, err := readLineFile(path, 128, maxRefFile)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil // deleted while we walked
@@ -191,7 +191,7 @@ func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash
 		if !validRefName(name) {
 			return nil, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
 		}
-		data, err := readFile(filepath.Join(gitDir, filepath.FromSlash(name)), 128, maxRefFile)
+		data, err := readLineFile(filepath.Join(gitDir, filepath.FromSlash(name)), 128, maxRefFile)
 		switch {
 		case err == nil:
 			v, err := parseRefFile(name, data)
@@ -275,7 +275,7 @@ func ReadSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
 
 func readOneRef(gitDir, name string) (refValue, bool, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
-	data, err := readFile(path, 128, maxRefFile)
+	data, err := readLineFile(path, 128, maxRefFile)
 	if err == nil {
 		v, err := parseRefFile(name, data)
 		return v, err == nil, err
