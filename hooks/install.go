@@ -3,7 +3,10 @@
 //
 // Decisions for installing:
 //   - The scripts exec the git+ binary by absolute path (no PATH lookup at
-//     push time), so a server's hook environment needs nothing else.
+//     push time), so a server's hook environment needs nothing else;
+//     pre-receive execs the lean git+hook binary instead when lean.go's
+//     conditions hold. Without a chained hook the script execs the binary
+//     directly (standard input is not copied).
 //   - The hooks directory is git's own answer (`git rev-parse --git-path
 //     hooks`), so core.hooksPath is honoured.
 //   - A hook already there that git+ did not write is kept: it is renamed to
@@ -227,9 +230,10 @@ func script(name, bin, lean string) string {
 		fmt.Fprintf(&b, "%s%s\n", leanPrefix, shellQuote(lean))
 		run = `"$gitplus_hook" ` + name
 	}
-	// ${0%/*}: the hooks directory without a subshell (git runs a hook by a
-	// path that has a slash in it).
-	fmt.Fprintf(&b, "chained=\"${0%%/*}/%s%s\"\n", name, ChainedSuffix)
+	// The hooks directory without a subshell: git runs a hook by a path
+	// with a slash in it; a bare name means the current directory.
+	b.WriteString("case $0 in */*) hooks=${0%/*} ;; *) hooks=. ;; esac\n")
+	fmt.Fprintf(&b, "chained=\"$hooks/%s%s\"\n", name, ChainedSuffix)
 	// Without a chained hook, git+ takes standard input itself: no copy,
 	// one process fewer on every push.
 	b.WriteString(`if [ ! -x "$chained" ]; then
