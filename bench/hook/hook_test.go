@@ -20,8 +20,8 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
-	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 )

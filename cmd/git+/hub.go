@@ -38,8 +38,8 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/gitplus/gitplus/hubrefs"
-	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
 )
