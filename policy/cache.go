@@ -218,6 +218,20 @@ func (j *judge) readLog(tip plumbing.Hash) ([]hubrefs.Event, error) {
 	return evs, nil
 }
 
+// Dropper is implemented by a Cache that can delete an entry. Without it
+// the cache keeps one entry per hub ref tip ever judged, and a long queue
+// log of n events is stored n times over (each entry holds the whole log).
+type Dropper interface {
+	Drop(key plumbing.Hash)
+}
+
+// forget drops the cache entry for key, when the cache can.
+func (j *judge) forget(key plumbing.Hash) {
+	if d, ok := j.in.Cache.(Dropper); ok {
+		d.Drop(key)
+	}
+}
+
 // remember records a log judged whole and valid at tip (after a push's new
 // events were admitted), so the next push need not read it again.
 func (j *judge) remember(tip plumbing.Hash, evs []hubrefs.Event) {

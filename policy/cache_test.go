@@ -342,3 +342,73 @@ func FuzzDecodeIndex(f *testing.F) {
 		}
 	})
 }
+
+// droppingCache is a mapCache that can delete entries (Dropper).
+type droppingCache struct{ mapCache }
+
+func (c *droppingCache) Drop(k plumbing.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, k)
+}
+
+// TestCacheDropsOldTips: once an accepted push moves a hub ref, the entry for
+// its old tip is dropped (the cache keeps one entry per ref, not one per
+// tip ever seen), and a trust push also drops the old trust state's pull
+// request index. A refused push drops nothing.
+func TestCacheDropsOldTips(t *testing.T) {
+	w := newWorld(t, rulesNoQueue)
+	p := w.ready(w.commit(w.c0, "a", "a\n"))
+	c := &droppingCache{mapCache{m: map[plumbing.Hash][]byte{}}}
+	judge := func(u Update, want string) {
+		t.Helper()
+		v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{u}, Cache: c})
+		if v[0].Code != want {
+			t.Fatalf("verdict %+v, want code %q", v[0], want)
+		}
+	}
+	trust0, pr0 := w.refs[hubrefs.TrustRef], w.refs[p.ref]
+	judge(up(main, w.c0, p.head), "") // fills the logs and the index
+	for _, k := range []plumbing.Hash{trust0, pr0, indexKey(trust0)} {
+		if _, ok := c.m[k]; !ok {
+			t.Fatalf("entry %s missing after the first judgement", k)
+		}
+	}
+
+	// A pull request event pushed: pr0's entry goes, the new tip's comes.
+	pr1 := w.eventOn([]plumbing.Hash{pr0}, "bob", hubrefs.Review{Base: w.base(hubrefs.TypeReviewSubmit), Head: p.head.String(), BaseRef: main, Verdict: "comment"})
+	judge(up(p.ref, pr0, pr1), "")
+	if _, ok := c.m[pr0]; ok {
+		t.Fatal("the old pull request tip's entry was kept")
+	}
+	if _, ok := c.m[pr1]; !ok {
+		t.Fatal("the new pull request tip was not remembered")
+	}
+
+	// A refused push (an outsider's event) drops nothing.
+	bad := w.eventOn([]plumbing.Hash{pr0}, "mallory", hubrefs.Review{Base: w.base(hubrefs.TypeReviewSubmit), Head: p.head.String(), BaseRef: main, Verdict: "approve"})
+	w.refs[p.ref] = pr0
+	c.m[pr0] = encodeLog(pr0, mustLog(t, w, pr0))
+	judge(up(p.ref, pr0, bad), CodeNotMember)
+	if _, ok := c.m[pr0]; !ok {
+		t.Fatal("a refused push dropped the current tip's entry")
+	}
+
+	// A trust event pushed: the old trust tip and its index go.
+	trust1 := w.eventOn([]plumbing.Hash{trust0}, "admin", w.memberAdded("mallory", "hub.pr"))
+	judge(up(hubrefs.TrustRef, trust0, trust1), "")
+	for _, k := range []plumbing.Hash{trust0, indexKey(trust0)} {
+		if _, ok := c.m[k]; ok {
+			t.Fatalf("entry %s of the old trust state was kept", k)
+		}
+	}
+}
+
+func mustLog(t *testing.T, w *world, tip plumbing.Hash) []hubrefs.Event {
+	t.Helper()
+	evs, err := hubrefs.ReadLog(GoGitObjects(w.store), tip, storedCeilings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}

@@ -119,6 +119,14 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 		return err
 	}
 	j.remember(u.New, all)
+	if !u.Old.IsZero() {
+		// The ref moves on: its old tip's entry (and, for the trust log,
+		// the pull request index of the old trust state) is not read again.
+		j.forget(u.Old)
+		if ns == nsTrust {
+			j.forget(indexKey(u.Old))
+		}
+	}
 	return nil
 }
 

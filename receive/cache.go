@@ -77,6 +77,15 @@ func (c *DirCache) Get(h plumbing.Hash) ([]byte, bool) {
 	return buf[sha256.Size:], true
 }
 
+// Drop deletes the entry for h, if any (policy.Dropper: the hook drops a hub
+// ref's old tip once the ref has moved on). Errors are ignored.
+func (c *DirCache) Drop(h plumbing.Hash) {
+	if c == nil || h.IsZero() {
+		return
+	}
+	_ = os.Remove(c.path(h))
+}
+
 // Put stores data for h, atomically; errors are ignored (see the file
 // comment).
 func (c *DirCache) Put(h plumbing.Hash, data []byte) {
