@@ -78,6 +78,10 @@ func main() {
 
 // run executes the CLI and returns the process exit code.
 func run(args []string) int {
+	if len(args) > 1 && args[1] == "help" {
+		// `git+ help [VERB [SUBVERB]]` is `git+ [VERB [SUBVERB]] --help`.
+		args = append(append([]string{args[0]}, args[2:]...), "--help")
+	}
 	err := newApp().Run(args)
 	if err == nil {
 		return 0
