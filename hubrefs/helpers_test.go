@@ -3,12 +3,8 @@ package hubrefs
 import (
 	"bytes"
 	"compress/zlib"
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // TestMain isolates every git this package's tests run (directly or through
@@ -206,34 +204,8 @@ type testKey struct {
 
 func genKey(t testing.TB, kind string) testKey {
 	t.Helper()
-	var priv any
-	var err error
-	switch kind {
-	case "ed25519":
-		_, priv, err = ed25519.GenerateKey(rand.Reader)
-	case "ecdsa":
-		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	case "rsa":
-		priv, err = rsa.GenerateKey(rand.Reader, 2048)
-	default:
-		t.Fatalf("unknown key kind %s", kind)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "id_"+kind)
-	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return testKey{name: kind, signer: s, path: path}
+	k := fixtures.NewKeyOf(t, t.TempDir(), "id_"+kind, kind)
+	return testKey{name: kind, signer: k.Signer, path: k.Path}
 }
 
 var (

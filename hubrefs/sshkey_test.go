@@ -2,9 +2,6 @@ package hubrefs
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
@@ -15,6 +12,8 @@ import (
 
 	"github.com/matryer/is"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 func TestAuthorizedKeyRoundTrip(t *testing.T) {
@@ -44,23 +43,9 @@ func mustRead(t *testing.T, path string) []byte {
 func xKeys(t testing.TB) []ssh.Signer {
 	t.Helper()
 	var out []ssh.Signer
-	add := func(priv any, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := ssh.NewSignerFromKey(priv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
+	for _, kind := range fixtures.KeyKinds {
+		out = append(out, fixtures.NewKeyOf(t, t.TempDir(), kind, kind).Signer)
 	}
-	_, ed, err := ed25519.GenerateKey(rand.Reader)
-	add(ed, err)
-	for _, c := range []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()} {
-		add(ecdsa.GenerateKey(c, rand.Reader))
-	}
-	add(rsa.GenerateKey(rand.Reader, 2048))
 	return out
 }
 

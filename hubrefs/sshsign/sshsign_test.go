@@ -1,11 +1,8 @@
 package sshsign
 
 import (
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"encoding/pem"
 	"errors"
 	"net"
@@ -19,6 +16,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -29,32 +27,8 @@ type testKey struct {
 
 func genKey(t testing.TB, kind string) testKey {
 	t.Helper()
-	var priv any
-	var err error
-	switch kind {
-	case "ed25519":
-		_, priv, err = ed25519.GenerateKey(rand.Reader)
-	case "ecdsa":
-		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	case "rsa":
-		priv, err = rsa.GenerateKey(rand.Reader, 2048)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "id_"+kind)
-	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return testKey{signer: s, path: path}
+	k := fixtures.NewKeyOf(t, t.TempDir(), "id_"+kind, kind)
+	return testKey{signer: k.Signer, path: k.Path}
 }
 
 func mustRead(t *testing.T, path string) []byte {
