@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -30,14 +29,6 @@ func TestAuthorizedKeyRoundTrip(t *testing.T) {
 	is.True(errors.Is(err, ErrKey))
 }
 
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // xKeys are keys of every supported type, as x/crypto signers.
 func xKeys(t testing.TB) []ssh.Signer {
