@@ -29,7 +29,6 @@ func TestAuthorizedKeyRoundTrip(t *testing.T) {
 	is.True(errors.Is(err, ErrKey))
 }
 
-
 // xKeys are keys of every supported type, as x/crypto signers.
 func xKeys(t testing.TB) []ssh.Signer {
 	t.Helper()
