@@ -181,9 +181,21 @@ func (x *PackIndex) Lookup(h plumbing.Hash) (int, bool) {
 		lo = int(binary.BigEndian.Uint32(x.fanout[4*(int(h[0])-1):]))
 	}
 	hi := int(binary.BigEndian.Uint32(x.fanout[4*int(h[0]):]))
+	// Ids compare as their first 8 bytes read big-endian (one load), then
+	// the rest only on a tie: the hook looks up thousands of ids a push.
+	key := binary.BigEndian.Uint64(h[:8])
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		c := bytes.Compare(x.names[mid*hashLen:mid*hashLen+hashLen], h[:])
+		name := x.names[mid*hashLen : mid*hashLen+hashLen]
+		c := 0
+		switch v := binary.BigEndian.Uint64(name); {
+		case v < key:
+			c = -1
+		case v > key:
+			c = 1
+		default:
+			c = bytes.Compare(name[8:], h[8:])
+		}
 		switch {
 		case c == 0:
 			return mid, true
