@@ -5,11 +5,15 @@ package main
 // request ID (DESIGN.md §8 "CI").
 //
 // Decisions:
-//   - The revision is checked out with `git worktree add --detach` into a
-//     temporary directory, for bare and non-bare repositories alike (git
-//     accepts `git --git-dir=BARE worktree add`); the worktree is removed
-//     with `git worktree remove --force` (and pruned) afterwards. The
-//     revision must be in the repository (fetch the candidate branch first).
+//   - The revision is checked out into a temporary directory as a
+//     repository of its own that borrows the repository's objects through
+//     objects/info/alternates, with HEAD detached at the revision (it has no
+//     branches or tags), and deleted afterwards. Nothing is registered in
+//     the repository: `git worktree add` was used before, and a CI fleet's
+//     parallel worktree adds and removes broke each other and, since
+//     receive-pack reads every worktree's HEAD, the pushes recording their
+//     results. The revision must be in the repository (fetch the candidate
+//     branch first).
 //   - check.started is appended before the command runs and check.completed
 //     after: exit status 0 → success, a timeout (--timeout) → cancelled, any
 //     other status or a command that cannot start → failure. Both events are
@@ -24,6 +28,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,14 +87,10 @@ func checkRun(c *cli.Context) error {
 		return fail(1, err)
 	}
 	defer os.RemoveAll(tmp)
-	wt := tmp + "/tree"
-	if _, err := gitOut(w.h.GitDir, "worktree", "add", "--detach", "--quiet", wt, commit); err != nil {
-		return fail(1, fmt.Errorf("checking %s out into a temporary worktree: %w", commit, err))
+	wt := filepath.Join(tmp, "tree")
+	if err := checkout(w.h.GitDir, wt, commit); err != nil {
+		return fail(1, fmt.Errorf("checking %s out into a temporary directory: %w", commit, err))
 	}
-	defer func() {
-		_, _ = gitOut(w.h.GitDir, "worktree", "remove", "--force", wt)
-		_, _ = gitOut(w.h.GitDir, "worktree", "prune")
-	}()
 
 	started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: w.t.RepoID}, Name: name, Head: commit}
 	if _, err := w.write(id, started); err != nil {
@@ -132,4 +134,26 @@ func checkRun(c *cli.Context) error {
 		return fail(1, errors.New(""))
 	}
 	return nil
+}
+
+// checkout makes dir a repository whose objects are gitDir's (alternates)
+// and checks commit out there, detached.
+func checkout(gitDir, dir, commit string) error {
+	objects, err := gitOut(gitDir, "rev-parse", "--git-path", "objects")
+	if err != nil {
+		return err
+	}
+	objects = strings.TrimSpace(objects)
+	if !filepath.IsAbs(objects) {
+		objects = filepath.Join(gitDir, objects)
+	}
+	if _, err := gitOut("", "init", "-q", dir); err != nil {
+		return err
+	}
+	alt := filepath.Join(dir, ".git", "objects", "info", "alternates")
+	if err := os.WriteFile(alt, []byte(objects+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", alt, err)
+	}
+	_, err = gitOut(filepath.Join(dir, ".git"), "--work-tree="+dir, "checkout", "-q", "--detach", commit)
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gitplus/gitplus/fixtures"
@@ -99,11 +100,27 @@ func TestQueuePassLandsAndEvicts(t *testing.T) {
 		}
 	}
 
-	// CI: green on C_1 and C_2, red on C_3.
-	for i, cmd := range []string{"true", "true", "false"} {
-		_, _, code := e.run(bare, "ci", nil, "check", "run", "--pr", ids[i], "--rev", "queue/main/"+ids[i], "--name", "ci", "--", cmd)
-		if want := map[string]int{"true": 0, "false": 1}[cmd]; code != want {
-			t.Fatalf("check run -- %s: exit %d, want %d", cmd, code, want)
+	// CI: green on C_1 and C_2, red on C_3, the three runs at once as a CI
+	// fleet runs them (each checks its candidate out into a worktree of the
+	// same repository).
+	cmds := []string{"true", "true", "false"}
+	codes, errs := make([]int, len(cmds)), make([]string, len(cmds))
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i], codes[i] = e.run(bare, "ci", nil, "check", "run", "--pr", ids[i], "--rev", "queue/main/"+ids[i], "--name", "ci", "--", cmd)
+		}()
+	}
+	wg.Wait()
+	for i, cmd := range cmds {
+		if want := map[string]int{"true": 0, "false": 1}[cmd]; codes[i] != want {
+			t.Fatalf("check run -- %s: exit %d, want %d\n%s", cmd, codes[i], want, errs[i])
+		}
+		// Exit 1 is also what an error gives: the result must be recorded.
+		if log := fixtures.Git(t, bare, "log", "--format=%s", "refs/hub/pr/"+ids[i]); !strings.Contains(log, "check.completed") {
+			t.Fatalf("check run -- %s on %s recorded no check.completed:\n%s\n%s", cmd, ids[i], log, errs[i])
 		}
 	}
 
@@ -119,7 +136,7 @@ func TestQueuePassLandsAndEvicts(t *testing.T) {
 		t.Fatalf("C_1's first parent is %s, want C_0 %s", p, c0)
 	}
 	if len(rep.Evicted) != 1 || rep.Evicted[0].PR != ids[2] || rep.Evicted[0].Reason != "failed" {
-		t.Fatalf("pass 2 evicted %+v", rep.Evicted)
+		t.Fatalf("pass 2 evicted %+v\nreport %+v\nPR3 log:\n%s", rep.Evicted, rep, fixtures.Git(t, bare, "log", "--format=%H %s", "refs/hub/pr/"+ids[2]))
 	}
 	for i, id := range ids[:2] {
 		j := prShowJSON(t, e, bare, id)
