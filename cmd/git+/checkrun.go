@@ -147,6 +147,9 @@ func checkout(gitDir, dir, commit string) error {
 	if !filepath.IsAbs(objects) {
 		objects = filepath.Join(gitDir, objects)
 	}
+	if objects, err = filepath.Abs(objects); err != nil { // alternates are read from dir
+		return err
+	}
 	if _, err := gitOut("", "init", "-q", dir); err != nil {
 		return err
 	}
