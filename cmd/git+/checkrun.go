@@ -144,10 +144,10 @@ func checkout(gitDir, dir, commit string) error {
 		return err
 	}
 	objects = strings.TrimSpace(objects)
-	if !filepath.IsAbs(objects) {
-		objects = filepath.Join(gitDir, objects)
-	}
-	if objects, err = filepath.Abs(objects); err != nil { // alternates are read from dir
+	// git prints it relative to the directory it ran in (this process's)
+	// when the git directory was given relative; the alternates file
+	// needs it absolute.
+	if objects, err = filepath.Abs(objects); err != nil {
 		return err
 	}
 	if _, err := gitOut("", "init", "-q", dir); err != nil {
