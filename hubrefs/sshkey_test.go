@@ -154,3 +154,35 @@ func FuzzParsePublicKey(f *testing.F) {
 		t.Fatalf("x/crypto accepts a %s key we refuse: %v", theirs.Type(), err)
 	})
 }
+
+// FuzzVerifySignature: any key, format and signature blob give an answer,
+// never a panic, and the same answer as x/crypto for the keys it parses
+// too.
+func FuzzVerifySignature(f *testing.F) {
+	for _, s := range xKeys(f) {
+		data := []byte("data")
+		sig, err := s.Sign(rand.Reader, data)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(s.PublicKey().Marshal(), sig.Format, sig.Blob, data)
+	}
+	f.Fuzz(func(t *testing.T, wire []byte, format string, blob, data []byte) {
+		k, err := parseKey(wire)
+		if err != nil {
+			return
+		}
+		got := k.verify(data, format, blob)
+		xk, err := ssh.ParsePublicKey(wire)
+		if err != nil {
+			t.Fatalf("we parse a %s key x/crypto refuses: %v", k.typ, err)
+		}
+		if k.typ == KeyRSA && format != SigRSASHA256 && format != SigRSASHA512 {
+			return // SHA-1 ssh-rsa signatures: refused here by design, accepted by x/crypto
+		}
+		want := xk.Verify(data, &ssh.Signature{Format: format, Blob: blob})
+		if (got == nil) != (want == nil) {
+			t.Fatalf("%s %q: ours %v, x/crypto %v", k.typ, format, got, want)
+		}
+	})
+}
