@@ -80,7 +80,7 @@ func decodeAll(ws []walked, c Ceilings, what string) ([]Event, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := &verifier{kc: keyCache{}}
+			v := &verifier{kc: KeyCache{}}
 			for {
 				mu.Lock()
 				i := next
@@ -125,7 +125,7 @@ func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := &verifier{kc: keyCache{}, vc: vc}
+			v := &verifier{kc: KeyCache{}, vc: vc}
 			for b := range jobs {
 				b.evs = make([]Event, len(b.ws))
 				b.errs = make([]error, len(b.ws))

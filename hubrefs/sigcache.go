@@ -69,7 +69,7 @@ func (vc *VerifiedCache) add(k [32]byte, pub PublicKey) {
 // verifier verifies signatures for one goroutine: a key cache, and the
 // caller's VerifiedCache if any.
 type verifier struct {
-	kc keyCache
+	kc KeyCache
 	vc *VerifiedCache
 }
 
@@ -138,7 +138,7 @@ func ReadVerifiedCache(r io.Reader, max int) (*VerifiedCache, error) {
 		return nil, fmt.Errorf("not a verified-signature cache: %w", ErrMalformed)
 	}
 	vc := NewVerifiedCache()
-	kc := keyCache{}
+	kc := KeyCache{}
 	for {
 		var k [32]byte
 		if _, err := io.ReadFull(br, k[:]); err != nil {

@@ -95,7 +95,7 @@ func parseKey(wire []byte) (*sshKey, error) {
 			return nil, errors.New("ssh: trailing junk in public key")
 		}
 		k.ed = ed25519.PublicKey(bytes.Clone(pub))
-		k.wire = appendSSHBytes(appendSSHString(nil, k.typ), pub)
+		k.wire = appendSSHString(appendSSHString(nil, k.typ), pub)
 	case KeyECDSA256, KeyECDSA384, KeyECDSA521:
 		curveName, r, ok := sshString(rest)
 		if !ok {
@@ -116,7 +116,7 @@ func parseKey(wire []byte) (*sshKey, error) {
 			return nil, errors.New("ssh: invalid curve point")
 		}
 		k.ec = pub
-		k.wire = appendSSHBytes(appendSSHString(appendSSHString(nil, k.typ), string(curveName)), point)
+		k.wire = appendSSHString(appendSSHString(appendSSHString(nil, k.typ), curveName), point)
 	case KeyRSA:
 		e, r, err := parseMPInt(rest)
 		if err != nil {
@@ -175,13 +175,7 @@ func appendMPInt(b []byte, n *big.Int) []byte {
 	if len(v) > 0 && v[0]&0x80 != 0 {
 		v = append([]byte{0}, v...)
 	}
-	return appendSSHBytes(b, v)
-}
-
-func appendSSHBytes(b, v []byte) []byte {
-	n := len(v)
-	b = append(b, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	return append(b, v...)
+	return appendSSHString(b, v)
 }
 
 // verify checks a signature of data in format with blob, as x/crypto's

@@ -200,15 +200,24 @@ func verifyParsed(rc *rawCommit) (PublicKey, error) {
 	return verifyWith(rc, nil)
 }
 
-// keyCache remembers parsed public keys by their wire form within one read
+// KeyCache remembers parsed public keys by their wire form within one read
 // (events of a ref are signed by a handful of keys). It only saves parsing:
-// every signature is still verified. A nil keyCache parses every time.
-type keyCache map[string]*sshKey
+// every signature is still verified. A nil KeyCache parses every time.
+type KeyCache map[string]*sshKey
 
-// maxCachedKeys bounds a keyCache.
+// maxCachedKeys bounds a KeyCache.
 const maxCachedKeys = 256
 
-func (kc keyCache) parse(wire []byte) (*sshKey, error) {
+// Parse is ParsePublicKey, parsing each wire form once.
+func (kc KeyCache) Parse(wire []byte) (PublicKey, error) {
+	k, err := kc.parse(wire)
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (kc KeyCache) parse(wire []byte) (*sshKey, error) {
 	if pub, ok := kc[string(wire)]; ok {
 		return pub, nil
 	}
@@ -231,10 +240,12 @@ func sshString(b []byte) (val, rest []byte, ok bool) {
 	return b[4 : 4+n], b[4+n:], true
 }
 
-func appendSSHString(b []byte, s string) []byte {
-	n := len(s)
+// appendSSHString appends v as an SSH wire string (uint32 big-endian
+// length, bytes).
+func appendSSHString[T string | []byte](b []byte, v T) []byte {
+	n := len(v)
 	b = append(b, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	return append(b, s...)
+	return append(b, v...)
 }
 
 // sshSig is a parsed SSHSIG blob (PROTOCOL.sshsig): the same checks as
@@ -250,7 +261,7 @@ type sshSig struct {
 // sigPEMType is the armor type of an SSH signature.
 const sigPEMType = "SSH SIGNATURE"
 
-func parseSSHSig(b []byte, kc keyCache) (*sshSig, error) {
+func parseSSHSig(b []byte, kc KeyCache) (*sshSig, error) {
 	const magic = "SSHSIG"
 	if len(b) < len(magic)+4 || string(b[:len(magic)]) != magic {
 		return nil, errors.New("invalid magic preamble")
@@ -298,7 +309,7 @@ func parseSSHSig(b []byte, kc keyCache) (*sshSig, error) {
 // verifyWith verifies rc's signature: the hash the signature names is taken
 // over the body without its gpgsig headers, read in place (no copy), and the
 // SSHSIG signed data is checked with the signing key.
-func verifyWith(rc *rawCommit, kc keyCache) (PublicKey, error) {
+func verifyWith(rc *rawCommit, kc KeyCache) (PublicKey, error) {
 	switch {
 	case rc.sigs == 0:
 		return nil, fmt.Errorf("commit has no gpgsig header; sign it with an SSH key (gpg.format=ssh): %w", ErrUnsigned)

@@ -141,7 +141,7 @@ func decodeLog(tip plumbing.Hash, b []byte) ([]hubrefs.Event, bool) {
 	}
 	evs := make([]hubrefs.Event, n)
 	ids := make(map[plumbing.Hash]bool, n)
-	keys := map[string]hubrefs.PublicKey{} // most events share a few signers
+	keys := hubrefs.KeyCache{} // most events share a few signers
 	for i := range evs {
 		ev := &evs[i]
 		ev.ID = r.hash()
@@ -160,13 +160,9 @@ func decodeLog(tip plumbing.Hash, b []byte) ([]hubrefs.Event, bool) {
 			return nil, false
 		}
 		if len(key) > 0 {
-			k, ok := keys[string(key)]
-			if !ok {
-				var err error
-				if k, err = hubrefs.ParsePublicKey(key); err != nil {
-					return nil, false
-				}
-				keys[string(key)] = k
+			k, err := keys.Parse(key)
+			if err != nil {
+				return nil, false
 			}
 			ev.Signer = k
 		}
