@@ -40,9 +40,7 @@ func encodeLog(tip plumbing.Hash, evs []hubrefs.Event) []byte {
 	for _, ev := range evs {
 		n += 20 + 10 + 20*len(ev.Parents) + len(ev.Type) + len(ev.Repo) + len(ev.Payload) + 4*10 + 64
 	}
-	b := make([]byte, 0, n)
-	b = append(b, cacheMagic...)
-	b = append(b, tip[:]...)
+	b := appendEntryHeader(make([]byte, 0, n), cacheMagic, tip)
 	b = binary.AppendUvarint(b, uint64(len(evs)))
 	for _, ev := range evs {
 		b = append(b, ev.ID[:]...)
@@ -66,6 +64,26 @@ func encodeLog(tip plumbing.Hash, evs []hubrefs.Event) []byte {
 func appendBytes(b, v []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(v)))
 	return append(b, v...)
+}
+
+// appendEntryHeader starts an entry (a log or the pull request index):
+// its format's magic, then the key it describes.
+func appendEntryHeader(b, magic []byte, key plumbing.Hash) []byte {
+	b = append(b, magic...)
+	return append(b, key[:]...)
+}
+
+// openEntry checks an entry's magic and key and returns a reader of the
+// rest; false when either does not match.
+func openEntry(b, magic []byte, key plumbing.Hash) (*entryReader, bool) {
+	if !bytes.HasPrefix(b, magic) {
+		return nil, false
+	}
+	r := &entryReader{b: b[len(magic):]}
+	if r.hash() != key || r.bad {
+		return nil, false
+	}
+	return r, true
 }
 
 // entryReader reads an entry; any read past the end sets bad.
@@ -128,11 +146,8 @@ func (r *entryReader) count(min int) int {
 // decodeLog returns the events of a cache entry for tip, or false when the
 // entry is not a whole, well-formed log whose tip is tip.
 func decodeLog(tip plumbing.Hash, b []byte) ([]hubrefs.Event, bool) {
-	if !bytes.HasPrefix(b, cacheMagic) {
-		return nil, false
-	}
-	r := &entryReader{b: b[len(cacheMagic):]}
-	if r.hash() != tip || r.bad {
+	r, ok := openEntry(b, cacheMagic, tip)
+	if !ok {
 		return nil, false
 	}
 	n := r.count(20 + 6)

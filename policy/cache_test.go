@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -411,4 +412,9 @@ func mustLog(t *testing.T, w *world, tip plumbing.Hash) []hubrefs.Event {
 		t.Fatal(err)
 	}
 	return evs
+}
+
+func (s prSummary) equal(o prSummary) bool {
+	return s.Ref == o.Ref && s.Tip == o.Tip && s.ID == o.ID && s.State == o.State && s.Base == o.Base && s.Head == o.Head &&
+		s.Unresolved == o.Unresolved && slices.Equal(s.Approvals, o.Approvals) && slices.Equal(s.Checks, o.Checks)
 }

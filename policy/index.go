@@ -22,10 +22,8 @@ package policy
 // folded is never indexed, so it is refused on every push as before.
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"slices"
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -75,11 +73,6 @@ func (s prSummary) state() *pr.State {
 	return st
 }
 
-func (s prSummary) equal(o prSummary) bool {
-	return s.Ref == o.Ref && s.Tip == o.Tip && s.ID == o.ID && s.State == o.State && s.Base == o.Base && s.Head == o.Head &&
-		s.Unresolved == o.Unresolved && slices.Equal(s.Approvals, o.Approvals) && slices.Equal(s.Checks, o.Checks)
-}
-
 var indexMagic = []byte("gpix\x02")
 
 // indexKey is the cache key of the index for trust tip t.
@@ -91,8 +84,7 @@ func indexKey(t plumbing.Hash) plumbing.Hash {
 }
 
 func encodeIndex(t plumbing.Hash, sums []prSummary) []byte {
-	b := append([]byte(nil), indexMagic...)
-	b = append(b, t[:]...)
+	b := appendEntryHeader(nil, indexMagic, t)
 	b = binary.AppendUvarint(b, uint64(len(sums)))
 	for _, s := range sums {
 		b = appendBytes(b, []byte(s.Ref))
@@ -119,11 +111,8 @@ func encodeIndex(t plumbing.Hash, sums []prSummary) []byte {
 // decodeIndex returns the summaries of an index entry for trust tip t by
 // ref, or false when the entry is damaged or for another trust tip.
 func decodeIndex(t plumbing.Hash, b []byte) (map[string]prSummary, bool) {
-	if !bytes.HasPrefix(b, indexMagic) {
-		return nil, false
-	}
-	r := &entryReader{b: b[len(indexMagic):]}
-	if r.hash() != t || r.bad {
+	r, ok := openEntry(b, indexMagic, t)
+	if !ok {
 		return nil, false
 	}
 	n := r.count(20 + 5)
