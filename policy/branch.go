@@ -59,7 +59,7 @@ func (j *judge) foldPRs() {
 		sums = append(sums, sum)
 		j.prs[ref] = sum
 		if sum.State == pr.Open {
-			k := sum.Base + " " + sum.Head
+			k := headKey(sum.Base, sum.Head)
 			j.heads[k] = append(j.heads[k], ref)
 		}
 	}
@@ -88,12 +88,15 @@ func (j *judge) foldPR(ref string) (*pr.State, error) {
 	return st, nil
 }
 
+// headKey indexes j.heads: an open pull request's base and head.
+func headKey(base, head string) string { return base + " " + head }
+
 // openHeads returns the open pull requests based on ref whose head is h:
 // their full fold when this judgement folded them, else the state their
 // index summary gives (what review and checks read; see prSummary.state).
 func (j *judge) openHeads(ref string, h plumbing.Hash) []*pr.State {
 	var out []*pr.State
-	for _, r := range j.heads[ref+" "+h.String()] {
+	for _, r := range j.heads[headKey(ref, h.String())] {
 		st, ok := j.full[r]
 		if !ok {
 			st = j.prs[r].state()
@@ -152,7 +155,7 @@ func (j *judge) branch(u Update) error {
 		return j.direct(u, b, cands)
 	}
 	if !b.QueueCandidates {
-		if len(tip.parents) == 2 && len(j.heads[u.Ref+" "+tip.parents[1].String()]) > 0 {
+		if len(tip.parents) == 2 && len(j.heads[headKey(u.Ref, tip.parents[1].String())]) > 0 {
 			return refuse(CodeCandidatesOff, "%s is a merge of pull request head %s, but %s does not take queue candidates (queueCandidates is false); push the approved head itself, or ask an admin to turn candidates on", short(u.New), short(tip.parents[1]), u.Ref)
 		}
 		return j.notAHead(u.Ref, u.New, "commit")
@@ -315,41 +318,48 @@ func (j *judge) mergeSteps(old plumbing.Hash, steps []*commit) error {
 	if cr, ok := j.in.Objects.(ConcurrentReader); ok && cr.ConcurrentReads() && len(steps) >= minParallelSteps {
 		workers = min(runtime.GOMAXPROCS(0), len(steps)/2, 8)
 	}
-	if workers <= 1 {
-		for i, c := range steps {
-			if err := j.mergeStep(i, prevOf(i), c, j.merges); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	// Contiguous blocks, one mergetree cache each: neighbouring steps share
-	// most of their merge-base walks.
+	// most of their merge-base walks. A block stops at its first bad step;
+	// the first bad step in chain order is reported.
 	errs := make([]error, len(steps))
-	var wg sync.WaitGroup
-	per := (len(steps) + workers - 1) / workers
-	for lo := 0; lo < len(steps); lo += per {
-		hi := min(lo+per, len(steps))
-		cache := mergetree.NewCache()
-		if lo == 0 {
-			cache = j.merges
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					errs[lo] = fmt.Errorf("merging step %d: %v", lo+1, r)
-				}
-			}()
-			for i := lo; i < hi; i++ {
-				if errs[i] = j.mergeStep(i, prevOf(i), steps[i], cache); errs[i] != nil {
-					return // later steps of this block are not needed
-				}
+	block := func(lo, hi int, cache *mergetree.Cache) {
+		for i := lo; i < hi; i++ {
+			if errs[i] = j.mergeStep(i, prevOf(i), steps[i], cache); errs[i] != nil {
+				return
 			}
-		}()
+		}
 	}
-	wg.Wait()
+	if workers <= 1 {
+		block(0, len(steps), j.merges)
+	} else {
+		var wg sync.WaitGroup
+		var panicked any
+		var once sync.Once
+		per := (len(steps) + workers - 1) / workers
+		for lo := 0; lo < len(steps); lo += per {
+			cache := j.merges
+			if lo > 0 {
+				cache = mergetree.NewCache()
+			}
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				defer func() {
+					if r := recover(); r != nil {
+						once.Do(func() { panicked = r })
+					}
+				}()
+				block(lo, hi, cache)
+			}(lo, min(lo+per, len(steps)))
+		}
+		wg.Wait()
+		if panicked != nil {
+			// Re-raised on the judging goroutine, where the caller's
+			// recover (receive.JudgePush) turns it into internal-error as
+			// for a sequential judgement.
+			panic(panicked)
+		}
+	}
 	for _, err := range errs {
 		if err != nil {
 			return err
