@@ -191,20 +191,12 @@ func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash
 		if !validRefName(name) {
 			return nil, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
 		}
-		data, err := readLineFile(filepath.Join(gitDir, filepath.FromSlash(name)), 128, maxRefFile)
-		switch {
-		case err == nil:
-			v, err := parseRefFile(name, data)
-			if err != nil {
-				return nil, err
-			}
+		v, found, err := readRefIn(gitDir, name, packed)
+		if err != nil {
+			return nil, err
+		}
+		if found {
 			set(name, v)
-		case errors.Is(err, fs.ErrNotExist) || isDirErr(filepath.Join(gitDir, filepath.FromSlash(name))):
-			if id, ok := packed[name]; ok {
-				direct[name] = id
-			}
-		default:
-			return nil, fmt.Errorf("read ref %s of %s: %w", name, gitDir, err)
 		}
 	}
 	for name, target := range symbolic {
@@ -274,6 +266,12 @@ func ReadSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
 }
 
 func readOneRef(gitDir, name string) (refValue, bool, error) {
+	return readRefIn(gitDir, name, nil)
+}
+
+// readRefIn reads name's loose ref file, else its packed-refs line: from
+// packed when the caller has read packed-refs already, else from the file.
+func readRefIn(gitDir, name string, packed map[string]plumbing.Hash) (refValue, bool, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
 	data, err := readLineFile(path, 128, maxRefFile)
 	if err == nil {
@@ -285,6 +283,10 @@ func readOneRef(gitDir, name string) (refValue, bool, error) {
 	}
 	if !strings.HasPrefix(name, "refs/") {
 		return refValue{}, false, nil
+	}
+	if packed != nil {
+		id, ok := packed[name]
+		return refValue{id: id}, ok, nil
 	}
 	ppath := filepath.Join(gitDir, "packed-refs")
 	pdata, err := readFile(ppath, 16<<10, maxPackedRefs)
