@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
@@ -127,7 +128,7 @@ func setup(tb testing.TB) *world {
 		bin = fixtures.Binary(tb)
 	}
 	pre := []string{bin, "hook", "pre-receive"}
-	if lean := filepath.Join(filepath.Dir(bin), "git+hook"); !*flagCLI {
+	if lean := filepath.Join(filepath.Dir(bin), hooks.HookBinary); !*flagCLI {
 		if _, err := os.Stat(lean); err == nil {
 			pre = []string{lean, "pre-receive"}
 		}

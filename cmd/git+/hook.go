@@ -117,6 +117,7 @@ func hookPreReceiveAction(c *cli.Context) error {
 func preReceiveFast() int {
 	return receive.RunPreReceive(os.Environ(), os.Stdin, os.Stderr)
 }
+
 func hookPostReceiveAction(c *cli.Context) error {
 	gitDir := hookGitDir(c)
 	if abs, err := filepath.Abs(gitDir); err == nil {
