@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,25 +21,6 @@ import (
 )
 
 const auditRules = `{"protected":{"refs/heads/main":{"requiredApprovals":1,"requiredChecks":["ci"],"queueCandidates":true,"queueDepth":8}}}`
-
-// syncCache is a fold cache safe for the loading workers.
-type syncCache struct {
-	mu sync.Mutex
-	m  map[plumbing.Hash][]byte
-}
-
-func (c *syncCache) Get(k plumbing.Hash) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[k]
-	return v, ok
-}
-
-func (c *syncCache) Put(k plumbing.Hash, v []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[k] = v
-}
 
 // commitOf writes a commit with the given parents and the tree of treeFrom.
 func (w *world) commitOf(treeFrom plumbing.Hash, msg string, parents ...plumbing.Hash) plumbing.Hash {
@@ -103,7 +83,7 @@ var auditModes = []auditMode{
 func auditAll(t *testing.T, w *world) (*AuditReport, error) {
 	t.Helper()
 	mem := memObjects(t, w)
-	cache := &syncCache{m: map[plumbing.Hash][]byte{}}
+	cache := &mapCache{m: map[plumbing.Hash][]byte{}} // locked: safe for the loading workers
 	var first *AuditReport
 	var firstErr error
 	for i, m := range auditModes {
