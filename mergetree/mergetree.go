@@ -19,6 +19,12 @@ const (
 	KindSubmodule     = "submodule"
 )
 
+// Algorithm names the merge this package computes. It changes with any
+// change that could give a different result (tree or conflicts) for some
+// pair of commits, so that results recorded elsewhere under it (policy's
+// merge facts) are never read by a build that would merge differently.
+const Algorithm = "gitplus-merge-1"
+
 // Conflict is one conflicted path (slash-separated, relative to the root).
 type Conflict struct {
 	Path string

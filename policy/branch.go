@@ -19,6 +19,8 @@ import (
 // foldPRs summarizes every pull request ref once per Judge call — from the
 // pull request index when it holds the ref at its current tip (index.go),
 // else by folding its log — and indexes the open heads by (base, head).
+// With in.PRRefs and an index for the current trust tip, the index alone is
+// taken, and openHeads reads the ref of each pull request it returns.
 func (j *judge) foldPRs() {
 	if j.prsDone {
 		return
@@ -27,13 +29,8 @@ func (j *judge) foldPRs() {
 	j.prs = map[string]prSummary{}
 	j.heads = map[string][]string{}
 	j.full = map[string]*pr.State{}
-	var refs []string
-	for ref := range j.in.Refs {
-		if strings.HasPrefix(ref, hubrefs.PRRefPrefix) {
-			refs = append(refs, ref)
-		}
-	}
-	sort.Strings(refs)
+	j.prErrs = nil
+	j.fromIndex = false
 	trustTip := j.in.Refs[hubrefs.TrustRef]
 	var indexed map[string]prSummary
 	if j.in.Cache != nil {
@@ -41,10 +38,43 @@ func (j *judge) foldPRs() {
 			indexed, _ = decodeIndex(trustTip, b)
 		}
 	}
+	if j.in.PRRefs != nil && !j.allPRs && indexed != nil {
+		j.fromIndex = true
+		j.checked = map[string]bool{}
+		refs := make([]string, 0, len(indexed))
+		for ref := range indexed {
+			refs = append(refs, ref)
+		}
+		sort.Strings(refs)
+		for _, ref := range refs {
+			j.addPR(indexed[ref])
+		}
+		return
+	}
+	j.prTips = map[string]plumbing.Hash{}
+	if j.in.PRRefs != nil {
+		all, err := j.in.PRRefs.Under(hubrefs.PRRefPrefix)
+		if err != nil {
+			j.prErrs = append(j.prErrs, refuse(CodePRInvalid, "the pull request refs cannot be read (%v); retry, and report it to the repository's administrator if it persists", err))
+			return
+		}
+		j.prTips = all
+	} else {
+		for ref, tip := range j.in.Refs {
+			if strings.HasPrefix(ref, hubrefs.PRRefPrefix) {
+				j.prTips[ref] = tip
+			}
+		}
+	}
+	refs := make([]string, 0, len(j.prTips))
+	for ref := range j.prTips {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
 	sums := make([]prSummary, 0, len(refs))
 	reused := 0
 	for _, ref := range refs {
-		tip := j.in.Refs[ref]
+		tip := j.prTips[ref]
 		sum, ok := indexed[ref]
 		if ok && sum.Tip == tip {
 			reused++
@@ -57,15 +87,35 @@ func (j *judge) foldPRs() {
 			sum = summarize(ref, tip, st)
 		}
 		sums = append(sums, sum)
-		j.prs[ref] = sum
-		if sum.State == pr.Open {
-			k := headKey(sum.Base, sum.Head)
-			j.heads[k] = append(j.heads[k], ref)
-		}
+		j.addPR(sum)
 	}
 	if j.in.Cache != nil && (reused != len(sums) || reused != len(indexed)) {
 		j.in.Cache.Put(indexKey(trustTip), encodeIndex(trustTip, sums))
 	}
+}
+
+func (j *judge) addPR(sum prSummary) {
+	j.prs[sum.Ref] = sum
+	if sum.State == pr.Open {
+		k := headKey(sum.Base, sum.Head)
+		j.heads[k] = append(j.heads[k], sum.Ref)
+	}
+}
+
+// current reports whether pull request ref is still at the tip its
+// summary describes: always when every ref was read; else its ref is read
+// (once).
+func (j *judge) current(ref string) bool {
+	if !j.fromIndex {
+		return true
+	}
+	ok, done := j.checked[ref]
+	if !done {
+		tip, err := j.in.PRRefs.Ref(ref)
+		ok = err == nil && tip == j.prs[ref].Tip
+		j.checked[ref] = ok
+	}
+	return ok
 }
 
 // foldPR reads and folds the pull request at ref under the current trust.
@@ -73,7 +123,7 @@ func (j *judge) foldPR(ref string) (*pr.State, error) {
 	if st, ok := j.full[ref]; ok {
 		return st, nil
 	}
-	evs, err := j.readLog(j.in.Refs[ref])
+	evs, err := j.readLog(j.prTips[ref])
 	if err != nil {
 		return nil, j.storedErr(CodePRInvalid, ref, err)
 	}
@@ -97,6 +147,9 @@ func headKey(base, head string) string { return base + " " + head }
 func (j *judge) openHeads(ref string, h plumbing.Hash) []*pr.State {
 	var out []*pr.State
 	for _, r := range j.heads[headKey(ref, h.String())] {
+		if !j.current(r) {
+			continue
+		}
 		st, ok := j.full[r]
 		if !ok {
 			st = j.prs[r].state()
@@ -126,6 +179,7 @@ func (j *judge) notAHead(ref string, h plumbing.Hash, what string) error {
 func (j *judge) branch(u Update) error {
 	b, ok := j.rules.For(u.Ref)
 	if !ok {
+		j.learnCandidate(u)
 		return nil
 	}
 	if u.New.IsZero() {
@@ -148,9 +202,6 @@ func (j *judge) branch(u Update) error {
 		return j.provenance(u, b)
 	}
 	j.foldPRs()
-	if len(j.prErrs) > 0 {
-		return j.prErrs[0]
-	}
 	if cands := j.openHeads(u.Ref, u.New); len(cands) > 0 {
 		return j.direct(u, b, cands)
 	}
@@ -306,7 +357,8 @@ type ConcurrentReader interface {
 const minParallelSteps = 16
 
 // mergeSteps checks rule 3 on every step and reports the first step, in
-// chain order, that breaks it.
+// chain order, that breaks it. Steps with a merge fact (facts.go) hold
+// without merging.
 func (j *judge) mergeSteps(old plumbing.Hash, steps []*commit) error {
 	prevOf := func(i int) plumbing.Hash {
 		if i == 0 {
@@ -314,29 +366,35 @@ func (j *judge) mergeSteps(old plumbing.Hash, steps []*commit) error {
 		}
 		return steps[i-1].id
 	}
+	todo := make([]int, 0, len(steps))
+	for i, c := range steps {
+		if !j.knownMerge(c) {
+			todo = append(todo, i)
+		}
+	}
 	workers := 1
-	if cr, ok := j.in.Objects.(ConcurrentReader); ok && cr.ConcurrentReads() && len(steps) >= minParallelSteps {
-		workers = min(runtime.GOMAXPROCS(0), len(steps)/2, 8)
+	if cr, ok := j.in.Objects.(ConcurrentReader); ok && cr.ConcurrentReads() && len(todo) >= minParallelSteps {
+		workers = min(runtime.GOMAXPROCS(0), len(todo)/2, 8)
 	}
 	// Contiguous blocks, one mergetree cache each: neighbouring steps share
 	// most of their merge-base walks. A block stops at its first bad step;
 	// the first bad step in chain order is reported.
 	errs := make([]error, len(steps))
 	block := func(lo, hi int, cache *mergetree.Cache) {
-		for i := lo; i < hi; i++ {
+		for _, i := range todo[lo:hi] {
 			if errs[i] = j.mergeStep(i, prevOf(i), steps[i], cache); errs[i] != nil {
 				return
 			}
 		}
 	}
 	if workers <= 1 {
-		block(0, len(steps), j.merges)
+		block(0, len(todo), j.merges)
 	} else {
 		var wg sync.WaitGroup
 		var panicked any
 		var once sync.Once
-		per := (len(steps) + workers - 1) / workers
-		for lo := 0; lo < len(steps); lo += per {
+		per := (len(todo) + workers - 1) / workers
+		for lo := 0; lo < len(todo); lo += per {
 			cache := j.merges
 			if lo > 0 {
 				cache = mergetree.NewCache()
@@ -350,7 +408,7 @@ func (j *judge) mergeSteps(old plumbing.Hash, steps []*commit) error {
 					}
 				}()
 				block(lo, hi, cache)
-			}(lo, min(lo+per, len(steps)))
+			}(lo, min(lo+per, len(todo)))
 		}
 		wg.Wait()
 		if panicked != nil {

@@ -111,7 +111,10 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 	case nsTrust:
 		err = j.authorizeTrust(u.Ref, all, fresh)
 	case nsPR:
-		err = j.authorizePR(u.Ref, id, all, fresh)
+		var st *pr.State
+		if st, err = j.authorizePR(u.Ref, id, all, fresh); err == nil {
+			j.reindexed = append(j.reindexed, summarize(u.Ref, u.New, st))
+		}
 	case nsQueue:
 		err = j.authorizeQueue(u.Ref, id, all, fresh)
 	}
@@ -125,6 +128,7 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 		j.forget(u.Old)
 		if ns == nsTrust {
 			j.forget(indexKey(u.Old))
+			j.trustMoved = true
 		}
 	}
 	return nil
@@ -305,37 +309,38 @@ func authRefusal(ref string, ev hubrefs.Event, err, unauth, repo, order, unsigne
 }
 
 // authorizePR judges each new pull request event against the state before it
-// and the trust current at the push (DESIGN.md §5).
-func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) error {
+// and the trust current at the push (DESIGN.md §5), and returns the pull
+// request's state after them.
+func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.State, error) {
 	isNew := isFresh(fresh)
 	for _, ev := range all {
 		if !isNew[ev.ID] {
 			continue
 		}
 		if _, ok := j.trust.MemberByKey(ev.Signer); !ok {
-			return refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
+			return nil, refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
 		}
 		var st *pr.State
 		if prev := before(all, ev); len(prev) > 0 {
 			s, err := pr.Fold(prev, j.trust)
 			if err != nil {
-				return refuse(CodeHubInvalid, "%s: the events before %s do not fold: %v", ref, ev.ID, err)
+				return nil, refuse(CodeHubInvalid, "%s: the events before %s do not fold: %v", ref, ev.ID, err)
 			}
 			st = s
 		}
 		if err := pr.Authorize(ev, st, j.trust); err != nil {
-			return authRefusal(ref, ev, err, pr.ErrUnauthorized, pr.ErrRepoMismatch, pr.ErrOrder, pr.ErrUnsigned,
+			return nil, authRefusal(ref, ev, err, pr.ErrUnauthorized, pr.ErrRepoMismatch, pr.ErrOrder, pr.ErrUnsigned,
 				[]error{pr.ErrMalformed, pr.ErrUnknownType})
 		}
 	}
 	st, err := pr.Fold(all, j.trust)
 	if err != nil {
-		return refuse(CodeHubInvalid, "%s: the pull request would not fold: %v", ref, err)
+		return nil, refuse(CodeHubInvalid, "%s: the pull request would not fold: %v", ref, err)
 	}
 	if st.ID != id {
-		return refuse(CodeRefName, "%s holds pull request %s; a pull request lives at %s%s", ref, st.ID, hubrefs.PRRefPrefix, st.ID)
+		return nil, refuse(CodeRefName, "%s holds pull request %s; a pull request lives at %s%s", ref, st.ID, hubrefs.PRRefPrefix, st.ID)
 	}
-	return nil
+	return st, nil
 }
 
 // authorizeQueue judges new queue events: signed by a current member holding

@@ -28,6 +28,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 )
 
@@ -157,4 +158,37 @@ func decodeIndex(t plumbing.Hash, b []byte) (map[string]prSummary, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// flushIndex writes into the pull request index of the current trust tip
+// the summaries of the pull requests an accepted push moves, so that the
+// landing that typically follows (right after a check result is recorded)
+// finds them current and reads no other pull request ref. Nothing is
+// written when there is no index yet (the next landing builds it) or when
+// the push also moves the trust log (its index is dropped). An entry
+// written for a push that then fails in git names a tip its ref does not
+// hold, and is read as stale.
+func (j *judge) flushIndex() {
+	if j.in.Cache == nil || len(j.reindexed) == 0 || j.trustMoved {
+		return
+	}
+	trustTip := j.in.Refs[hubrefs.TrustRef]
+	key := indexKey(trustTip)
+	b, ok := j.in.Cache.Get(key)
+	if !ok {
+		return
+	}
+	idx, ok := decodeIndex(trustTip, b)
+	if !ok {
+		return
+	}
+	for _, s := range j.reindexed {
+		idx[s.Ref] = s
+	}
+	sums := make([]prSummary, 0, len(idx))
+	for _, s := range idx {
+		sums = append(sums, s)
+	}
+	sort.Slice(sums, func(a, b int) bool { return sums[a].Ref < sums[b].Ref })
+	j.in.Cache.Put(key, encodeIndex(trustTip, sums))
 }

@@ -15,9 +15,11 @@
 //     events-per-ref ceiling counts the stored events too.
 //   - A broken trust log refuses every update (trust-invalid or
 //     missing-object). A pull request log that cannot be read or folded
-//     refuses every landing that needs pull requests (pr-invalid or
-//     missing-object), since its head might be the one in question;
-//     unprotected branches and hub refs are unaffected.
+//     refuses (pr-invalid or missing-object) every landing the readable
+//     pull requests do not justify, since its head might be the one in
+//     question; a landing a readable pull request justifies is accepted,
+//     so one damaged log does not stop every landing. Unprotected branches
+//     and hub refs are unaffected.
 //   - Trust events are judged against the state folded from their own
 //     parents; pull request and queue events against the trust at the push.
 //     Queue events are checked for signer, hub.queue, payload shape, root and
@@ -32,7 +34,10 @@
 //     never by committer dates. Creating a protected branch introduces every
 //     commit reachable from new.
 //   - Cache entries are whole decoded logs keyed by tip id (see cache.go);
-//     folds are recomputed each call because they depend on trust.
+//     folds are recomputed each call because they depend on trust, except
+//     for the pull request index (index.go). Rule 3 of a candidate is
+//     learned when the queue publishes it and read at its landing
+//     (facts.go).
 package policy
 
 import (
@@ -147,9 +152,26 @@ func (v Verdict) Line() string {
 // Input is everything a judgement reads.
 type Input struct {
 	Objects Objects
-	Refs    map[string]plumbing.Hash // refs as they were before the push: at least every ref under refs/hub/ and every updated ref
+	// Refs are the refs as they were before the push: at least
+	// refs/hub/trust, every updated ref, and — unless PRRefs is set — every
+	// pull request ref (refs/hub/pr/*).
+	Refs    map[string]plumbing.Hash
 	Updates []Update
 	Cache   Cache // optional fold cache; nil folds from scratch
+	// PRRefs, when set, reads pull request refs on demand instead of Refs.
+	// A landing is then judged first from the pull request index, reading
+	// only the refs of the pull requests it names for the pushed revision
+	// (index.go); every pull request ref is read only before a refusal
+	// that depends on which pull requests exist.
+	PRRefs RefSource
+}
+
+// RefSource reads refs on demand (receive reads them from the repository).
+type RefSource interface {
+	// Ref returns the value of the named ref; zero when it does not exist.
+	Ref(name string) (plumbing.Hash, error)
+	// Under returns every ref whose name starts with prefix.
+	Under(prefix string) (map[string]plumbing.Hash, error)
 }
 
 // Cache holds decoded hub logs keyed by a hub ref's tip id. It is trusted
@@ -176,6 +198,13 @@ func Judge(in Input) []Verdict {
 			out[i].Code, out[i].Reason = r.Code, r.Reason
 		}
 	}
+	accepted := true
+	for _, v := range out {
+		accepted = accepted && v.Accepted()
+	}
+	if accepted {
+		j.flushIndex()
+	}
 	return out
 }
 
@@ -190,16 +219,24 @@ type judge struct {
 	rules    trust.Rules
 	ceil     hubrefs.Ceilings
 
-	prsDone bool
-	prs     map[string]prSummary // by ref name: every readable pull request
-	prErrs  []error              // pull requests that cannot be read or folded
-	heads   map[string][]string  // "<base> <head>" → refs of open pull requests
-	full    map[string]*pr.State // by ref name: the pull requests folded so far
+	prsDone   bool
+	allPRs    bool                     // read every pull request ref, even with in.PRRefs
+	fromIndex bool                     // prs and heads come from the index alone; refs checked on use
+	checked   map[string]bool          // fromIndex: pull request refs read, whether at their indexed tip
+	prTips    map[string]plumbing.Hash // !fromIndex: every pull request ref
+	prs       map[string]prSummary     // by ref name: every readable pull request
+	prErrs    []error                  // pull requests that cannot be read or folded
+	heads     map[string][]string      // "<base> <head>" → refs of open pull requests
+	full      map[string]*pr.State     // by ref name: the pull requests folded so far
 
 	// merges keeps parsed commits and trees across the merges of one
 	// judgement: objects are immutable by id, so a chain's steps share
 	// their merge-base walks instead of re-reading the steps below them.
 	merges *mergetree.Cache
+
+	learned    int         // merge facts computed for candidate branches (facts.go)
+	reindexed  []prSummary // pull requests this push moves, for the index (flushIndex)
+	trustMoved bool        // this push moves refs/hub/trust
 }
 
 func newJudge(in Input) *judge {
@@ -251,7 +288,38 @@ func (j *judge) update(u Update) error {
 	if cur != u.Old {
 		return refuse(CodeRefMoved, "%s is at %s, not %s as the push expects; fetch and push again", u.Ref, short(cur), short(u.Old))
 	}
-	return j.branch(u)
+	err := j.branch(u)
+	if !j.prDependent(err) {
+		return err
+	}
+	if j.fromIndex {
+		// Judged from the index and the refs it named: the refusal is
+		// final only once every pull request ref has been read.
+		j.prsDone, j.allPRs = false, true
+		if err = j.branch(u); !j.prDependent(err) {
+			return err
+		}
+	}
+	if len(j.prErrs) > 0 {
+		// A pull request that cannot be read might be the one that
+		// justifies u: say so rather than refuse for want of it.
+		return j.prErrs[0]
+	}
+	return err
+}
+
+// prDependent reports whether err is a refusal that a pull request the
+// judgement did not see could have turned into an acceptance.
+func (j *judge) prDependent(err error) bool {
+	var r *refusal
+	return err != nil && errors.As(err, &r) && dependsOnPRs[r.Code]
+}
+
+// dependsOnPRs are the refusals a pull request the index does not know (or
+// holds at an older tip) could turn into an acceptance.
+var dependsOnPRs = map[string]bool{
+	CodeNotAPRHead: true, CodePRClosed: true, CodeNotApproved: true, CodeUnresolvedThreads: true,
+	CodeChecksMissing: true, CodeChecksFailed: true, CodeCandidatesOff: true, CodeDuplicatePR: true,
 }
 
 func short(h plumbing.Hash) string {

@@ -285,7 +285,51 @@ func (w *world) judge(us ...Update) []Verdict {
 			w.t.Fatalf("with a %s fold cache the verdicts differ:\n%+v\nwithout:\n%+v", pass, got, plain)
 		}
 	}
+	// With the refs of pull requests read on demand: from the warm index
+	// (only the refs it names), and with no index (every ref).
+	for _, pass := range []string{"warm", "cold"} {
+		if pass == "cold" {
+			c = &mapCache{m: map[plumbing.Hash][]byte{}}
+		}
+		refs := map[string]plumbing.Hash{}
+		for name, id := range w.refs {
+			if !strings.HasPrefix(name, hubrefs.PRRefPrefix) {
+				refs[name] = id
+			}
+		}
+		for _, u := range us {
+			if id, ok := w.refs[u.Ref]; ok {
+				refs[u.Ref] = id
+			}
+		}
+		got := Judge(Input{Objects: GoGitObjects(w.store), Refs: refs, Updates: us, Cache: c, PRRefs: &refSource{m: w.refs}})
+		if !reflect.DeepEqual(got, plain) {
+			w.t.Fatalf("with pull request refs read on demand and a %s fold cache the verdicts differ:\n%+v\nwithout:\n%+v", pass, got, plain)
+		}
+	}
 	return plain
+}
+
+// refSource is a policy.RefSource over a map, counting what it is asked.
+type refSource struct {
+	m          map[string]plumbing.Hash
+	refs, alls int
+}
+
+func (r *refSource) Ref(name string) (plumbing.Hash, error) {
+	r.refs++
+	return r.m[name], nil
+}
+
+func (r *refSource) Under(prefix string) (map[string]plumbing.Hash, error) {
+	r.alls++
+	out := map[string]plumbing.Hash{}
+	for name, id := range r.m {
+		if strings.HasPrefix(name, prefix) {
+			out[name] = id
+		}
+	}
+	return out, nil
 }
 
 func (w *world) judge1(u Update) Verdict {

@@ -8,9 +8,10 @@ package receive
 //     closed), naming the line.
 //   - Refs are read from the main git directory (the quarantine holds objects
 //     only); objects from the layered store the hook's environment describes.
-//     Only the refs a judgement reads are read: everything under refs/hub/
-//     and the refs being updated (policy.Input), so the hook's cost does not
-//     grow with the number of branches and tags.
+//     Only the refs a judgement reads are read: refs/hub/trust and the refs
+//     being updated, then each pull request ref when policy asks for it
+//     (policy.Input.PRRefs), so the hook's cost grows neither with the
+//     number of branches and tags nor with the pull requests ever opened.
 //   - policy.Judge runs once for all updates. Any internal error (unreadable
 //     refs, an object store that cannot be opened, a panic inside the
 //     judgement) refuses every update with code "internal-error" and the
@@ -27,6 +28,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/policy"
 )
@@ -111,15 +113,24 @@ func (o Objects) WriteObject(t plumbing.ObjectType, content []byte) (plumbing.Ha
 // verdict per update, in order. An error means the push could not be judged
 // at all; RefuseAll turns it into verdicts.
 func JudgePush(gitDir string, env QuarantineEnv, updates []policy.Update) (verdicts []policy.Verdict, err error) {
+	return judgePush(gitDir, env, updates, true)
+}
+
+// judgePush is JudgePush; closeStore false leaves the object store's packs
+// mapped, for a process that exits right after (RunPreReceive): unmapping
+// them costs a TLB shoot-down on every CPU the process ran on, and exit
+// unmaps everything anyway.
+func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeStore bool) (verdicts []policy.Verdict, err error) {
 	abs, err := filepath.Abs(gitDir)
 	if err != nil {
 		return nil, fmt.Errorf("git directory %s: %w", gitDir, err)
 	}
-	names := make([]string, 0, len(updates))
+	names := make([]string, 0, len(updates)+1)
+	names = append(names, hubrefs.TrustRef)
 	for _, u := range updates {
 		names = append(names, u.Ref)
 	}
-	refs, err := ReadRefsUnder(abs, []string{"refs/hub/"}, names)
+	refs, err := ReadRefsUnder(abs, nil, names)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
 	}
@@ -127,7 +138,9 @@ func JudgePush(gitDir string, env QuarantineEnv, updates []policy.Update) (verdi
 	if err != nil {
 		return nil, fmt.Errorf("opening the object store of %s: %w", abs, err)
 	}
-	defer store.Close()
+	if closeStore {
+		defer store.Close()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			verdicts, err = nil, fmt.Errorf("the judgement failed: %v", r)
@@ -138,11 +151,30 @@ func JudgePush(gitDir string, env QuarantineEnv, updates []policy.Update) (verdi
 		Refs:    refs,
 		Updates: updates,
 		Cache:   NewDirCache(abs),
+		PRRefs:  refSource{abs},
 	})
 	if len(verdicts) != len(updates) {
 		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
 	}
 	return verdicts, nil
+}
+
+// refSource reads the pull request refs policy asks for, when it asks
+// (policy.Input.PRRefs): a repository keeps one ref per pull request ever
+// opened, loose until git gc packs them, and a landing needs only the few
+// its pull request index names.
+type refSource struct{ gitDir string }
+
+func (r refSource) Ref(name string) (plumbing.Hash, error) {
+	id, err := ReadRef(r.gitDir, name)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	return id, err
+}
+
+func (r refSource) Under(prefix string) (map[string]plumbing.Hash, error) {
+	return ReadRefsUnder(r.gitDir, []string{prefix}, nil)
 }
 
 // RefuseAll refuses every update with CodeInternal and err as the reason.
@@ -168,6 +200,10 @@ func RefusalLine(v policy.Verdict) string {
 // read the input, reported on stderr and counted as one) must make the hook
 // exit non-zero.
 func PreReceive(gitDir string, env QuarantineEnv, stdin io.Reader, stderr io.Writer) int {
+	return preReceive(gitDir, env, stdin, stderr, true)
+}
+
+func preReceive(gitDir string, env QuarantineEnv, stdin io.Reader, stderr io.Writer, closeStore bool) int {
 	updates, err := ParseHookInput(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "git+: refused the whole push: [%s] %v\n", CodeInternal, err)
@@ -176,7 +212,7 @@ func PreReceive(gitDir string, env QuarantineEnv, stdin io.Reader, stderr io.Wri
 	if len(updates) == 0 {
 		return 0
 	}
-	verdicts, err := JudgePush(gitDir, env, updates)
+	verdicts, err := judgePush(gitDir, env, updates, closeStore)
 	if err != nil {
 		verdicts = RefuseAll(updates, err)
 	}

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/uuid"
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/policy"
 )
 
 const boundaryRulesJSON = `{
@@ -266,6 +268,35 @@ func boundary(t *testing.T, lean bool) {
 		}
 		w.expectRefused(t, main, "checks-missing", "origin", w.candidate(steps[0], h4, "not checked")+":"+main)
 		w.expectAccepted(t, main, steps[2], "origin", "land:"+main)
+	})
+
+	t.Run("candidates published on their branches land from merge facts", func(t *testing.T) {
+		base := w.ref(main)
+		h5, h6 := head("c5"), head("c6")
+		f1 := w.candidate(base, h5, "candidate 5")
+		f2 := w.candidate(f1, h6, "candidate 6")
+		pr5, pr6 := approved(main, h5, f1), approved(main, h6, f2)
+		w.pushPRs(pr5, pr6)
+		b5, b6 := "refs/heads/queue/main/"+pr5.ID, "refs/heads/queue/main/"+pr6.ID
+		w.expectAccepted(t, b6, f2, "origin", f1+":"+b5, f2+":"+b6)
+		fact := func(c string) string {
+			return filepath.Join(w.origin, "gitplus", "foldcache", policy.MergeFactKey(plumbing.NewHash(c)).String())
+		}
+		for _, c := range []string{f1, f2} {
+			if _, err := os.Stat(fact(c)); err != nil {
+				t.Fatalf("publishing candidate %s on its branch recorded no merge fact: %v", c, err)
+			}
+		}
+		w.expectAccepted(t, main, f2, "origin", f2+":"+main)
+		// The queue deletes the branches of what landed: their facts go too.
+		if out, err := w.push("origin", ":"+b5, ":"+b6); err != nil {
+			t.Fatalf("deleting the candidate branches: %v\n%s", err, out)
+		}
+		for _, c := range []string{f1, f2} {
+			if _, err := os.Stat(fact(c)); !os.IsNotExist(err) {
+				t.Fatalf("the merge fact of %s outlived its candidate branch (%v)", c, err)
+			}
+		}
 	})
 }
 

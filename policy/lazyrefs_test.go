@@ -1,0 +1,134 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+)
+
+// lazyJudge judges us with the pull request refs read on demand from w's
+// refs, through cache, and checks the verdicts against a judgement that
+// reads every ref and has no cache.
+func lazyJudge(t *testing.T, w *world, cache Cache, us ...Update) ([]Verdict, *refSource) {
+	t.Helper()
+	refs := map[string]plumbing.Hash{}
+	for name, id := range w.refs {
+		if !strings.HasPrefix(name, hubrefs.PRRefPrefix) {
+			refs[name] = id
+		}
+	}
+	for _, u := range us {
+		if id, ok := w.refs[u.Ref]; ok {
+			refs[u.Ref] = id
+		}
+	}
+	src := &refSource{m: w.refs}
+	got := Judge(Input{Objects: GoGitObjects(w.store), Refs: refs, Updates: us, Cache: cache, PRRefs: src})
+	want := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: us})
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("update %d: on demand %+v, reading every ref %+v", i, got[i], want[i])
+		}
+	}
+	return got, src
+}
+
+// TestPRRefsOnDemand: with a current pull request index a landing reads
+// only the refs of the pull requests it names; an index that a moved or a
+// new pull request made stale still gives the verdicts of reading every ref.
+func TestPRRefsOnDemand(t *testing.T) {
+	t.Run("direct landing reads one ref", func(t *testing.T) {
+		w := newWorld(t, rulesNoQueue)
+		var ps []*prq
+		for i := 0; i < 5; i++ {
+			ps = append(ps, w.ready(w.commit(w.c0, "f", strings.Repeat("x", i+1))))
+		}
+		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+		lazyJudge(t, w, cache, up(main, w.c0, ps[0].head)) // no index yet: every ref
+		v, src := lazyJudge(t, w, cache, up(main, w.c0, ps[3].head))
+		if !v[0].Accepted() || src.refs != 1 || src.alls != 0 {
+			t.Fatalf("verdict %+v; read %d refs and %d listings, want 1 and 0", v[0], src.refs, src.alls)
+		}
+	})
+	t.Run("candidate chain reads one ref a step", func(t *testing.T) {
+		w := newWorld(t, rulesQueue)
+		c := w.c0
+		for i := 0; i < 3; i++ {
+			h := w.commit(w.c0, "f"+string(rune('a'+i)), "x\n")
+			p := w.open(h).approve("bob")
+			c = w.merge(c, h)
+			p.check("ci", c, "success")
+		}
+		up3 := up(main, w.c0, c)
+		w.ready(w.commit(w.c0, "other", "o\n")) // not in the chain
+		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+		lazyJudge(t, w, cache, up3)
+		v, src := lazyJudge(t, w, cache, up3)
+		if !v[0].Accepted() || src.refs != 3 || src.alls != 0 {
+			t.Fatalf("verdict %+v; read %d refs and %d listings, want 3 and 0", v[0], src.refs, src.alls)
+		}
+	})
+	t.Run("pull request closed since the index", func(t *testing.T) {
+		w := newWorld(t, rulesNoQueue)
+		p := w.ready(w.commit(w.c0, "a", "a\n"))
+		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+		lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		p.close()
+		v, src := lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		if v[0].Code != CodePRClosed || src.alls != 1 {
+			t.Fatalf("verdict %+v after %d listings; want %s after reading every ref", v[0], src.alls, CodePRClosed)
+		}
+	})
+	t.Run("pull request opened since the index", func(t *testing.T) {
+		w := newWorld(t, rulesNoQueue)
+		p := w.ready(w.commit(w.c0, "a", "a\n"))
+		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+		lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		q := w.ready(w.commit(w.c0, "b", "b\n"))
+		v, src := lazyJudge(t, w, cache, up(main, w.c0, q.head))
+		if !v[0].Accepted() || src.alls != 1 {
+			t.Fatalf("verdict %+v after %d listings; want accepted after reading every ref", v[0], src.alls)
+		}
+	})
+	t.Run("an accepted pull request push keeps the index current", func(t *testing.T) {
+		w := newWorld(t, rulesNoQueue)
+		h := w.commit(w.c0, "a", "a\n")
+		p := w.open(h).approve("bob")
+		w.ready(w.commit(w.c0, "b", "b\n"))
+		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+		lazyJudge(t, w, cache, up(main, w.c0, h)) // builds the index: checks missing
+		// ci records its check: a hub push, judged with the same cache.
+		old := w.refs[p.ref]
+		ev := w.eventOn([]plumbing.Hash{old}, "ci", hubrefs.Check{Base: w.base(hubrefs.TypeCheckCompleted), Name: "ci", Head: h.String(), Conclusion: "success"})
+		bad := w.eventOn([]plumbing.Hash{old}, "mallory", hubrefs.Check{Base: w.base(hubrefs.TypeCheckCompleted), Name: "ci", Head: h.String(), Conclusion: "success"})
+		// In a push that git refuses as a whole, nothing is re-indexed.
+		v, _ := lazyJudge(t, w, cache, up(p.ref, old, ev), up("refs/hub/pr/"+strings.Repeat("0", 8), plumbing.ZeroHash, bad))
+		if !v[0].Accepted() || v[1].Accepted() {
+			t.Fatalf("%+v", v)
+		}
+		if idx, _ := decodeIndex(w.refs[hubrefs.TrustRef], cache.m[indexKey(w.refs[hubrefs.TrustRef])]); idx[p.ref].Tip != old {
+			t.Fatalf("a refused push re-indexed %s", p.ref)
+		}
+		if v, _ := lazyJudge(t, w, cache, up(p.ref, old, ev)); !v[0].Accepted() {
+			t.Fatalf("%+v", v)
+		}
+		w.refs[p.ref] = ev
+		v, src := lazyJudge(t, w, cache, up(main, w.c0, h))
+		if !v[0].Accepted() || src.refs != 1 || src.alls != 0 {
+			t.Fatalf("verdict %+v; read %d refs and %d listings, want 1 and 0", v[0], src.refs, src.alls)
+		}
+	})
+	t.Run("refusals that do not depend on pull requests are not judged twice", func(t *testing.T) {
+		w := newWorld(t, rulesNoQueue)
+		p := w.ready(w.commit(w.c0, "a", "a\n"))
+		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+		lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		v, src := lazyJudge(t, w, cache, up(main, w.c0, plumbing.ZeroHash))
+		if v[0].Code != CodeProtectedDelete || src.alls != 0 {
+			t.Fatalf("verdict %+v after %d listings", v[0], src.alls)
+		}
+	})
+}
