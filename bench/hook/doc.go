@@ -28,7 +28,8 @@
 //	              each depth's hook input DIR/stdin-<N> and merge-tree input
 //	              DIR/pairs-<N>, for timing and profiling by hand
 //	-cpuprofile F write a CPU profile of the in-process judgement
-//	              (receive.JudgePush, deepest chain, warm fold cache) to F and
+//	              (receive.JudgePush, deepest chain, fold cache warm but its
+//	              merge facts dropped, so the merges are profiled) to F and
 //	              print its top entries; FILE.cold the same with the fold
 //	              cache removed before each judgement
 //
@@ -41,25 +42,35 @@
 // git fast-import); for each a pr.opened (admin) and review.submitted
 // approve (rev) written with hubrefs.WriteEvent; the chain C_i =
 // queue.BuildCandidate(C_{i-1}, H_i); a check.completed ci=success on C_i
-// (admin) in PR_i's events; hub refs and the candidate branches
-// refs/heads/queue/main/<pr id> (as queue run pushes them) moved with one
-// `git update-ref --stdin`. Events and candidates are loose objects (as
-// receive-pack leaves a push under receive.unpackLimit); with -pack they are
-// packed by `git repack -d` first (as a larger push arrives).
-// Every C_i's tree is checked against git merge-tree.
+// (admin) in PR_i's events; the hub refs moved with one `git update-ref
+// --stdin`. Then the candidate branches refs/heads/queue/main/<pr id> are
+// published as queue run publishes them: the pre-receive command judges
+// their creation (one push of 32 refs), which learns each candidate's merge
+// fact (policy/facts.go), and the refs are moved. The first publish folds
+// every hub log; a second, with the facts dropped, is timed and printed next
+// to git merge-tree computing the same 32 merges (the cost the landing no
+// longer pays, paid when the queue publishes). Events and candidates are
+// loose objects (as receive-pack leaves a push under receive.unpackLimit);
+// with -pack they are packed by `git repack -d` first (as a larger push
+// arrives). Every C_i's tree is checked against git merge-tree.
 //
-// Measured, per depth N:
+// Measured, per depth N, each a process running the pre-receive command
+// (see -bin) with GIT_DIR set and stdin "<C_0> <C_N> refs/heads/main"; it
+// must exit 0:
 //
-//	hook-cold  the pre-receive command (see -bin) as a process, GIT_DIR set, stdin
-//	           "<C_0> <C_N> refs/heads/main", the fold cache
-//	           (gitplus/foldcache) removed before each run; must exit 0
-//	hook-warm  the same with the cache left from the previous run
-//	git        `git merge-tree --write-tree --stdin` fed the N pairs
-//	           "C_{i-1} H_i" (one process; it writes its result objects,
-//	           which exist already)
-//	ratio      hook / git (goal ≤ 1.0)
-//	floor      the hook creating an unprotected branch (nothing judged:
-//	           process start, refs, rules) and git merge-tree with no input
+//	hook-cold   the fold cache (gitplus/foldcache) removed before the run:
+//	            every hub log read and verified, every merge computed
+//	hook-merge  the fold cache as the cold run left it, which holds no merge
+//	            facts: every merge computed (a chain pushed without its
+//	            candidate branches, such as one built by hand)
+//	hook-warm   the same with the merge facts of C_1..C_N restored, as the
+//	            queue lands a chain it published: no merge computed
+//	git         `git merge-tree --write-tree --stdin` fed the N pairs
+//	            "C_{i-1} H_i" (one process; it writes its result objects,
+//	            which exist already)
+//	r-*         hook / git (goal ≤ 1.0)
+//	floor       the hook creating an unprotected branch (nothing judged:
+//	            process start, refs, rules) and git merge-tree with no input
 //
 // All figures are medians of -reps runs in the same process, interleaved per
 // depth, so machine load affects both sides alike (it still adds noise).

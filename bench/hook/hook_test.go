@@ -229,15 +229,22 @@ func setup(tb testing.TB) *world {
 	}
 	w.git(refs.String(), "update-ref", "--stdin")
 	// Publishing the candidate branches runs the hook, which learns each
-	// candidate's merge fact (policy/facts.go); then the refs move.
-	start := time.Now()
-	if out, errs, err := w.run(w.dir, publish.String(), []string{"GIT_DIR=" + w.dir}, w.pre[0], w.pre[1:]...); err != nil {
-		tb.Fatalf("publishing the candidate branches: %v\n%s%s", err, out, errs)
+	// candidate's merge fact (policy/facts.go); then the refs move. The
+	// first run folds every hub log (cold); the one timed is a second
+	// publish of all 32 with the fold cache warm and the facts dropped.
+	publishHook := func() time.Duration {
+		start := time.Now()
+		if out, errs, err := w.run(w.dir, publish.String(), []string{"GIT_DIR=" + w.dir}, w.pre[0], w.pre[1:]...); err != nil {
+			tb.Fatalf("publishing the candidate branches: %v\n%s%s", err, out, errs)
+		}
+		return time.Since(start)
 	}
-	pub := time.Since(start)
-	start = time.Now()
+	publishHook()
+	w.setFacts(maxDepth, false)
+	pub := publishHook()
+	start := time.Now()
 	w.git(mergePairs(w, maxDepth), "merge-tree", "--write-tree", "--stdin")
-	fmt.Printf("publishing the %d candidate branches through the hook (one push, loose objects): %.1f ms; git merge-tree --stdin for the same %d merges: %.1f ms\n",
+	fmt.Printf("publishing the %d candidate branches through the hook (one push, loose objects, fold cache warm): %.1f ms; git merge-tree --stdin for the same %d merges: %.1f ms\n",
 		maxDepth, ms(pub), maxDepth, ms(time.Since(start)))
 	w.git(branches.String(), "update-ref", "--stdin")
 	cache := receive.NewDirCache(w.dir)
