@@ -8,7 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/policy"
 )
 
 const e2eQueueRules = `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true}}}`
@@ -99,6 +102,15 @@ func TestQueuePassLandsAndEvicts(t *testing.T) {
 			t.Fatalf("branch of %s holds %s, report says %s", id, steps[i], rep.Published[i].Step)
 		}
 	}
+	// Publishing went through the hook, which learned each merge fact.
+	fact := func(c string) string {
+		return filepath.Join(bare, "gitplus", "foldcache", policy.MergeFactKey(plumbing.NewHash(c)).String())
+	}
+	for _, c := range steps {
+		if _, err := os.Stat(fact(c)); err != nil {
+			t.Fatalf("published candidate %s has no merge fact: %v", c, err)
+		}
+	}
 
 	// CI: green on C_1 and C_2, red on C_3, the three runs at once as a CI
 	// fleet runs them (each checks its candidate out into a worktree of the
@@ -149,6 +161,11 @@ func TestQueuePassLandsAndEvicts(t *testing.T) {
 	}
 	if out := fixtures.Git(t, bare, "for-each-ref", "refs/heads/queue/"); strings.TrimSpace(out) != "" {
 		t.Fatalf("candidate branches left behind:\n%s", out)
+	}
+	for _, c := range steps {
+		if _, err := os.Stat(fact(c)); !os.IsNotExist(err) {
+			t.Fatalf("the merge fact of %s outlived its candidate branch (%v)", c, err)
+		}
 	}
 	var show queueJSON
 	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "show", "--target", "main", "--json")), &show); err != nil {
