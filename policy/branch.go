@@ -280,13 +280,18 @@ func (j *judge) direct(u Update, b trust.Branch, cands []*pr.State) error {
 // judged cheapest first: 1, 2, 4, 5 on every step, then 3).
 func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 	var steps []*commit
-	for c := tip; c.id != u.Old; {
+	// The walk stops at the step whose first parent is the old tip, which
+	// is never read: nothing of it is judged.
+	for c := tip; ; {
 		if len(steps) >= b.QueueDepth {
 			return refuse(CodeChainTooDeep, "%s is more than %d first-parent steps above %s's tip %s (queueDepth); land a shorter chain", short(u.New), b.QueueDepth, u.Ref, short(u.Old))
 		}
 		steps = append(steps, c)
 		if len(c.parents) == 0 {
 			return refuse(CodeNonFastForward, "%s does not reach %s's tip %s by first parents", short(u.New), u.Ref, short(u.Old))
+		}
+		if c.parents[0] == u.Old {
+			break
 		}
 		next, err := j.commits.get(c.parents[0])
 		if err != nil {

@@ -268,14 +268,24 @@ func (d *objDir) rescan(force bool) bool {
 			continue
 		}
 		base := strings.TrimSuffix(name, ".idx")
-		if _, err := os.Stat(filepath.Join(dir, base+".pack")); err != nil {
+		pst, err := os.Stat(filepath.Join(dir, base+".pack"))
+		if err != nil {
 			continue // an index whose pack is not (yet) there
 		}
 		d.packSeen[name] = true
-		added = append(added, &pack{idxPath: filepath.Join(dir, name), packPath: filepath.Join(dir, base+".pack")})
+		added = append(added, &pack{idxPath: filepath.Join(dir, name), packPath: filepath.Join(dir, base+".pack"), mtime: pst.ModTime()})
 	}
-	sort.Slice(added, func(i, j int) bool { return added[i].idxPath < added[j].idxPath })
-	d.packs = append(append([]*pack(nil), d.packs...), added...)
+	// Newest first, as git searches them: what a push judges (its own
+	// objects, recent candidates and events) sits in recent packs, and a
+	// pack is opened (its index and data mapped) only when it is searched.
+	all := append(append([]*pack(nil), d.packs...), added...)
+	sort.SliceStable(all, func(i, j int) bool {
+		if !all[i].mtime.Equal(all[j].mtime) {
+			return all[i].mtime.After(all[j].mtime)
+		}
+		return all[i].idxPath < all[j].idxPath
+	})
+	d.packs = all
 	return len(added) > 0
 }
 

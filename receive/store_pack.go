@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -34,6 +35,7 @@ const (
 // pack is one pack file and its index, opened on first use.
 type pack struct {
 	idxPath, packPath string
+	mtime             time.Time // of the .pack, when listed: the search order
 
 	once    sync.Once
 	openErr error
