@@ -99,8 +99,11 @@ func TestFoldOnceAndCache(t *testing.T) {
 	// With a cache: the first call fills it, the second reads no event.
 	c := &mapCache{m: map[plumbing.Hash][]byte{}}
 	run(c)
-	if len(c.m) != 4 {
-		t.Fatalf("cache holds %d entries, want 4 (trust, two pull requests, the pull request index)", len(c.m))
+	if len(c.m) != 5 {
+		t.Fatalf("cache holds %d entries, want 5 (trust log and state, two pull requests, the pull request index)", len(c.m))
+	}
+	if st, ok := decodeTrustState(trustTip, c.m[trustStateKey(trustTip)]); !ok || st.Tip != trustTip {
+		t.Fatal("no trust state for the trust tip")
 	}
 	if _, ok := decodeIndex(trustTip, c.m[indexKey(trustTip)]); !ok {
 		t.Fatal("no pull request index for the trust tip")
@@ -111,10 +114,12 @@ func TestFoldOnceAndCache(t *testing.T) {
 	}
 
 	// An entry that does not describe its key is ignored and rebuilt (the
-	// index is dropped too, so that the pull request log is needed).
+	// index and the trust state are dropped too, so that both logs are
+	// needed).
 	c.m[trustTip] = c.m[prTip]
 	c.m[prTip] = []byte("garbage")
 	delete(c.m, indexKey(trustTip))
+	delete(c.m, trustStateKey(trustTip))
 	o, _ = run(c)
 	if n := o.total(trustTip, prTip); n != 2 {
 		t.Fatalf("stale entries: hub tips read %d times, want 2", n)
@@ -272,12 +277,12 @@ func TestPRIndex(t *testing.T) {
 		t.Fatalf("index entry %+v does not summarize %s", s, p.ref)
 	}
 
-	// Warm: the trust log and the index; no pull request log, not even the
+	// Warm: the trust state and the index; no log, not even the
 	// landed one's (its approvals and checks are in the index).
 	c.got = map[plumbing.Hash]int{}
 	judge(c, "")
-	if len(c.got) != 2 || c.got[trustTip] != 1 || c.got[indexKey(trustTip)] != 1 {
-		t.Fatalf("cache reads %v: want the trust log and the index once each", c.got)
+	if len(c.got) != 2 || c.got[trustStateKey(trustTip)] != 1 || c.got[indexKey(trustTip)] != 1 {
+		t.Fatalf("cache reads %v: want the trust state %s and the index %s once each", c.got, trustStateKey(trustTip), indexKey(trustTip))
 	}
 
 	// Closing the pull request moves its ref: the indexed "open" summary
@@ -373,7 +378,7 @@ func TestCacheDropsOldTips(t *testing.T) {
 	}
 	trust0, pr0 := w.refs[hubrefs.TrustRef], w.refs[p.ref]
 	judge(up(main, w.c0, p.head), "") // fills the logs and the index
-	for _, k := range []plumbing.Hash{trust0, pr0, indexKey(trust0)} {
+	for _, k := range []plumbing.Hash{trust0, pr0, indexKey(trust0), trustStateKey(trust0)} {
 		if _, ok := c.m[k]; !ok {
 			t.Fatalf("entry %s missing after the first judgement", k)
 		}
@@ -401,7 +406,7 @@ func TestCacheDropsOldTips(t *testing.T) {
 	// A trust event pushed: the old trust tip and its index go.
 	trust1 := w.eventOn([]plumbing.Hash{trust0}, "admin", w.memberAdded("mallory", "hub.pr"))
 	judge(up(hubrefs.TrustRef, trust0, trust1), "")
-	for _, k := range []plumbing.Hash{trust0, indexKey(trust0)} {
+	for _, k := range []plumbing.Hash{trust0, indexKey(trust0), trustStateKey(trust0)} {
 		if _, ok := c.m[k]; ok {
 			t.Fatalf("entry %s of the old trust state was kept", k)
 		}

@@ -247,14 +247,9 @@ func newJudge(in Input) *judge {
 		j.trustErr = refuse(CodeNoTrust, "this repository has no %s; run git+ init", hubrefs.TrustRef)
 		return j
 	}
-	evs, err := j.readLog(tip)
+	st, err := j.foldTrust(tip)
 	if err != nil {
-		j.trustErr = j.storedErr(CodeTrustInvalid, hubrefs.TrustRef, err)
-		return j
-	}
-	st, err := trust.Fold(evs)
-	if err != nil {
-		j.trustErr = refuse(CodeTrustInvalid, "%s cannot be folded (%v); repair it from a good replica", hubrefs.TrustRef, err)
+		j.trustErr = err
 		return j
 	}
 	j.trust, j.rules = st, st.Rules

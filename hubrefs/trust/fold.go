@@ -97,7 +97,7 @@ func checkEffect(s *State, typ string, d decoded) error {
 func apply(s *State, ev hubrefs.Event, d decoded) {
 	switch ev.Type {
 	case hubrefs.TypeMemberAdded, hubrefs.TypeMemberChanged:
-		s.Members[d.name] = &Member{Name: d.name, Key: d.key, KeyLine: d.keyLine, Caps: d.caps, wire: string(d.key.Marshal())}
+		s.Members[d.name] = NewMember(d.name, d.key, d.keyLine, d.caps)
 	case hubrefs.TypeMemberRemoved:
 		delete(s.Members, d.name)
 	case hubrefs.TypeRulesSet:
@@ -110,7 +110,7 @@ func rootState(ev hubrefs.Event, d decoded) *State {
 	return &State{
 		RepoID:  d.repo,
 		Name:    d.repoName,
-		Members: map[string]*Member{d.name: {Name: d.name, Key: d.key, KeyLine: d.keyLine, Caps: []string{CapAdmin}, wire: string(d.key.Marshal())}},
+		Members: map[string]*Member{d.name: NewMember(d.name, d.key, d.keyLine, []string{CapAdmin})},
 		Rules:   DefaultRules(),
 		Tip:     ev.ID,
 	}

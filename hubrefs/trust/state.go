@@ -22,6 +22,13 @@ type Member struct {
 	wire string // Key.Marshal(), cached by the fold; treat a Member as read-only
 }
 
+// NewMember returns a member as the fold builds it: for a decoder of a
+// state the fold produced (policy's fold cache). keyLine is key's
+// normalised authorized_keys line, caps sorted without duplicates.
+func NewMember(name string, key hubrefs.PublicKey, keyLine string, caps []string) *Member {
+	return &Member{Name: name, Key: key, KeyLine: keyLine, Caps: caps, wire: string(key.Marshal())}
+}
+
 func (m *Member) keyWire() string {
 	if m.wire != "" {
 		return m.wire

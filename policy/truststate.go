@@ -1,0 +1,231 @@
+package policy
+
+// The folded trust state in the fold cache (DESIGN.md §6 "Cost"). Folding
+// the trust log decodes every event's JSON payload, so its cost grows with
+// the log (every member ever added, every rules change) and a push paid it
+// each time. The state folded at a trust tip is a pure function of the log
+// at that tip, so it is kept under a key derived from the tip:
+//
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v1\n" + trust tip)
+//	entry: "gpts" 1 | trust tip (20) | repo id | name | rules id (20) |
+//	       member count | per member: name | key line | cap count | caps |
+//	       branch count | per branch: pattern | flags | approvals | depth |
+//	       check count + 1 (0: none) | checks |
+//	       events per ref | event bytes | parents per event |
+//	       skipped count | per skip: id (20) | type | reason
+//
+// (strings as in the log entries of cache.go; flags one byte, bit 0
+// requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
+// queueCandidates; integers signed varints). Keys are parsed from their
+// lines as the fold parses them. An entry that does not decode, or decodes
+// to a state for another tip, is a miss and the log is folded. Like every
+// fold-cache entry it is exactly as trustworthy as the git directory that
+// holds it. TestTrustStateCodecCoversEveryField fails when the state gains
+// a field this encoding does not carry.
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+var trustStateMagic = []byte("gpts\x01")
+
+// trustStateKey is the cache key of the state folded at trust tip t.
+func trustStateKey(t plumbing.Hash) plumbing.Hash {
+	sum := sha256.Sum256(append([]byte("gitplus trust state v1\n"), t[:]...))
+	var k plumbing.Hash
+	copy(k[:], sum[:])
+	return k
+}
+
+const (
+	flagRequirePR = 1 << iota
+	flagResolvedThreads
+	flagProvenance
+	flagQueueCandidates
+)
+
+func encodeTrustState(st *trust.State) []byte {
+	b := appendEntryHeader(make([]byte, 0, 512), trustStateMagic, st.Tip)
+	b = appendBytes(b, []byte(st.RepoID))
+	b = appendBytes(b, []byte(st.Name))
+	b = append(b, st.RulesID[:]...)
+	names := make([]string, 0, len(st.Members))
+	for name := range st.Members {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, name := range names {
+		m := st.Members[name]
+		b = appendBytes(b, []byte(m.Name))
+		b = appendBytes(b, []byte(m.KeyLine))
+		b = appendStrings(b, m.Caps)
+	}
+	patterns := make([]string, 0, len(st.Rules.Protected))
+	for p := range st.Rules.Protected {
+		patterns = append(patterns, p)
+	}
+	sort.Strings(patterns)
+	b = binary.AppendUvarint(b, uint64(len(patterns)))
+	for _, p := range patterns {
+		br := st.Rules.Protected[p]
+		b = appendBytes(b, []byte(p))
+		var f byte
+		if br.RequirePullRequest {
+			f |= flagRequirePR
+		}
+		if br.RequireResolvedThreads {
+			f |= flagResolvedThreads
+		}
+		if br.RequireProvenance {
+			f |= flagProvenance
+		}
+		if br.QueueCandidates {
+			f |= flagQueueCandidates
+		}
+		b = append(b, f)
+		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
+		b = binary.AppendVarint(b, int64(br.QueueDepth))
+		if br.RequiredChecks == nil {
+			b = binary.AppendUvarint(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(br.RequiredChecks))+1)
+			for _, c := range br.RequiredChecks {
+				b = appendBytes(b, []byte(c))
+			}
+		}
+	}
+	c := st.Rules.Ceilings
+	for _, v := range []int{c.EventsPerRef, c.EventBytes, c.ParentsPerEvent} {
+		b = binary.AppendVarint(b, int64(v))
+	}
+	b = binary.AppendUvarint(b, uint64(len(st.Skipped)))
+	for _, s := range st.Skipped {
+		b = append(b, s.ID[:]...)
+		b = appendBytes(b, []byte(s.Type))
+		b = appendBytes(b, []byte(s.Reason))
+	}
+	return b
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ss)))
+	for _, s := range ss {
+		b = appendBytes(b, []byte(s))
+	}
+	return b
+}
+
+func (r *entryReader) strings() []string {
+	n := r.count(1)
+	if r.bad || n == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = string(r.bytes())
+	}
+	return out
+}
+
+func (r *entryReader) int() int {
+	v := r.varint()
+	if v != int64(int(v)) {
+		r.bad = true
+	}
+	return int(v)
+}
+
+// decodeTrustState returns the state an entry records for trust tip t, or
+// false when the entry is damaged or for another tip.
+func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
+	r, ok := openEntry(b, trustStateMagic, t)
+	if !ok {
+		return nil, false
+	}
+	st := &trust.State{Tip: t, RepoID: string(r.bytes()), Name: string(r.bytes()), RulesID: r.hash()}
+	n := r.count(3)
+	st.Members = make(map[string]*trust.Member, n)
+	for i := 0; i < n && !r.bad; i++ {
+		name, line := string(r.bytes()), string(r.bytes())
+		caps := r.strings()
+		if r.bad {
+			break
+		}
+		key, _, err := hubrefs.ParseAuthorizedKeyLine(line)
+		if err != nil || hubrefs.AuthorizedKey(key) != line || name == "" || st.Members[name] != nil {
+			return nil, false
+		}
+		st.Members[name] = trust.NewMember(name, key, line, caps)
+	}
+	n = r.count(5)
+	st.Rules.Protected = make(map[string]trust.Branch, n)
+	for i := 0; i < n && !r.bad; i++ {
+		p := string(r.bytes())
+		if len(r.b) < 1 {
+			r.bad = true
+			break
+		}
+		f := r.b[0]
+		r.b = r.b[1:]
+		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
+			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0}
+		br.RequiredApprovals, br.QueueDepth = r.int(), r.int()
+		if k := r.uvarint(); k > 0 && !r.bad {
+			if k-1 > uint64(len(r.b)) {
+				r.bad = true
+				break
+			}
+			br.RequiredChecks = make([]string, k-1)
+			for j := range br.RequiredChecks {
+				br.RequiredChecks[j] = string(r.bytes())
+			}
+		}
+		if _, dup := st.Rules.Protected[p]; dup || f > 0x0f {
+			return nil, false
+		}
+		st.Rules.Protected[p] = br
+	}
+	st.Rules.Ceilings = trust.Ceilings{EventsPerRef: r.int(), EventBytes: r.int(), ParentsPerEvent: r.int()}
+	if n = r.count(20 + 2); n > 0 {
+		st.Skipped = make([]trust.Skip, n)
+		for i := range st.Skipped {
+			st.Skipped[i] = trust.Skip{ID: r.hash(), Type: string(r.bytes()), Reason: string(r.bytes())}
+		}
+	}
+	if r.bad || len(r.b) != 0 {
+		return nil, false
+	}
+	return st, true
+}
+
+// foldTrust returns the trust state at tip: from the fold cache, else by
+// reading and folding the log (and keeping the result).
+func (j *judge) foldTrust(tip plumbing.Hash) (*trust.State, error) {
+	if j.in.Cache != nil {
+		if b, ok := j.in.Cache.Get(trustStateKey(tip)); ok {
+			if st, ok := decodeTrustState(tip, b); ok {
+				return st, nil
+			}
+		}
+	}
+	evs, err := j.readLog(tip)
+	if err != nil {
+		return nil, j.storedErr(CodeTrustInvalid, hubrefs.TrustRef, err)
+	}
+	st, err := trust.Fold(evs)
+	if err != nil {
+		return nil, refuse(CodeTrustInvalid, "%s cannot be folded (%v); repair it from a good replica", hubrefs.TrustRef, err)
+	}
+	if j.in.Cache != nil {
+		j.in.Cache.Put(trustStateKey(tip), encodeTrustState(st))
+	}
+	return st, nil
+}
