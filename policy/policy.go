@@ -33,11 +33,12 @@
 //     new that are not ancestors of old, each tested exactly (merge base),
 //     never by committer dates. Creating a protected branch introduces every
 //     commit reachable from new.
-//   - Cache entries are whole decoded logs keyed by tip id (see cache.go);
-//     folds are recomputed each call because they depend on trust, except
-//     for the pull request index (index.go). Rule 3 of a candidate is
-//     learned when the queue publishes it and read at its landing
-//     (facts.go).
+//   - Cache entries are whole decoded logs keyed by tip id (see cache.go),
+//     the trust state folded at a trust tip (truststate.go) and, per trust
+//     tip, a summary of every pull request (index.go); pull request folds
+//     depend on trust, so they are redone when it moves. Rule 3 of a
+//     candidate is learned when the queue publishes it and read at its
+//     landing (facts.go).
 package policy
 
 import (

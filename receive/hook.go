@@ -130,7 +130,11 @@ func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeS
 	for _, u := range updates {
 		names = append(names, u.Ref)
 	}
-	refs, err := ReadRefsUnder(abs, nil, names)
+	packed, err := readPackedRefs(abs)
+	if err != nil {
+		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
+	}
+	refs, err := readRefsPacked(abs, packed, nil, names)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
 	}
@@ -151,7 +155,7 @@ func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeS
 		Refs:    refs,
 		Updates: updates,
 		Cache:   NewDirCache(abs),
-		PRRefs:  refSource{abs},
+		PRRefs:  refSource{abs, packed},
 	})
 	if len(verdicts) != len(updates) {
 		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
@@ -163,18 +167,35 @@ func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeS
 // (policy.Input.PRRefs): a repository keeps one ref per pull request ever
 // opened, loose until git gc packs them, and a landing needs only the few
 // its pull request index names.
-type refSource struct{ gitDir string }
+// packed-refs is read once per push, with the refs the hook reads first.
+type refSource struct {
+	gitDir string
+	packed map[string]plumbing.Hash
+}
 
 func (r refSource) Ref(name string) (plumbing.Hash, error) {
-	id, err := ReadRef(r.gitDir, name)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, nil
+	if !validRefName(name) {
+		return plumbing.ZeroHash, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
 	}
-	return id, err
+	v, found, err := readRefIn(r.gitDir, name, r.packed)
+	switch {
+	case err != nil:
+		return plumbing.ZeroHash, err
+	case !found:
+		return plumbing.ZeroHash, nil
+	case v.target != "":
+		// Not written by git+, but resolved as git would (depth-bounded).
+		id, err := ReadRef(r.gitDir, name)
+		if errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return plumbing.ZeroHash, nil
+		}
+		return id, err
+	}
+	return v.id, nil
 }
 
 func (r refSource) Under(prefix string) (map[string]plumbing.Hash, error) {
-	return ReadRefsUnder(r.gitDir, []string{prefix}, nil)
+	return readRefsPacked(r.gitDir, r.packed, []string{prefix}, nil)
 }
 
 // RefuseAll refuses every update with CodeInternal and err as the reason.

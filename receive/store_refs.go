@@ -126,6 +126,13 @@ func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash
 	if err != nil {
 		return nil, err
 	}
+	return readRefsPacked(gitDir, packed, prefixes, names)
+}
+
+// readRefsPacked is readRefs with packed-refs already read into packed
+// (which it does not modify).
+func readRefsPacked(gitDir string, packed map[string]plumbing.Hash, prefixes, names []string) (map[string]plumbing.Hash, error) {
+	var err error
 	under := func(name string) bool {
 		for _, p := range prefixes {
 			if strings.HasPrefix(name, p) {
