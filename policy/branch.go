@@ -19,8 +19,9 @@ import (
 // foldPRs summarizes every pull request ref once per Judge call — from the
 // pull request index when it holds the ref at its current tip (index.go),
 // else by folding its log — and indexes the open heads by (base, head).
-// With in.PRRefs and an index for the current trust tip, the index alone is
-// taken, and openHeads reads the ref of each pull request it returns.
+// With in.PRRefs and an open index for the current trust tip, the open
+// index alone is taken, and openHeads reads the ref of each pull request it
+// returns.
 func (j *judge) foldPRs() {
 	if j.prsDone {
 		return
@@ -32,24 +33,34 @@ func (j *judge) foldPRs() {
 	j.prErrs = nil
 	j.fromIndex = false
 	trustTip := j.in.Refs[hubrefs.TrustRef]
+	if j.in.PRRefs != nil && !j.allPRs && j.in.Cache != nil {
+		if b, ok := j.in.Cache.Get(openIndexKey(trustTip)); ok {
+			if open, ok := decodeIndexAs(openIndexMagic, trustTip, b); ok {
+				j.fromIndex = true
+				j.checked = map[string]bool{}
+				refs := make([]string, 0, len(open))
+				for ref := range open {
+					refs = append(refs, ref)
+				}
+				sort.Strings(refs)
+				for _, ref := range refs {
+					j.addPR(open[ref])
+				}
+				return
+			}
+		}
+	}
 	var indexed map[string]prSummary
+	var openStale bool // the open index is missing or damaged
 	if j.in.Cache != nil {
 		if b, ok := j.in.Cache.Get(indexKey(trustTip)); ok {
 			indexed, _ = decodeIndex(trustTip, b)
 		}
-	}
-	if j.in.PRRefs != nil && !j.allPRs && indexed != nil {
-		j.fromIndex = true
-		j.checked = map[string]bool{}
-		refs := make([]string, 0, len(indexed))
-		for ref := range indexed {
-			refs = append(refs, ref)
+		b, ok := j.in.Cache.Get(openIndexKey(trustTip))
+		if ok {
+			_, ok = decodeIndexAs(openIndexMagic, trustTip, b)
 		}
-		sort.Strings(refs)
-		for _, ref := range refs {
-			j.addPR(indexed[ref])
-		}
-		return
+		openStale = !ok
 	}
 	j.prTips = map[string]plumbing.Hash{}
 	if j.in.PRRefs != nil {
@@ -91,6 +102,10 @@ func (j *judge) foldPRs() {
 	}
 	if j.in.Cache != nil && (reused != len(sums) || reused != len(indexed)) {
 		j.in.Cache.Put(indexKey(trustTip), encodeIndex(trustTip, sums))
+		openStale = true
+	}
+	if j.in.Cache != nil && openStale {
+		j.in.Cache.Put(openIndexKey(trustTip), encodeIndexAs(openIndexMagic, trustTip, openSummaries(sums)))
 	}
 }
 

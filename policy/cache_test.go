@@ -99,8 +99,8 @@ func TestFoldOnceAndCache(t *testing.T) {
 	// With a cache: the first call fills it, the second reads no event.
 	c := &mapCache{m: map[plumbing.Hash][]byte{}}
 	run(c)
-	if len(c.m) != 5 {
-		t.Fatalf("cache holds %d entries, want 5 (trust log and state, two pull requests, the pull request index)", len(c.m))
+	if len(c.m) != 6 {
+		t.Fatalf("cache holds %d entries, want 6 (trust log and state, two pull requests, the pull request index and open index)", len(c.m))
 	}
 	if st, ok := decodeTrustState(trustTip, c.m[trustStateKey(trustTip)]); !ok || st.Tip != trustTip {
 		t.Fatal("no trust state for the trust tip")
@@ -277,12 +277,13 @@ func TestPRIndex(t *testing.T) {
 		t.Fatalf("index entry %+v does not summarize %s", s, p.ref)
 	}
 
-	// Warm: the trust state and the index; no log, not even the
+	// Warm: the trust state and the indexes (every ref read: the full one,
+	// and the open one to see it is current); no log, not even the
 	// landed one's (its approvals and checks are in the index).
 	c.got = map[plumbing.Hash]int{}
 	judge(c, "")
-	if len(c.got) != 2 || c.got[trustStateKey(trustTip)] != 1 || c.got[indexKey(trustTip)] != 1 {
-		t.Fatalf("cache reads %v: want the trust state %s and the index %s once each", c.got, trustStateKey(trustTip), indexKey(trustTip))
+	if len(c.got) != 3 || c.got[trustStateKey(trustTip)] != 1 || c.got[indexKey(trustTip)] != 1 || c.got[openIndexKey(trustTip)] != 1 {
+		t.Fatalf("cache reads %v: want the trust state %s, the index %s and the open index %s once each", c.got, trustStateKey(trustTip), indexKey(trustTip), openIndexKey(trustTip))
 	}
 
 	// Closing the pull request moves its ref: the indexed "open" summary

@@ -128,6 +128,7 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 		j.forget(u.Old)
 		if ns == nsTrust {
 			j.forget(indexKey(u.Old))
+			j.forget(openIndexKey(u.Old))
 			j.forget(trustStateKey(u.Old))
 			j.trustMoved = true
 		}

@@ -48,9 +48,21 @@ func TestPRRefsOnDemand(t *testing.T) {
 		}
 		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
 		lazyJudge(t, w, cache, up(main, w.c0, ps[0].head)) // no index yet: every ref
-		v, src := lazyJudge(t, w, cache, up(main, w.c0, ps[3].head))
+		ps[1].close() // a closed pull request is not in the open index
+		lazyJudge(t, w, cache, up(main, w.c0, ps[1].head))
+		trustTip := w.refs[hubrefs.TrustRef]
+		open, ok := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)])
+		if _, closed := open[ps[1].ref]; !ok || len(open) != 4 || closed {
+			t.Fatalf("open index %v (ok %v): want the 4 open pull requests", open, ok)
+		}
+		counted := &countingCache{mapCache: mapCache{m: cache.m}}
+		counted.got = map[plumbing.Hash]int{}
+		v, src := lazyJudge(t, w, counted, up(main, w.c0, ps[3].head))
 		if !v[0].Accepted() || src.refs != 1 || src.alls != 0 {
 			t.Fatalf("verdict %+v; read %d refs and %d listings, want 1 and 0", v[0], src.refs, src.alls)
+		}
+		if len(counted.got) != 2 || counted.got[openIndexKey(trustTip)] != 1 || counted.got[trustStateKey(trustTip)] != 1 {
+			t.Fatalf("cache reads %v: want the trust state and the open index only", counted.got)
 		}
 	})
 	t.Run("candidate chain reads one ref a step", func(t *testing.T) {
@@ -109,7 +121,8 @@ func TestPRRefsOnDemand(t *testing.T) {
 		if !v[0].Accepted() || v[1].Accepted() {
 			t.Fatalf("%+v", v)
 		}
-		if idx, _ := decodeIndex(w.refs[hubrefs.TrustRef], cache.m[indexKey(w.refs[hubrefs.TrustRef])]); idx[p.ref].Tip != old {
+		trustTip := w.refs[hubrefs.TrustRef]
+		if idx, _ := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)]); idx[p.ref].Tip != old {
 			t.Fatalf("a refused push re-indexed %s", p.ref)
 		}
 		if v, _ := lazyJudge(t, w, cache, up(p.ref, old, ev)); !v[0].Accepted() {
@@ -119,6 +132,14 @@ func TestPRRefsOnDemand(t *testing.T) {
 		v, src := lazyJudge(t, w, cache, up(main, w.c0, h))
 		if !v[0].Accepted() || src.refs != 1 || src.alls != 0 {
 			t.Fatalf("verdict %+v; read %d refs and %d listings, want 1 and 0", v[0], src.refs, src.alls)
+		}
+		// Closing it, pushed: it leaves the open index.
+		closed := w.eventOn([]plumbing.Hash{ev}, "alice", hubrefs.Base{Type: hubrefs.TypePRClosed, Repo: repoID})
+		if v, _ := lazyJudge(t, w, cache, up(p.ref, ev, closed)); !v[0].Accepted() {
+			t.Fatalf("%+v", v)
+		}
+		if idx, _ := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)]); len(idx) != 1 {
+			t.Fatalf("open index after closing %s: %v", p.ref, idx)
 		}
 	})
 	t.Run("refusals that do not depend on pull requests are not judged twice", func(t *testing.T) {

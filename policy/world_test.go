@@ -33,7 +33,7 @@ const (
 // world is a small repository with a work tree (for git merge), a trust log
 // with members, and helpers to write pull request events.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	store *filesystem.Storage
 	refs  map[string]plumbing.Hash
@@ -51,7 +51,7 @@ var members = map[string][]string{
 	"queuer": {"hub.queue"},
 }
 
-func newWorld(t *testing.T, rules string) *world {
+func newWorld(t testing.TB, rules string) *world {
 	t.Helper()
 	dir := t.TempDir()
 	fixtures.Git(t, dir, "init", "-q", "-b", "main")
