@@ -48,7 +48,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 		}
 		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
 		lazyJudge(t, w, cache, up(main, w.c0, ps[0].head)) // no index yet: every ref
-		ps[1].close() // a closed pull request is not in the open index
+		ps[1].close()                                      // a closed pull request is not in the open index
 		lazyJudge(t, w, cache, up(main, w.c0, ps[1].head))
 		trustTip := w.refs[hubrefs.TrustRef]
 		open, ok := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)])
