@@ -130,9 +130,12 @@ func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeS
 	for _, u := range updates {
 		names = append(names, u.Ref)
 	}
-	packed, err := readPackedRefs(abs)
+	packed, err := loadPackedRefs(abs)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
+	}
+	if closeStore {
+		defer packed.close()
 	}
 	refs, err := readRefsPacked(abs, packed, nil, names)
 	if err != nil {
@@ -170,7 +173,7 @@ func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeS
 // packed-refs is read once per push, with the refs the hook reads first.
 type refSource struct {
 	gitDir string
-	packed map[string]plumbing.Hash
+	packed *packedRefs
 }
 
 func (r refSource) Ref(name string) (plumbing.Hash, error) {

@@ -15,7 +15,7 @@ func readFile(path string, initial, limit int) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > limit {
-		return nil, fmt.Errorf("read %s: longer than %d bytes", path, limit)
+		return nil, fmt.Errorf("read %s: %w: longer than %d bytes", path, errTooLarge, limit)
 	}
 	return data, nil
 }

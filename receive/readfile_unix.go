@@ -43,14 +43,14 @@ func readFileUntil(path string, initial, limit int, line bool) ([]byte, error) {
 	n := 0
 	done := func() ([]byte, error) {
 		if n > limit {
-			return nil, fmt.Errorf("read %s: longer than %d bytes", path, limit)
+			return nil, fmt.Errorf("read %s: %w: longer than %d bytes", path, errTooLarge, limit)
 		}
 		return buf[:n], nil
 	}
 	for {
 		if n == len(buf) {
 			if len(buf) >= limit {
-				return nil, fmt.Errorf("read %s: longer than %d bytes", path, limit)
+				return nil, fmt.Errorf("read %s: %w: longer than %d bytes", path, errTooLarge, limit)
 			}
 			bigger := make([]byte, min(4*len(buf), limit+1))
 			copy(bigger, buf)

@@ -26,7 +26,7 @@ func TestRefSource(t *testing.T) {
 	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "sym"), "ref: refs/hub/pr/loose\n")
 	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "loop1"), "ref: refs/hub/pr/loop2\n")
 	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "loop2"), "ref: refs/hub/pr/loop1\n")
-	packed, err := readPackedRefs(gitDir)
+	packed, err := loadPackedRefs(gitDir)
 	if err != nil {
 		t.Fatal(err)
 	}

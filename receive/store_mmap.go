@@ -1,6 +1,7 @@
 package receive
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,3 +30,6 @@ func mapPath(path string) ([]byte, func() error, error) {
 	defer f.Close()
 	return mapFile(f)
 }
+
+// errTooLarge reports a file longer than a reader's limit.
+var errTooLarge = errors.New("file too large")

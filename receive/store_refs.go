@@ -55,25 +55,6 @@ func validRefName(name string) bool {
 	return !strings.Contains(name, "/") && strings.ToUpper(name) == name
 }
 
-// readPackedRefs parses gitDir/packed-refs (absent: empty). Peeled lines
-// (^…) are skipped.
-func readPackedRefs(gitDir string) (map[string]plumbing.Hash, error) {
-	path := filepath.Join(gitDir, "packed-refs")
-	data, err := readFile(path, 16<<10, maxPackedRefs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]plumbing.Hash{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	out := make(map[string]plumbing.Hash, bytes.Count(data, []byte{'\n'}))
-	err = eachPackedRef(path, data, func(name string, id plumbing.Hash) bool {
-		out[name] = id
-		return true
-	})
-	return out, err
-}
-
 func eachPackedRef(path string, data []byte, f func(string, plumbing.Hash) bool) error {
 	for len(data) > 0 {
 		var line []byte
@@ -122,16 +103,16 @@ func ReadRefsUnder(gitDir string, prefixes, names []string) (map[string]plumbing
 // directories override packed-refs) and the loose or packed refs named in
 // names, resolving symbolic refs.
 func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash, error) {
-	packed, err := readPackedRefs(gitDir)
+	packed, err := loadPackedRefs(gitDir)
 	if err != nil {
 		return nil, err
 	}
+	defer packed.close()
 	return readRefsPacked(gitDir, packed, prefixes, names)
 }
 
-// readRefsPacked is readRefs with packed-refs already read into packed
-// (which it does not modify).
-func readRefsPacked(gitDir string, packed map[string]plumbing.Hash, prefixes, names []string) (map[string]plumbing.Hash, error) {
+// readRefsPacked is readRefs with packed-refs already read.
+func readRefsPacked(gitDir string, packed *packedRefs, prefixes, names []string) (map[string]plumbing.Hash, error) {
 	var err error
 	under := func(name string) bool {
 		for _, p := range prefixes {
@@ -141,10 +122,10 @@ func readRefsPacked(gitDir string, packed map[string]plumbing.Hash, prefixes, na
 		}
 		return false
 	}
-	direct := make(map[string]plumbing.Hash, len(packed))
-	for name, id := range packed {
-		if under(name) {
-			direct[name] = id
+	direct := map[string]plumbing.Hash{}
+	for _, prefix := range prefixes {
+		if err := packed.each(prefix, func(name string, id plumbing.Hash) { direct[name] = id }); err != nil {
+			return nil, err
 		}
 	}
 	symbolic := map[string]string{}
@@ -278,7 +259,7 @@ func readOneRef(gitDir, name string) (refValue, bool, error) {
 
 // readRefIn reads name's loose ref file, else its packed-refs line: from
 // packed when the caller has read packed-refs already, else from the file.
-func readRefIn(gitDir, name string, packed map[string]plumbing.Hash) (refValue, bool, error) {
+func readRefIn(gitDir, name string, packed *packedRefs) (refValue, bool, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
 	data, err := readLineFile(path, 128, maxRefFile)
 	if err == nil {
@@ -291,28 +272,14 @@ func readRefIn(gitDir, name string, packed map[string]plumbing.Hash) (refValue, 
 	if !strings.HasPrefix(name, "refs/") {
 		return refValue{}, false, nil
 	}
-	if packed != nil {
-		id, ok := packed[name]
-		return refValue{id: id}, ok, nil
-	}
-	ppath := filepath.Join(gitDir, "packed-refs")
-	pdata, err := readFile(ppath, 16<<10, maxPackedRefs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return refValue{}, false, nil
-	}
-	if err != nil {
-		return refValue{}, false, fmt.Errorf("read %s: %w", ppath, err)
-	}
-	var v refValue
-	found := false
-	err = eachPackedRef(ppath, pdata, func(n string, id plumbing.Hash) bool {
-		if n == name {
-			v, found = refValue{id: id}, true
-			return false
+	if packed == nil {
+		if packed, err = loadPackedRefs(gitDir); err != nil {
+			return refValue{}, false, err
 		}
-		return true
-	})
-	return v, found, err
+		defer packed.close()
+	}
+	id, ok, err := packed.get(name)
+	return refValue{id: id}, ok, err
 }
 
 func isDirErr(path string) bool {
