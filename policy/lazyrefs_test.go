@@ -14,19 +14,8 @@ import (
 // reads every ref and has no cache.
 func lazyJudge(t *testing.T, w *world, cache Cache, us ...Update) ([]Verdict, *refSource) {
 	t.Helper()
-	refs := map[string]plumbing.Hash{}
-	for name, id := range w.refs {
-		if !strings.HasPrefix(name, hubrefs.PRRefPrefix) {
-			refs[name] = id
-		}
-	}
-	for _, u := range us {
-		if id, ok := w.refs[u.Ref]; ok {
-			refs[u.Ref] = id
-		}
-	}
 	src := &refSource{m: w.refs}
-	got := Judge(Input{Objects: GoGitObjects(w.store), Refs: refs, Updates: us, Cache: cache, PRRefs: src})
+	got := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refsWithoutPRs(us), Updates: us, Cache: cache, PRRefs: src})
 	want := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: us})
 	for i := range want {
 		if got[i] != want[i] {

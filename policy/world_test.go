@@ -291,23 +291,29 @@ func (w *world) judge(us ...Update) []Verdict {
 		if pass == "cold" {
 			c = &mapCache{m: map[plumbing.Hash][]byte{}}
 		}
-		refs := map[string]plumbing.Hash{}
-		for name, id := range w.refs {
-			if !strings.HasPrefix(name, hubrefs.PRRefPrefix) {
-				refs[name] = id
-			}
-		}
-		for _, u := range us {
-			if id, ok := w.refs[u.Ref]; ok {
-				refs[u.Ref] = id
-			}
-		}
-		got := Judge(Input{Objects: GoGitObjects(w.store), Refs: refs, Updates: us, Cache: c, PRRefs: &refSource{m: w.refs}})
+		got := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refsWithoutPRs(us), Updates: us, Cache: c, PRRefs: &refSource{m: w.refs}})
 		if !reflect.DeepEqual(got, plain) {
 			w.t.Fatalf("with pull request refs read on demand and a %s fold cache the verdicts differ:\n%+v\nwithout:\n%+v", pass, got, plain)
 		}
 	}
 	return plain
+}
+
+// refsWithoutPRs are w's refs as a caller that reads pull request refs on
+// demand passes them: no pull request ref but those updated.
+func (w *world) refsWithoutPRs(us []Update) map[string]plumbing.Hash {
+	refs := map[string]plumbing.Hash{}
+	for name, id := range w.refs {
+		if !strings.HasPrefix(name, hubrefs.PRRefPrefix) {
+			refs[name] = id
+		}
+	}
+	for _, u := range us {
+		if id, ok := w.refs[u.Ref]; ok {
+			refs[u.Ref] = id
+		}
+	}
+	return refs
 }
 
 // refSource is a policy.RefSource over a map, counting what it is asked.
