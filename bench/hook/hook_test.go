@@ -365,6 +365,30 @@ func (w *world) gitTime(n int) time.Duration {
 	return time.Since(start)
 }
 
+// push lands C_n on main with a real git push from a client clone (its
+// objects borrowed from the work repository, so nothing is sent), through
+// the hooks `git+ init` installed, or with every hook turned off (plain);
+// main is put back at C_0 first (not timed).
+func (w *world) push(client string, n int, plain bool) time.Duration {
+	w.tb.Helper()
+	w.git("", "update-ref", target, w.c[0].String())
+	args := []string{"-C", client, "push", "-q"}
+	if plain {
+		args = append(args, "--receive-pack=git -c core.hooksPath=/nonexistent receive-pack")
+	}
+	args = append(args, w.dir, w.c[n].String()+":"+target)
+	start := time.Now()
+	out, errs, err := w.run(client, "", nil, "git", args...)
+	d := time.Since(start)
+	if err != nil {
+		w.tb.Fatalf("git push of depth %d (plain %v): %v\n%s%s", n, plain, err, out, errs)
+	}
+	if got := strings.TrimSpace(w.git("", "rev-parse", target)); got != w.c[n].String() {
+		w.tb.Fatalf("after the push main is %s, want %s", got, w.c[n])
+	}
+	return d
+}
+
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
@@ -386,6 +410,18 @@ func BenchmarkHook(b *testing.B) {
 	w := setup(b)
 	b.Logf("setup %v: %s, %d files, %d commits on main", time.Since(start).Round(time.Millisecond), w.dir, w.nfiles,
 		mustAtoi(b, w.git("", "rev-list", "--count", w.c[0].String())))
+
+	// The client for whole pushes, and which pre-receive the installed
+	// script runs.
+	client := filepath.Join(filepath.Dir(w.dir), "client.git")
+	w.must(filepath.Dir(w.dir), "", nil, "git", "clone", "-q", "--bare", "--shared", w.dir, client)
+	script, _ := os.ReadFile(filepath.Join(w.dir, "hooks", "pre-receive"))
+	runs := "git+ hook pre-receive (the lean binary is not beside git+ from the same clean build)"
+	if strings.Contains(string(script), "gitplus_hook=") {
+		runs = hooks.HookBinary + " pre-receive"
+	}
+	var pushes strings.Builder
+	fmt.Fprintf(&pushes, "%6s %12s %12s %12s\n", "depth", "with-hooks", "no-hooks", "hooks-add")
 
 	var table, minima strings.Builder
 	head := fmt.Sprintf("%6s %10s %10s %10s %8s %8s %8s %8s\n", "depth", "hook-cold", "hook-merge", "hook-warm", "git", "r-cold", "r-merge", "r-warm")
@@ -417,7 +453,7 @@ func BenchmarkHook(b *testing.B) {
 	for _, n := range depths {
 		b.Run(fmt.Sprintf("depth=%d", n), func(b *testing.B) {
 			w.tb = b
-			var cold, merge, warm, gt []time.Duration
+			var cold, merge, warm, gt, ph, pp []time.Duration
 			for range b.N {
 				for r := 0; r < *flagReps; r++ {
 					os.RemoveAll(w.cacheDir())
@@ -426,8 +462,12 @@ func BenchmarkHook(b *testing.B) {
 					w.setFacts(n, true)
 					warm = append(warm, w.hook(n)) // as the queue lands: facts learned when it published
 					gt = append(gt, w.gitTime(n))
+					ph = append(ph, w.push(client, n, false))
+					pp = append(pp, w.push(client, n, true))
 				}
 			}
+			w.git("", "update-ref", target, w.c[0].String())
+			fmt.Fprintf(&pushes, "%6d %12.1f %12.1f %12.1f\n", n, ms(median(ph)), ms(median(pp)), ms(median(ph))-ms(median(pp)))
 			c, m, h, g := median(cold), median(merge), median(warm), median(gt)
 			b.ReportMetric(ms(c), "hook-cold-ms")
 			b.ReportMetric(ms(m), "hook-merge-ms")
@@ -445,6 +485,7 @@ func BenchmarkHook(b *testing.B) {
 	w.tb = b
 	fmt.Printf("medians of %d runs (pack=%v):\n%s", *flagReps, *flagPack, table.String())
 	fmt.Printf("minima (least disturbed by machine load):\n%s", minima.String())
+	fmt.Printf("a whole landing, git push from a local clone (nothing to send), medians in ms; the installed pre-receive runs %s:\n%s", runs, pushes.String())
 
 	if *flagProfile != "" {
 		n := slices.Max(depths)
