@@ -71,6 +71,15 @@
 //	r-*         hook / git (goal ≤ 1.0)
 //	floor       the hook creating an unprotected branch (nothing judged:
 //	            process start, refs, rules) and git merge-tree with no input
+//	push        a whole landing as a user sees it: `git push` of C_N onto
+//	            main from a client clone sharing the work repository's
+//	            objects (nothing to send), through the hooks `git+ init`
+//	            installed (pre-receive script and the command it runs, the
+//	            fold cache and merge facts warm; post-receive), and the same
+//	            push with hooks turned off (receive-pack run with
+//	            core.hooksPath=/nonexistent); main is reset to C_0 around
+//	            each. The line says which pre-receive command the script
+//	            runs: the lean binary only for a clean build (see hooks)
 //
 // All figures are medians of -reps runs in the same process, interleaved per
 // depth, so machine load affects both sides alike (it still adds noise).

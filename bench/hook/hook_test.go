@@ -368,7 +368,7 @@ func (w *world) gitTime(n int) time.Duration {
 // push lands C_n on main with a real git push from a client clone (its
 // objects borrowed from the work repository, so nothing is sent), through
 // the hooks `git+ init` installed, or with every hook turned off (plain);
-// main is put back at C_0 first (not timed).
+// main is put back at C_0 before and after (not timed).
 func (w *world) push(client string, n int, plain bool) time.Duration {
 	w.tb.Helper()
 	w.git("", "update-ref", target, w.c[0].String())
@@ -386,6 +386,7 @@ func (w *world) push(client string, n int, plain bool) time.Duration {
 	if got := strings.TrimSpace(w.git("", "rev-parse", target)); got != w.c[n].String() {
 		w.tb.Fatalf("after the push main is %s, want %s", got, w.c[n])
 	}
+	w.git("", "update-ref", target, w.c[0].String())
 	return d
 }
 
@@ -466,7 +467,6 @@ func BenchmarkHook(b *testing.B) {
 					pp = append(pp, w.push(client, n, true))
 				}
 			}
-			w.git("", "update-ref", target, w.c[0].String())
 			fmt.Fprintf(&pushes, "%6d %12.1f %12.1f %12.1f\n", n, ms(median(ph)), ms(median(pp)), ms(median(ph))-ms(median(pp)))
 			c, m, h, g := median(cold), median(merge), median(warm), median(gt)
 			b.ReportMetric(ms(c), "hook-cold-ms")
