@@ -715,7 +715,11 @@ func (a *auditor) provenance(c *commit, b trust.Branch, t *trust.State) error {
 	if !b.RequireProvenance {
 		return nil
 	}
-	key, err := hubrefs.Verify(c.raw)
+	raw, err := a.j.commits.rawOf(c)
+	if err != nil {
+		return err
+	}
+	key, err := hubrefs.Verify(raw)
 	switch {
 	case errors.Is(err, hubrefs.ErrUnsigned):
 		return refuse(CodeProvenance, "%s required provenance: commit %s is not signed", a.branch, c.id)

@@ -200,11 +200,11 @@ func (j *judge) branch(u Update) error {
 	if u.New.IsZero() {
 		return refuse(CodeProtectedDelete, "%s is protected and cannot be deleted", u.Ref)
 	}
-	tip, err := j.commits.get(u.New)
+	tip, err := j.candidate(u.New)
 	if err != nil {
 		return err
 	}
-	if !u.Old.IsZero() && !j.commits.firstParentReaches(u.New, u.Old, firstParentProbe) {
+	if !u.Old.IsZero() && !j.firstParentReaches(u.New, u.Old, firstParentProbe) {
 		ok, err := j.commits.isAncestor(u.Old, u.New)
 		if err != nil {
 			return err
@@ -308,7 +308,7 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 		if c.parents[0] == u.Old {
 			break
 		}
-		next, err := j.commits.get(c.parents[0])
+		next, err := j.candidate(c.parents[0])
 		if err != nil {
 			return err
 		}
@@ -487,7 +487,11 @@ func (j *judge) provenance(u Update, b trust.Branch) error {
 		return err
 	}
 	for _, c := range cs {
-		key, err := hubrefs.Verify(c.raw)
+		raw, err := j.commits.rawOf(c)
+		if err != nil {
+			return err
+		}
+		key, err := hubrefs.Verify(raw)
 		switch {
 		case errors.Is(err, hubrefs.ErrUnsigned):
 			return refuse(CodeProvenance, "%s requires provenance: commit %s is not signed; sign it with git commit -S (gpg.format=ssh) using a member's key", u.Ref, c.id)

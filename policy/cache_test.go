@@ -277,13 +277,14 @@ func TestPRIndex(t *testing.T) {
 		t.Fatalf("index entry %+v does not summarize %s", s, p.ref)
 	}
 
-	// Warm: the trust state and the indexes (every ref read: the full one,
-	// and the open one to see it is current); no log, not even the
+	// Warm: the trust state, the indexes (every ref read: the full one, and
+	// the open one to see it is current) and a look for a merge fact of the
+	// landed commit (it might be a candidate); no log, not even the
 	// landed one's (its approvals and checks are in the index).
 	c.got = map[plumbing.Hash]int{}
 	judge(c, "")
-	if len(c.got) != 3 || c.got[trustStateKey(trustTip)] != 1 || c.got[indexKey(trustTip)] != 1 || c.got[openIndexKey(trustTip)] != 1 {
-		t.Fatalf("cache reads %v: want the trust state %s, the index %s and the open index %s once each", c.got, trustStateKey(trustTip), indexKey(trustTip), openIndexKey(trustTip))
+	if len(c.got) != 4 || c.got[trustStateKey(trustTip)] != 1 || c.got[indexKey(trustTip)] != 1 || c.got[openIndexKey(trustTip)] != 1 || c.got[MergeFactKey(p.head)] != 1 {
+		t.Fatalf("cache reads %v: want the trust state %s, the index %s, the open index %s and the landed commit's merge fact once each", c.got, trustStateKey(trustTip), indexKey(trustTip), openIndexKey(trustTip))
 	}
 
 	// Closing the pull request moves its ref: the indexed "open" summary

@@ -18,8 +18,8 @@ type commit struct {
 	id      plumbing.Hash
 	tree    plumbing.Hash
 	parents []plumbing.Hash
-	time    int64 // committer time; orders walks only, never trusted
-	raw     []byte
+	time    int64  // committer time; orders walks only, never trusted
+	raw     []byte // nil when built from a merge fact: see rawOf
 }
 
 // commits reads and caches commits for one Judge call.
@@ -51,6 +51,23 @@ func (cs *commits) get(id plumbing.Hash) (*commit, error) {
 	}
 	cs.m[id] = c
 	return c, nil
+}
+
+// rawOf returns c's whole object, reading it when c was built from a merge
+// fact (facts.go).
+func (cs *commits) rawOf(c *commit) ([]byte, error) {
+	if c.raw != nil {
+		return c.raw, nil
+	}
+	t, raw, err := cs.o.ReadObject(c.id)
+	if err != nil {
+		return nil, objErr(c.id, err)
+	}
+	if t != plumbing.CommitObject {
+		return nil, refuse(CodeBadUpdate, "%s is a %s, not a commit", c.id, t)
+	}
+	c.raw = raw
+	return raw, nil
 }
 
 func parseCommit(id plumbing.Hash, raw []byte) (*commit, error) {
@@ -128,25 +145,6 @@ func (cs *commits) isAncestor(a, b plumbing.Hash) (bool, error) {
 // computation when a push is a plain fast-forward (a candidate chain, a
 // pull request's linear commits).
 const firstParentProbe = 64
-
-// firstParentReaches reports whether old is reached from newID in at most
-// max first-parent steps. It reads through the judgement's commit cache
-// (the chain rules walk the same commits next). false says nothing: an
-// unreadable commit or a longer path leaves the answer to isAncestor.
-func (cs *commits) firstParentReaches(newID, old plumbing.Hash, max int) bool {
-	id := newID
-	for i := 0; i <= max; i++ {
-		if id == old {
-			return true
-		}
-		c, err := cs.get(id)
-		if err != nil || len(c.parents) == 0 {
-			return false
-		}
-		id = c.parents[0]
-	}
-	return false
-}
 
 // introduced returns the commits reachable from newID and not from oldID
 // (git rev-list new ^old), newest first. It walks from new and stops at

@@ -30,9 +30,15 @@ package policy
 //     git directory that holds it. An entry that is damaged, of another
 //     format or algorithm, or for another commit or tree is ignored.
 //
-// Entry: "gpmf" 1 | key (20) | candidate id (20) | candidate tree (20),
-// under the key: the first 20 bytes of SHA-256("gitplus merge fact " +
-// mergetree.Algorithm + "\n" + candidate id).
+// A fact also names the candidate's parents, so a landing whose every step
+// has one walks its chain and checks rule 1 without reading the commits
+// (no pack is opened, nothing inflated). Such a commit carries no raw
+// bytes; what needs them (provenance) reads the object (commits.rawOf).
+//
+// Entry: "gpmf" 2 | key (20) | candidate id (20) | candidate tree (20) |
+// first parent (20) | second parent (20), under the key: the first 20
+// bytes of SHA-256("gitplus merge fact " + mergetree.Algorithm + "\n" +
+// candidate id). Version 1 entries (no parents) read as misses.
 
 import (
 	"crypto/sha256"
@@ -43,7 +49,7 @@ import (
 	"github.com/gitplus/gitplus/mergetree"
 )
 
-var factMagic = []byte("gpmf\x01")
+var factMagic = []byte("gpmf\x02")
 
 // maxLearned bounds the merges one push computes for candidate branches
 // (the deepest queue takes 32 steps; a pusher naming more branches than
@@ -59,35 +65,97 @@ func MergeFactKey(id plumbing.Hash) plumbing.Hash {
 }
 
 func encodeFact(c *commit) []byte {
-	b := appendEntryHeader(make([]byte, 0, len(factMagic)+60), factMagic, MergeFactKey(c.id))
+	b := appendEntryHeader(make([]byte, 0, len(factMagic)+100), factMagic, MergeFactKey(c.id))
 	b = append(b, c.id[:]...)
-	return append(b, c.tree[:]...)
+	b = append(b, c.tree[:]...)
+	for _, p := range c.parents {
+		b = append(b, p[:]...)
+	}
+	return b
 }
 
-// decodeFact returns the candidate id and tree a fact entry under key
-// records; false when the entry is damaged or not a fact under key.
-func decodeFact(key plumbing.Hash, b []byte) (id, tree plumbing.Hash, ok bool) {
+// decodeFact returns the candidate a fact entry under key records (id,
+// tree and its two parents); false when the entry is damaged or not a fact
+// under key.
+func decodeFact(key plumbing.Hash, b []byte) (*commit, bool) {
 	r, ok := openEntry(b, factMagic, key)
-	if !ok || len(r.b) != 40 {
-		return id, tree, false
+	if !ok || len(r.b) != 80 {
+		return nil, false
 	}
-	copy(id[:], r.b[:20])
-	copy(tree[:], r.b[20:])
-	return id, tree, MergeFactKey(id) == key
+	c := &commit{id: r.hash(), tree: r.hash(), parents: []plumbing.Hash{r.hash(), r.hash()}}
+	return c, MergeFactKey(c.id) == key
+}
+
+// fact returns the candidate id as its merge fact records it, when the
+// cache holds one (looked up once per judgement).
+func (j *judge) fact(id plumbing.Hash) (*commit, bool) {
+	if j.in.Cache == nil {
+		return nil, false
+	}
+	if c, done := j.facts[id]; done {
+		return c, c != nil
+	}
+	var c *commit
+	key := MergeFactKey(id)
+	if b, ok := j.in.Cache.Get(key); ok {
+		if fc, ok := decodeFact(key, b); ok && fc.id == id {
+			c = fc
+		}
+	}
+	if j.facts == nil {
+		j.facts = map[plumbing.Hash]*commit{}
+	}
+	j.facts[id] = c
+	return c, c != nil
 }
 
 // knownMerge reports whether the cache holds the merge fact of c.
 func (j *judge) knownMerge(c *commit) bool {
-	if j.in.Cache == nil {
-		return false
+	f, ok := j.fact(c.id)
+	return ok && f.tree == c.tree && len(c.parents) == 2 && f.parents[0] == c.parents[0] && f.parents[1] == c.parents[1]
+}
+
+// firstParentReaches reports whether old is reached from newID in at most
+// max first-parent steps. It reads through the judgement's commit cache
+// (the chain rules walk the same commits next), and through merge facts as
+// long as the commits walked came from one (a published chain is read from
+// its facts alone; a pull request's commits never consult them). false
+// says nothing: an unreadable commit or a longer path leaves the answer to
+// isAncestor.
+func (j *judge) firstParentReaches(newID, old plumbing.Hash, max int) bool {
+	id, facts := newID, true
+	for i := 0; i <= max; i++ {
+		if id == old {
+			return true
+		}
+		var c *commit
+		var err error
+		if facts {
+			c, err = j.candidate(id)
+		} else {
+			c, err = j.commits.get(id)
+		}
+		if err != nil || len(c.parents) == 0 {
+			return false
+		}
+		facts = c.raw == nil // built from a fact
+		id = c.parents[0]
 	}
-	key := MergeFactKey(c.id)
-	b, ok := j.in.Cache.Get(key)
-	if !ok {
-		return false
+	return false
+}
+
+// candidate returns commit id for a candidate chain's walk: from its merge
+// fact when there is one (nothing read), else from the object store.
+func (j *judge) candidate(id plumbing.Hash) (*commit, error) {
+	if c, ok := j.commits.m[id]; ok {
+		return c, nil
 	}
-	id, tree, ok := decodeFact(key, b)
-	return ok && id == c.id && tree == c.tree
+	if f, ok := j.fact(id); ok {
+		c := &commit{id: f.id, tree: f.tree, parents: f.parents}
+		j.commits.m[id] = c
+		return c, nil
+	}
+	return j.commits.get(id)
 }
 
 // candidateTarget returns the target branch of candidate branch ref

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -68,6 +69,9 @@ func TestMergeFacts(t *testing.T) {
 	if n := objs.total(theirTrees...); n != 0 {
 		t.Fatalf("the landing with merge facts read the heads' trees %d times", n)
 	}
+	if n := objs.total(c1, c2); n != 0 {
+		t.Fatalf("the landing with merge facts read the candidates %d times (the facts name their parents and trees)", n)
+	}
 	// Facts never stand in for rules 1, 2, 4, 5: a check withdrawn (a later
 	// failure) refuses the landing with them as without them.
 	p2.check("ci", c2, "failure")
@@ -76,22 +80,32 @@ func TestMergeFacts(t *testing.T) {
 	}
 	p2.check("ci", c2, "success")
 
-	// A fact that names another commit or tree under c2's key is ignored.
-	for name, forged := range map[string]*commit{
-		"another commit": {id: c1, tree: treeOf(t, w, c2)},
-		"another tree":   {id: c2, tree: treeOf(t, w, c1)},
+	// A fact under c2's key that names another commit, or that is damaged,
+	// is ignored: the landing merges again. (A well-formed fact of c2 is
+	// believed whole, parents and tree: like every fold-cache entry it is
+	// as trustworthy as the git directory, and only learnCandidate, after
+	// merging, writes one.)
+	h1, h2c := w.c0, h2
+	for name, b := range map[string][]byte{
+		"another commit": func() []byte {
+			b := encodeFact(&commit{id: c1, tree: treeOf(t, w, c1), parents: []plumbing.Hash{h1, h1}})
+			k := MergeFactKey(c2)
+			copy(b[len(factMagic):], k[:])
+			return b
+		}(),
+		"truncated": encodeFact(&commit{id: c2, tree: treeOf(t, w, c2), parents: []plumbing.Hash{c1, h2c}})[:len(factMagic)+70],
+		"version 1": append([]byte("gpmf\x01"), encodeFact(&commit{id: c2, tree: treeOf(t, w, c2), parents: []plumbing.Hash{c1, h2c}})[len(factMagic):len(factMagic)+60]...),
 	} {
-		b := encodeFact(forged)
-		copy(b[len(factMagic):], func() []byte { k := MergeFactKey(c2); return k[:] }())
 		cache.m[MergeFactKey(c2)] = b
 		objs.n = map[plumbing.Hash]int{}
 		if v := judge(landing); v[0].Code != "" {
 			t.Fatalf("%s: %+v", name, v[0])
 		}
 		if objs.total(theirTrees[1]) == 0 {
-			t.Fatalf("a fact for %s was believed", name)
+			t.Fatalf("a fact entry (%s) was believed", name)
 		}
 	}
+	cache.m[MergeFactKey(c2)] = encodeFact(&commit{id: c2, tree: treeOf(t, w, c2), parents: []plumbing.Hash{c1, h2c}})
 
 	// Moving a candidate branch drops the old candidate's fact; deleting
 	// one drops its fact too.
@@ -189,23 +203,53 @@ func TestCandidateTarget(t *testing.T) {
 }
 
 func FuzzDecodeFact(f *testing.F) {
-	c := &commit{id: plumbing.NewHash("1111111111111111111111111111111111111111"), tree: plumbing.NewHash("2222222222222222222222222222222222222222")}
+	c := &commit{id: plumbing.NewHash("1111111111111111111111111111111111111111"), tree: plumbing.NewHash("2222222222222222222222222222222222222222"),
+		parents: []plumbing.Hash{plumbing.NewHash("3333333333333333333333333333333333333333"), plumbing.NewHash("4444444444444444444444444444444444444444")}}
 	key := MergeFactKey(c.id)
 	f.Add(key[:], encodeFact(c))
-	f.Add(key[:], []byte("gpmf\x01"))
+	f.Add(key[:], []byte("gpmf\x02"))
 	f.Fuzz(func(t *testing.T, keyb, data []byte) {
 		var key plumbing.Hash
 		copy(key[:], keyb)
-		id, tree, ok := decodeFact(key, data)
+		got, ok := decodeFact(key, data)
 		if !ok {
 			return
 		}
-		// What decodes is the fact of its own key and survives a round trip.
-		if MergeFactKey(id) != key {
-			t.Fatalf("decoded a fact for %s under key %s", id, key)
+		// What decodes is the fact of its own key, a two-parent commit, and
+		// survives a round trip.
+		if MergeFactKey(got.id) != key || len(got.parents) != 2 {
+			t.Fatalf("decoded %+v under key %s", got, key)
 		}
-		if id2, tree2, ok := decodeFact(key, encodeFact(&commit{id: id, tree: tree})); !ok || id2 != id || tree2 != tree {
+		again, ok := decodeFact(key, encodeFact(got))
+		if !ok || again.id != got.id || again.tree != got.tree || again.parents[0] != got.parents[0] || again.parents[1] != got.parents[1] {
 			t.Fatal("a decoded fact does not round-trip")
 		}
 	})
+}
+
+// TestFactsConsultedOnlyForCandidates: a direct landing of a pull request
+// head many commits above the branch looks for a merge fact of the head
+// only; its other commits are read, never looked up as candidates.
+func TestFactsConsultedOnlyForCandidates(t *testing.T) {
+	w := newWorld(t, rulesNoQueue)
+	h := w.c0
+	var line []plumbing.Hash
+	for i := 0; i < 10; i++ {
+		h = w.commit(h, "f", strings.Repeat("x", i+1))
+		line = append(line, h)
+	}
+	w.ready(h)
+	c := &countingCache{mapCache: mapCache{m: map[plumbing.Hash][]byte{}}}
+	v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{up(main, w.c0, h)}, Cache: c})
+	if !v[0].Accepted() {
+		t.Fatalf("%+v", v[0])
+	}
+	if c.got[MergeFactKey(h)] != 1 {
+		t.Fatalf("the landed head's merge fact was looked up %d times, want 1", c.got[MergeFactKey(h)])
+	}
+	for _, id := range line[:len(line)-1] {
+		if c.got[MergeFactKey(id)] != 0 {
+			t.Fatalf("commit %s below the head was looked up as a candidate", id)
+		}
+	}
 }

@@ -50,8 +50,8 @@ func TestPRRefsOnDemand(t *testing.T) {
 		if !v[0].Accepted() || src.refs != 1 || src.alls != 0 {
 			t.Fatalf("verdict %+v; read %d refs and %d listings, want 1 and 0", v[0], src.refs, src.alls)
 		}
-		if len(counted.got) != 2 || counted.got[openIndexKey(trustTip)] != 1 || counted.got[trustStateKey(trustTip)] != 1 {
-			t.Fatalf("cache reads %v: want the trust state and the open index only", counted.got)
+		if len(counted.got) != 3 || counted.got[openIndexKey(trustTip)] != 1 || counted.got[trustStateKey(trustTip)] != 1 || counted.got[MergeFactKey(ps[3].head)] != 1 {
+			t.Fatalf("cache reads %v: want the trust state, the open index and a look for the landed commit's merge fact only", counted.got)
 		}
 	})
 	t.Run("candidate chain reads one ref a step", func(t *testing.T) {

@@ -235,7 +235,8 @@ type judge struct {
 	// their merge-base walks instead of re-reading the steps below them.
 	merges *mergetree.Cache
 
-	learned    int         // merge facts computed for candidate branches (facts.go)
+	learned    int                       // merge facts computed for candidate branches (facts.go)
+	facts      map[plumbing.Hash]*commit // merge facts looked up (nil: none)
 	reindexed  []prSummary // pull requests this push moves, for the index (flushIndex)
 	trustMoved bool        // this push moves refs/hub/trust
 }
