@@ -237,8 +237,8 @@ type judge struct {
 
 	learned    int                       // merge facts computed for candidate branches (facts.go)
 	facts      map[plumbing.Hash]*commit // merge facts looked up (nil: none)
-	reindexed  []prSummary // pull requests this push moves, for the index (flushIndex)
-	trustMoved bool        // this push moves refs/hub/trust
+	reindexed  []prSummary               // pull requests this push moves, for the index (flushIndex)
+	trustMoved bool                      // this push moves refs/hub/trust
 }
 
 func newJudge(in Input) *judge {
