@@ -27,8 +27,9 @@ package policy
 //     (when the cache can drop): the queue deletes the branches of what it
 //     landed, so facts live about as long as their branches.
 //   - Like every fold-cache entry, a fact is exactly as trustworthy as the
-//     git directory that holds it. An entry that is damaged, of another
-//     format or algorithm, or for another commit or tree is ignored.
+//     git directory that holds it: a well-formed fact of the commit asked
+//     for is believed whole (tree and parents); one that is damaged, of
+//     another format or algorithm, or for another commit is ignored.
 //
 // A fact also names the candidate's parents, so a landing whose every step
 // has one walks its chain and checks rule 1 without reading the commits
