@@ -51,16 +51,21 @@ func (j *judge) foldPRs() {
 		}
 	}
 	var indexed map[string]prSummary
-	var openStale bool // the open index is missing or damaged
+	// The open index is rewritten when it is missing or damaged, and after
+	// a judgement from it fell back to every ref (it may name a tip that a
+	// push accepted here and then failed in git never moved its ref to).
+	openStale := j.allPRs
 	if j.in.Cache != nil {
 		if b, ok := j.in.Cache.Get(indexKey(trustTip)); ok {
 			indexed, _ = decodeIndex(trustTip, b)
 		}
-		b, ok := j.in.Cache.Get(openIndexKey(trustTip))
-		if ok {
-			_, ok = decodeIndexAs(openIndexMagic, trustTip, b)
+		if !openStale {
+			b, ok := j.in.Cache.Get(openIndexKey(trustTip))
+			if ok {
+				_, ok = decodeIndexAs(openIndexMagic, trustTip, b)
+			}
+			openStale = !ok
 		}
-		openStale = !ok
 	}
 	j.prTips = map[string]plumbing.Hash{}
 	if j.in.PRRefs != nil {

@@ -131,6 +131,25 @@ func TestPRRefsOnDemand(t *testing.T) {
 			t.Fatalf("open index after closing %s: %v", p.ref, idx)
 		}
 	})
+	t.Run("an open index entry no ref holds is repaired by the fallback", func(t *testing.T) {
+		w := newWorld(t, rulesNoQueue)
+		p := w.ready(w.commit(w.c0, "a", "a\n"))
+		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+		lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		// As if a push accepted here had then failed in git: the open index
+		// names a tip the ref never moved to.
+		trustTip := w.refs[hubrefs.TrustRef]
+		open, _ := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)])
+		s := open[p.ref]
+		s.Tip = plumbing.NewHash("9999999999999999999999999999999999999999")
+		cache.m[openIndexKey(trustTip)] = encodeIndexAs(openIndexMagic, trustTip, []prSummary{s})
+		if v, src := lazyJudge(t, w, cache, up(main, w.c0, p.head)); !v[0].Accepted() || src.alls != 1 {
+			t.Fatalf("verdict %+v after %d listings; want accepted after reading every ref", v[0], src.alls)
+		}
+		if v, src := lazyJudge(t, w, cache, up(main, w.c0, p.head)); !v[0].Accepted() || src.refs != 1 || src.alls != 0 {
+			t.Fatalf("after the repair: verdict %+v, %d refs and %d listings read, want 1 and 0", v[0], src.refs, src.alls)
+		}
+	})
 	t.Run("refusals that do not depend on pull requests are not judged twice", func(t *testing.T) {
 		w := newWorld(t, rulesNoQueue)
 		p := w.ready(w.commit(w.c0, "a", "a\n"))
