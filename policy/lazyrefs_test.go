@@ -25,6 +25,18 @@ func lazyJudge(t *testing.T, w *world, cache Cache, us ...Update) ([]Verdict, *r
 	return got, src
 }
 
+// indexed is a world with one ready pull request whose landing has been
+// judged once, with pull request refs on demand: the cache holds its
+// indexes.
+func indexed(t *testing.T) (*world, *prq, *mapCache) {
+	t.Helper()
+	w := newWorld(t, rulesNoQueue)
+	p := w.ready(w.commit(w.c0, "a", "a\n"))
+	cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+	lazyJudge(t, w, cache, up(main, w.c0, p.head))
+	return w, p, cache
+}
+
 // TestPRRefsOnDemand: with a current pull request index a landing reads
 // only the refs of the pull requests it names; an index that a moved or a
 // new pull request made stale still gives the verdicts of reading every ref.
@@ -73,10 +85,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 		}
 	})
 	t.Run("pull request closed since the index", func(t *testing.T) {
-		w := newWorld(t, rulesNoQueue)
-		p := w.ready(w.commit(w.c0, "a", "a\n"))
-		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
-		lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		w, p, cache := indexed(t)
 		p.close()
 		v, src := lazyJudge(t, w, cache, up(main, w.c0, p.head))
 		if v[0].Code != CodePRClosed || src.alls != 1 {
@@ -84,10 +93,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 		}
 	})
 	t.Run("pull request opened since the index", func(t *testing.T) {
-		w := newWorld(t, rulesNoQueue)
-		p := w.ready(w.commit(w.c0, "a", "a\n"))
-		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
-		lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		w, _, cache := indexed(t)
 		q := w.ready(w.commit(w.c0, "b", "b\n"))
 		v, src := lazyJudge(t, w, cache, up(main, w.c0, q.head))
 		if !v[0].Accepted() || src.alls != 1 {
@@ -132,10 +138,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 		}
 	})
 	t.Run("an open index entry no ref holds is repaired by the fallback", func(t *testing.T) {
-		w := newWorld(t, rulesNoQueue)
-		p := w.ready(w.commit(w.c0, "a", "a\n"))
-		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
-		lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		w, p, cache := indexed(t)
 		// As if a push accepted here had then failed in git: the open index
 		// names a tip the ref never moved to.
 		trustTip := w.refs[hubrefs.TrustRef]
@@ -151,10 +154,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 		}
 	})
 	t.Run("refusals that do not depend on pull requests are not judged twice", func(t *testing.T) {
-		w := newWorld(t, rulesNoQueue)
-		p := w.ready(w.commit(w.c0, "a", "a\n"))
-		cache := &mapCache{m: map[plumbing.Hash][]byte{}}
-		lazyJudge(t, w, cache, up(main, w.c0, p.head))
+		w, p, cache := indexed(t)
 		v, src := lazyJudge(t, w, cache, up(main, w.c0, plumbing.ZeroHash))
 		if v[0].Code != CodeProtectedDelete || src.alls != 0 {
 			t.Fatalf("verdict %+v after %d listings", v[0], src.alls)
