@@ -154,7 +154,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 		}
 	})
 	t.Run("refusals that do not depend on pull requests are not judged twice", func(t *testing.T) {
-		w, p, cache := indexed(t)
+		w, _, cache := indexed(t)
 		v, src := lazyJudge(t, w, cache, up(main, w.c0, plumbing.ZeroHash))
 		if v[0].Code != CodeProtectedDelete || src.alls != 0 {
 			t.Fatalf("verdict %+v after %d listings", v[0], src.alls)
