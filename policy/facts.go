@@ -42,7 +42,6 @@ package policy
 // candidate id). Version 1 entries (no parents) read as misses.
 
 import (
-	"crypto/sha256"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -59,10 +58,7 @@ const maxLearned = 64
 
 // MergeFactKey is the fold-cache key of the merge fact of candidate id.
 func MergeFactKey(id plumbing.Hash) plumbing.Hash {
-	sum := sha256.Sum256(append([]byte("gitplus merge fact "+mergetree.Algorithm+"\n"), id[:]...))
-	var k plumbing.Hash
-	copy(k[:], sum[:])
-	return k
+	return derivedKey("gitplus merge fact "+mergetree.Algorithm+"\n", id)
 }
 
 func encodeFact(c *commit) []byte {

@@ -98,6 +98,8 @@ func openIndexKey(t plumbing.Hash) plumbing.Hash {
 	return derivedKey("gitplus open pr index v1\n", t)
 }
 
+// derivedKey is the fold-cache key of an entry kind for id: the first 20
+// bytes of SHA-256(prefix + id), where prefix names the kind and its version.
 func derivedKey(prefix string, t plumbing.Hash) plumbing.Hash {
 	sum := sha256.Sum256(append([]byte(prefix), t[:]...))
 	var k plumbing.Hash

@@ -24,7 +24,6 @@ package policy
 // a field this encoding does not carry.
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"sort"
 
@@ -38,10 +37,7 @@ var trustStateMagic = []byte("gpts\x01")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	sum := sha256.Sum256(append([]byte("gitplus trust state v1\n"), t[:]...))
-	var k plumbing.Hash
-	copy(k[:], sum[:])
-	return k
+	return derivedKey("gitplus trust state v1\n", t)
 }
 
 const (
