@@ -177,24 +177,11 @@ type refSource struct {
 }
 
 func (r refSource) Ref(name string) (plumbing.Hash, error) {
-	if !validRefName(name) {
-		return plumbing.ZeroHash, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
-	}
-	v, found, err := readRefIn(r.gitDir, name, r.packed)
-	switch {
-	case err != nil:
-		return plumbing.ZeroHash, err
-	case !found:
+	id, err := resolveRef(r.gitDir, name, r.packed)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
-	case v.target != "":
-		// Not written by git+, but resolved as git would (depth-bounded).
-		id, err := ReadRef(r.gitDir, name)
-		if errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return plumbing.ZeroHash, nil
-		}
-		return id, err
 	}
-	return v.id, nil
+	return id, err
 }
 
 func (r refSource) Under(prefix string) (map[string]plumbing.Hash, error) {

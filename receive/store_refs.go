@@ -217,12 +217,18 @@ func readRefsPacked(gitDir string, packed *packedRefs, prefixes, names []string)
 // of the repository at gitDir, following symbolic refs. A missing or unborn
 // ref is an error wrapping plumbing.ErrReferenceNotFound.
 func ReadRef(gitDir, name string) (plumbing.Hash, error) {
+	return resolveRef(gitDir, name, nil)
+}
+
+// resolveRef is ReadRef with packed-refs already read (nil: read it when a
+// name is not loose).
+func resolveRef(gitDir, name string, packed *packedRefs) (plumbing.Hash, error) {
 	orig := name
 	for depth := 0; depth <= maxSymrefDepth; depth++ {
 		if !validRefName(name) {
 			return plumbing.ZeroHash, fmt.Errorf("ref %s: %w: bad name %q", orig, ErrBadRef, name)
 		}
-		v, found, err := readOneRef(gitDir, name)
+		v, found, err := readRefIn(gitDir, name, packed)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
