@@ -196,6 +196,8 @@ func (p *packedRefs) search(name string) (plumbing.Hash, bool, error) {
 // every ref).
 func (p *packedRefs) each(prefix string, f func(name string, id plumbing.Hash)) error {
 	if p.sorted {
+		// Collected first: a scan that fails half-way falls back to reading
+		// the file whole, and f must not see a ref twice.
 		var names []string
 		var ids []plumbing.Hash
 		err := p.scan(prefix, func(name string, id plumbing.Hash) {
