@@ -215,6 +215,26 @@ func TestQueueOrdinaryStates(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "list", "--json")), &list); err != nil || len(list) != 1 || list[0].ID != id || !list[0].Counts {
 		t.Fatalf("queue list: %v %+v", err, list)
 	}
+	// While git updates a ref it holds an empty <ref>.lock beside it:
+	// listing hub refs meanwhile (concurrent runners do) must not fail.
+	for _, lock := range []string{"refs/hub/queue/" + id + ".lock", "refs/hub/pr/01900000-0000-7000-8000-0000000000aa.lock"} {
+		p := filepath.Join(bare, filepath.FromSlash(lock))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list = nil
+	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "list", "--json")), &list); err != nil || len(list) != 1 || list[0].ID != id {
+		t.Fatalf("queue list beside lock files: %v %+v", err, list)
+	}
+	e.ok(bare, "", "pr", "list")
+	e.ok(bare, "", "queue", "stats", "--target", "main")
+	for _, lock := range []string{"refs/hub/queue/" + id + ".lock", "refs/hub/pr/01900000-0000-7000-8000-0000000000aa.lock"} {
+		os.Remove(filepath.Join(bare, filepath.FromSlash(lock)))
+	}
 	e.ok(bare, "admin", "queue", "close", id)
 	if _, _, code := e.run(bare, "admin", nil, "queue", "close", id); code != 1 {
 		t.Fatalf("closing twice: exit %d, want 1", code)

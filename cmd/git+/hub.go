@@ -24,7 +24,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -353,25 +352,7 @@ func (h *hubRepo) prState(id string, t *trust.State) (*pr.State, []hubrefs.Event
 }
 
 // prIDs lists the pull request ids under refs/hub/pr/, sorted.
-func (h *hubRepo) prIDs() ([]string, error) {
-	iter, err := h.store.IterReferences()
-	if err != nil {
-		return nil, fmt.Errorf("listing refs in %s: %w", h.GitDir, err)
-	}
-	defer iter.Close()
-	var ids []string
-	err = iter.ForEach(func(r *plumbing.Reference) error {
-		if n := r.Name().String(); strings.HasPrefix(n, hubrefs.PRRefPrefix) {
-			ids = append(ids, strings.TrimPrefix(n, hubrefs.PRRefPrefix))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing refs in %s: %w", h.GitDir, err)
-	}
-	sort.Strings(ids)
-	return ids, nil
-}
+func (h *hubRepo) prIDs() ([]string, error) { return h.refIDs(hubrefs.PRRefPrefix) }
 
 // resolveCommitID resolves rev to a full commit id in the repository.
 func (h *hubRepo) resolveCommitID(rev string) (string, error) {

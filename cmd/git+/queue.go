@@ -32,6 +32,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive"
 )
 
 func init() {
@@ -93,22 +94,18 @@ type queueLog struct {
 	evs []hubrefs.Event
 }
 
-// refIDs lists the names under prefix, sorted.
+// refIDs lists the names under prefix (ending in "/"), sorted. Refs are
+// read with receive's reader, not go-git's: go-git reads git's transient
+// <ref>.lock files as refs and fails on them ("ref file is empty") while
+// another process updates a ref, which concurrent queue runners do.
 func (h *hubRepo) refIDs(prefix string) ([]string, error) {
-	iter, err := h.store.IterReferences()
+	refs, err := receive.ReadRefsUnder(h.GitDir, []string{prefix}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("listing refs in %s: %w", h.GitDir, err)
 	}
-	defer iter.Close()
-	var ids []string
-	err = iter.ForEach(func(r *plumbing.Reference) error {
-		if n := r.Name().String(); strings.HasPrefix(n, prefix) {
-			ids = append(ids, strings.TrimPrefix(n, prefix))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing refs in %s: %w", h.GitDir, err)
+	ids := make([]string, 0, len(refs))
+	for n := range refs {
+		ids = append(ids, strings.TrimPrefix(n, prefix))
 	}
 	sort.Strings(ids)
 	return ids, nil

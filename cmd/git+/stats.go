@@ -32,10 +32,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive"
 )
 
 // queueStatsCommand is `git+ queue stats`; the queue verb group lists it.
@@ -126,30 +126,22 @@ func queueStatsAction(c *cli.Context) error {
 
 // statsLogs reads every queue and pull request log.
 func (h *hubRepo) statsLogs() (queues, prs map[string][]hubrefs.Event, err error) {
-	iter, err := h.store.IterReferences()
+	refs, err := receive.ReadRefsUnder(h.GitDir, []string{hubrefs.QueueRefPrefix, hubrefs.PRRefPrefix}, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing refs in %s: %w", h.GitDir, err)
 	}
-	defer iter.Close()
 	queues, prs = map[string][]hubrefs.Event{}, map[string][]hubrefs.Event{}
-	err = iter.ForEach(func(r *plumbing.Reference) error {
-		n := r.Name().String()
-		var into map[string][]hubrefs.Event
-		switch {
-		case strings.HasPrefix(n, hubrefs.QueueRefPrefix):
+	for n, tip := range refs {
+		into := prs
+		if strings.HasPrefix(n, hubrefs.QueueRefPrefix) {
 			into = queues
-		case strings.HasPrefix(n, hubrefs.PRRefPrefix):
-			into = prs
-		default:
-			return nil
 		}
-		evs, err := hubrefs.ReadLog(h.objs, r.Hash(), trustCeilings)
+		evs, err := hubrefs.ReadLog(h.objs, tip, trustCeilings)
 		if err != nil {
-			return fmt.Errorf("reading %s in %s: %w", n, h.GitDir, err)
+			return nil, nil, fmt.Errorf("reading %s in %s: %w", n, h.GitDir, err)
 		}
 		into[n[strings.LastIndexByte(n, '/')+1:]] = evs
-		return nil
-	})
+	}
 	return queues, prs, err
 }
 
