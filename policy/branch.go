@@ -209,29 +209,36 @@ func (j *judge) branch(u Update) error {
 	if err != nil {
 		return err
 	}
-	if !u.Old.IsZero() && !j.firstParentReaches(u.New, u.Old, firstParentProbe) {
-		ok, err := j.commits.isAncestor(u.Old, u.New)
-		if err != nil {
+	if !b.RequirePullRequest {
+		if err := j.fastForward(u); err != nil {
 			return err
 		}
-		if !ok {
-			return refuse(CodeNonFastForward, "%s is protected: %s does not descend from its tip %s; fetch, rebase or merge, and push again", u.Ref, short(u.New), short(u.Old))
-		}
-	}
-	if !b.RequirePullRequest {
 		return j.provenance(u, b)
 	}
+	// Bounded work (docs/boundary.md): with pull requests required, only an
+	// open pull request's head or a candidate chain within queueDepth can
+	// land. Anything else is refused before any ancestry walk, so a pusher
+	// cannot make the hook walk a long unrelated history it sent.
 	j.foldPRs()
 	if cands := j.openHeads(u.Ref, u.New); len(cands) > 0 {
+		if err := j.fastForward(u); err != nil {
+			return err
+		}
 		return j.direct(u, b, cands)
 	}
 	if !b.QueueCandidates {
+		if j.rewind(u) {
+			return nonFastForward(u)
+		}
 		if len(tip.parents) == 2 && len(j.heads[headKey(u.Ref, tip.parents[1].String())]) > 0 {
 			return refuse(CodeCandidatesOff, "%s is a merge of pull request head %s, but %s does not take queue candidates (queueCandidates is false); push the approved head itself, or ask an admin to turn candidates on", short(u.New), short(tip.parents[1]), u.Ref)
 		}
 		return j.notAHead(u.Ref, u.New, "commit")
 	}
 	if len(tip.parents) < 2 {
+		if j.rewind(u) {
+			return nonFastForward(u)
+		}
 		return j.notAHead(u.Ref, u.New, "commit")
 	}
 	if b.RequireProvenance {
@@ -240,7 +247,38 @@ func (j *judge) branch(u Update) error {
 	if u.Old.IsZero() {
 		return refuse(CodeNotAPRHead, "%s does not exist yet, so a candidate chain has nothing to start from; push an approved pull request head first", u.Ref)
 	}
+	// A chain reaches the old tip by first parents within queueDepth steps
+	// (chain refuses otherwise), so it is a fast-forward by construction.
 	return j.chain(u, b, tip)
+}
+
+// fastForward refuses u unless its new tip descends from its old one. A
+// short first-parent walk spares the merge-base computation for the usual
+// fast-forward.
+func (j *judge) fastForward(u Update) error {
+	if u.Old.IsZero() || j.firstParentReaches(u.New, u.Old, firstParentProbe) {
+		return nil
+	}
+	ok, err := j.commits.isAncestor(u.Old, u.New)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nonFastForward(u)
+	}
+	return nil
+}
+
+// rewind reports, within a bounded first-parent walk from the old tip,
+// whether u moves the branch back to one of its own earlier commits: such
+// an update is refused as a non-fast-forward rather than as "not a pull
+// request head", without walking anything the pusher sent.
+func (j *judge) rewind(u Update) bool {
+	return !u.Old.IsZero() && j.firstParentReaches(u.Old, u.New, firstParentProbe)
+}
+
+func nonFastForward(u Update) error {
+	return refuse(CodeNonFastForward, "%s is protected: %s does not descend from its tip %s; fetch, rebase or merge, and push again", u.Ref, short(u.New), short(u.Old))
 }
 
 // review checks a pull request's review rules at rev (its current head).

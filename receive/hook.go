@@ -125,9 +125,13 @@ func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeS
 	if err != nil {
 		return nil, fmt.Errorf("git directory %s: %w", gitDir, err)
 	}
+	judged, err := resolveUpdates(abs, updates)
+	if err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, len(updates)+1)
 	names = append(names, hubrefs.TrustRef)
-	for _, u := range updates {
+	for _, u := range judged {
 		names = append(names, u.Ref)
 	}
 	packed, err := loadPackedRefs(abs)
@@ -156,14 +160,62 @@ func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeS
 	verdicts = policy.Judge(policy.Input{
 		Objects: Objects{store},
 		Refs:    refs,
-		Updates: updates,
+		Updates: judged,
 		Cache:   NewDirCache(abs),
 		PRRefs:  refSource{abs, packed},
 	})
 	if len(verdicts) != len(updates) {
 		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
 	}
+	for i, u := range updates {
+		if judged[i].Ref != u.Ref && verdicts[i].Code != "" {
+			verdicts[i].Reason = fmt.Sprintf("%s is a symbolic ref to %s, judged as that ref: %s", u.Ref, judged[i].Ref, verdicts[i].Reason)
+		}
+		verdicts[i].Update = u
+	}
 	return verdicts, nil
+}
+
+// resolveUpdates returns updates with every ref that is a symbolic ref in
+// the repository replaced by the ref it resolves to: git writes an update
+// of a symbolic ref through to its target, so the target is what moves and
+// what must be judged (docs/boundary.md). A push cannot create or change a
+// symbolic ref, so the repository's refs are all there is to resolve.
+func resolveUpdates(gitDir string, updates []policy.Update) ([]policy.Update, error) {
+	out := make([]policy.Update, len(updates))
+	for i, u := range updates {
+		out[i] = u
+		if !strings.HasPrefix(u.Ref, "refs/") {
+			continue // policy refuses it by name
+		}
+		target, err := SymbolicTarget(gitDir, u.Ref)
+		if err != nil {
+			return nil, fmt.Errorf("resolving %s: %w", u.Ref, err)
+		}
+		out[i].Ref = target
+	}
+	return out, nil
+}
+
+// SymbolicTarget returns the ref that an update of name writes: name itself
+// unless it is a symbolic ref, else the end of its chain of symbolic refs
+// (which need not exist yet). A chain deeper than git follows is an error.
+func SymbolicTarget(gitDir, name string) (string, error) {
+	cur := name
+	for depth := 0; depth <= maxSymrefDepth; depth++ {
+		target, ok, err := ReadSymbolicRef(gitDir, cur)
+		if errors.Is(err, plumbing.ErrReferenceNotFound) || (err == nil && !ok) {
+			return cur, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if !validRefName(target) {
+			return "", fmt.Errorf("ref %s: %w: symbolic ref to %q", cur, ErrBadRef, target)
+		}
+		cur = target
+	}
+	return "", fmt.Errorf("ref %s: %w: symbolic refs nest deeper than %d", name, ErrBadRef, maxSymrefDepth)
 }
 
 // refSource reads the pull request refs policy asks for, when it asks
