@@ -205,6 +205,12 @@ func (j *judge) branch(u Update) error {
 	if u.New.IsZero() {
 		return refuse(CodeProtectedDelete, "%s is protected and cannot be deleted", u.Ref)
 	}
+	if u.Old.IsZero() {
+		ok, err := j.containedInProtected(u, b)
+		if err != nil || ok {
+			return err
+		}
+	}
 	tip, err := j.candidate(u.New)
 	if err != nil {
 		return err
@@ -250,6 +256,62 @@ func (j *judge) branch(u Update) error {
 	// A chain reaches the old tip by first parents within queueDepth steps
 	// (chain refuses otherwise), so it is a fast-forward by construction.
 	return j.chain(u, b, tip)
+}
+
+// containedInProtected reports whether u creates a protected branch at a
+// commit some existing protected branch already contains: nothing new
+// reaches protected space, so such a creation (the first release/* branch
+// cut from main) needs no pull request (docs/boundary.md, "Creating a
+// protected branch"). A branch that requires provenance is created this way
+// only from one that requires it too.
+func (j *judge) containedInProtected(u Update, b trust.Branch) (bool, error) {
+	tips := map[string]plumbing.Hash{}
+	consider := func(name string, id plumbing.Hash) {
+		if name == u.Ref || id.IsZero() {
+			return
+		}
+		other, ok := j.rules.For(name)
+		if !ok || (b.RequireProvenance && !other.RequireProvenance) {
+			return
+		}
+		tips[name] = id
+	}
+	for name, id := range j.in.Refs {
+		consider(name, id)
+	}
+	if src := j.in.PRRefs; src != nil {
+		for key := range j.rules.Protected {
+			star := strings.IndexByte(key, '*')
+			if star < 0 {
+				id, err := src.Ref(key)
+				if err != nil {
+					return false, objErr(plumbing.ZeroHash, err)
+				}
+				consider(key, id)
+				continue
+			}
+			dir := key[:strings.LastIndexByte(key[:star], '/')+1]
+			refs, err := src.Under(dir)
+			if err != nil {
+				return false, objErr(plumbing.ZeroHash, err)
+			}
+			for name, id := range refs {
+				consider(name, id)
+			}
+		}
+	}
+	names := make([]string, 0, len(tips))
+	for n := range tips {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ok, err := j.commits.isAncestor(u.New, tips[n])
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
 }
 
 // fastForward refuses u unless its new tip descends from its old one. A
