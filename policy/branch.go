@@ -218,6 +218,9 @@ func (j *judge) branch(u Update) error {
 			return refuse(CodeNonFastForward, "%s is protected: %s does not descend from its tip %s; fetch, rebase or merge, and push again", u.Ref, short(u.New), short(u.Old))
 		}
 	}
+	if err := j.checkObjects(u.New, u.Old); err != nil { // fsck.go
+		return err
+	}
 	if !b.RequirePullRequest {
 		return j.provenance(u, b)
 	}

@@ -49,7 +49,19 @@ type Commit struct {
 // (git ignores such a header, other readers may not).
 func ParseCommit(raw []byte) (*Commit, error) {
 	c := &Commit{}
-	if err := c.parse(raw); err != nil {
+	if err := c.parse(raw, false); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ParseCommitHeader is ParseCommit for a prefix of a commit that holds at
+// least its header block (up to and including the blank line): it checks
+// everything ParseCommit does except what lies in the message (a NUL byte
+// there). Message is whatever part of it the prefix holds.
+func ParseCommitHeader(prefix []byte) (*Commit, error) {
+	c := &Commit{}
+	if err := c.parse(prefix, true); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -59,7 +71,7 @@ func commitFault(code, format string, a ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrMalformedCommit, code, fmt.Sprintf(format, a...))
 }
 
-func (c *Commit) parse(raw []byte) error {
+func (c *Commit) parse(raw []byte, headerOnly bool) error {
 	// The header block: no NUL before the blank line, and a final newline
 	// when there is no blank line.
 	end := bytes.Index(raw, []byte("\n\n"))
@@ -121,7 +133,7 @@ func (c *Commit) parse(raw []byte) error {
 	c.Committer = lineAt(raw, pos+10)
 	c.CommitTime = when
 	pos = next
-	if i := bytes.IndexByte(raw, 0); i >= 0 {
+	if i := bytes.IndexByte(raw, 0); i >= 0 && !headerOnly {
 		return commitFault("nulInCommit", "NUL byte at offset %d", i)
 	}
 

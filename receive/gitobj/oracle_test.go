@@ -75,7 +75,7 @@ func (o *oracle) write(typ string, raw []byte) (string, string) {
 // its words. A badFilemode note (a message git only prints) counts as a
 // refusal: git+ refuses every mode git does not write (docs/objects.md).
 func (o *oracle) fsck(ids []string) map[string]string {
-	_, stderr, _ := o.git(nil, "fsck", "--strict", "--no-dangling", "--no-reflogs", "--no-progress")
+	_, stderr, _ := o.git(nil, "-c", "core.commitGraph=false", "-c", "core.multiPackIndex=false", "fsck", "--strict", "--no-dangling", "--no-reflogs", "--no-progress")
 	bad := map[string]string{}
 	for _, line := range strings.Split(stderr, "\n") {
 		if !strings.HasPrefix(line, "error") && !strings.Contains(line, "badFilemode") {
