@@ -3,10 +3,10 @@ package gitobj
 import (
 	"bytes"
 	"fmt"
-	"sync/atomic"
 	"math/rand"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
