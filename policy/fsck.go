@@ -64,6 +64,19 @@ func (j *judge) checkObjects(newID, oldID plumbing.Hash) error {
 	return nil
 }
 
+// objects checks, for the audit (git+ verify), what landing c introduced
+// over its first parent, as the hook checks it.
+func (a *auditor) objects(c *commit) error {
+	if a.objs == nil {
+		a.objs = &objChecker{j: a.j, trees: map[plumbing.Hash]bool{}}
+	}
+	var p plumbing.Hash
+	if len(c.parents) > 0 {
+		p = c.parents[0]
+	}
+	return a.objs.introduced(c.id, p)
+}
+
 // checkCandidate checks what candidate c introduces over its first parent:
 // what its merge fact then vouches for.
 func (j *judge) checkCandidate(c *commit) error {
