@@ -159,7 +159,6 @@ func TestAuditFastPathsAgree(t *testing.T) {
 	w.open(h).check("ci", h, "success").merged(h, h)
 	land(h, want{code: CodeNotApproved})
 
-
 	// 7. A candidate whose log is not linear: a failed check on a branch
 	// concurrent with the pr.merged sorts before it in causal order but is
 	// not one of its causes (the fold per record).
