@@ -24,7 +24,9 @@
 //     no hook is chained: git+'s post-receive would do nothing, and starting
 //     it cost about 5.5 ms a push (more than pre-receive).
 //   - receive.advertisePushOptions is set to true in the repository's config
-//     so that pushes may carry options (wake tags, DESIGN.md §9).
+//     so that pushes may carry options (wake tags, DESIGN.md §9), and
+//     receive.fsckObjects to true so that git checks every object a push
+//     brings (docs/objects.md says what it costs).
 package hooks
 
 import (
@@ -95,6 +97,12 @@ func Install(gitDir, binary string) error {
 	}
 	if out, err := git(dir, "config", "receive.advertisePushOptions", "true"); err != nil {
 		return fmt.Errorf("setting receive.advertisePushOptions in %s: %v: %s: %w", dir, err, out, ErrInstall)
+	}
+	// Defence in depth (docs/objects.md): git itself refuses objects its
+	// fsck refuses, on every branch; the hook's own checks (bad-object)
+	// stand without it.
+	if out, err := git(dir, "config", "receive.fsckObjects", "true"); err != nil {
+		return fmt.Errorf("setting receive.fsckObjects in %s: %v: %s: %w", dir, err, out, ErrInstall)
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 const sigBegin = "-----BEGIN SSH SIGNATURE-----\n"
@@ -34,107 +36,39 @@ type rawCommit struct {
 }
 
 // parseCommit splits a commit body (the object's content, without the
-// "commit <size>\0" prefix). It fails only when the header block itself is
-// broken; shape problems for events are left in strict.
+// "commit <size>\0" prefix). The headers are read by gitobj.ParseCommit,
+// git+'s one commit parser: a commit git would read differently, or that
+// git fsck refuses, is an error (docs/objects.md). Shape problems for
+// events (the stricter rules events follow) are left in strict.
 func parseCommit(raw []byte) (*rawCommit, error) {
-	rc := &rawCommit{raw: raw}
-	// state: 0 expect tree, 1 parents or author, 2 committer, 3 gpgsig or end, 4 end
-	state := 0
+	gc, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrMalformed)
+	}
+	rc := &rawCommit{raw: raw, tree: gc.Tree, parents: gc.Parents, author: gc.Author, committer: gc.Committer, message: gc.Message, hasBody: gc.HasMessage}
 	bad := func(format string, args ...any) {
 		if rc.strict == "" {
 			rc.strict = fmt.Sprintf(format, args...)
 		}
 	}
-	pos := 0
-	for pos < len(raw) {
-		if raw[pos] == '\n' {
-			rc.message = raw[pos+1:]
-			rc.hasBody = true
-			break
-		}
-		end := bytes.IndexByte(raw[pos:], '\n')
-		if end < 0 {
-			return nil, fmt.Errorf("commit header %.40q does not end in a newline: %w", raw[pos:], ErrMalformed)
-		}
-		end += pos
-		line := raw[pos:end]
-		next := end + 1
-		if line[0] == ' ' {
-			// continuation of a header that is not a signature (mergetag, ...)
-			bad("unexpected continuation line in the header")
-			pos = next
-			continue
-		}
-		key, val, _ := bytes.Cut(line, []byte{' '})
-		switch string(key) {
-		case "gpgsig", "gpgsig-sha256":
-			first := string(key) == "gpgsig"
-			if first {
-				rc.sigs++
-			}
-			if !first {
-				bad("unexpected header %q", key)
-			} else if state == 3 {
-				state = 4
-			} else if state != 4 { // a second gpgsig is Verify's to refuse
-				bad("gpgsig header out of place")
-			}
-			collect := first && rc.sigs == 1
-			if collect {
-				rc.sig = append(append(rc.sig, val...), '\n')
-			}
-			for next < len(raw) && raw[next] == ' ' {
-				e := bytes.IndexByte(raw[next:], '\n')
-				if e < 0 {
-					return nil, fmt.Errorf("signature header does not end in a newline: %w", ErrMalformed)
-				}
-				e += next
-				if collect {
-					rc.sig = append(append(rc.sig, raw[next+1:e]...), '\n')
-				}
-				next = e + 1
-			}
-			rc.drop = append(rc.drop, [2]int{pos, next})
-			pos = next
-			continue
-		case "tree":
-			if state != 0 {
-				bad("tree header out of place")
-			}
-			state = 1
-			h, ok := parseHex(val)
-			if !ok {
-				return nil, fmt.Errorf("commit tree %.50q is not an object id: %w", val, ErrMalformed)
-			}
-			rc.tree = h
-		case "parent":
-			if state != 1 {
-				bad("parent header out of place")
-			}
-			h, ok := parseHex(val)
-			if !ok {
-				return nil, fmt.Errorf("commit parent %.50q is not an object id: %w", val, ErrMalformed)
-			}
-			rc.parents = append(rc.parents, h)
-		case "author":
-			if state != 1 {
-				bad("author header out of place")
-			}
-			state = 2
-			rc.author = val
-		case "committer":
-			if state != 2 {
-				bad("committer header out of place")
-			}
-			state = 3
-			rc.committer = val
-		default:
-			bad("unexpected header %.40q", key)
-		}
-		pos = next
+	// Ids as git writes them: lower-case hex (git reads either case).
+	if n := len("tree \n") + 40 + len(rc.parents)*(len("parent \n")+40); bytes.ContainsAny(raw[:n], "ABCDEF") {
+		bad("upper-case hex in the tree or parent lines")
 	}
-	if state < 3 {
-		bad("tree, author or committer header missing")
+	for _, h := range gc.Extra {
+		switch h.Name {
+		case "gpgsig":
+			rc.sigs++ // a second one is Verify's to refuse
+			if rc.sigs == 1 {
+				rc.sig = append(append([]byte(nil), h.Value...), '\n')
+			}
+		case "gpgsig-sha256":
+			bad("unexpected header %q", h.Name)
+		default:
+			bad("unexpected header %.40q", h.Name)
+			continue
+		}
+		rc.drop = append(rc.drop, [2]int{h.Start, h.End})
 	}
 	return rc, nil
 }

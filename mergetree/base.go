@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
-	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 // commit is the part of a commit object the merge needs.
@@ -22,82 +23,19 @@ type commit struct {
 	inQueue int32 // times queued in that walk and not yet popped
 }
 
-// parseCommit reads the header of a raw commit: tree, parents and the
-// committer time. Anything else (signatures, encoding, message) is ignored.
-func parseCommit(id plumbing.Hash, data []byte) (*commit, error) {
-	c := &commit{id: id}
-	haveTree, haveCommitter := false, false
-	for len(data) > 0 {
-		nl := bytes.IndexByte(data, '\n')
-		var line []byte
-		if nl < 0 {
-			line, data = data, nil
-		} else {
-			line, data = data[:nl], data[nl+1:]
-		}
-		if len(line) == 0 {
-			break // end of header
-		}
-		switch {
-		case bytes.HasPrefix(line, []byte("tree ")):
-			h, ok := parseHex(line[5:])
-			if !ok || haveTree {
-				return nil, fmt.Errorf("%w: commit %s: bad tree line", ErrCorrupt, id)
-			}
-			c.tree, haveTree = h, true
-		case bytes.HasPrefix(line, []byte("parent ")):
-			h, ok := parseHex(line[7:])
-			if !ok {
-				return nil, fmt.Errorf("%w: commit %s: bad parent line", ErrCorrupt, id)
-			}
-			c.parents = append(c.parents, h)
-		case bytes.HasPrefix(line, []byte("committer ")):
-			// "committer Name <email> <time> <tz>"
-			gt := bytes.LastIndexByte(line, '>')
-			if gt < 0 {
-				return nil, fmt.Errorf("%w: commit %s: bad committer line", ErrCorrupt, id)
-			}
-			f := bytes.Fields(line[gt+1:])
-			if len(f) >= 1 {
-				t, err := strconv.ParseInt(string(f[0]), 10, 64)
-				if err == nil {
-					c.time = t
-				}
-			}
-			haveCommitter = true
-		}
+// parseCommit reads a raw commit with gitobj.ParseCommit, which refuses
+// every commit git would read differently or git fsck refuses (see
+// docs/objects.md), and keeps tree, parents and the committer time.
+func parseCommit(id plumbing.Hash, data []byte, headerOnly bool) (*commit, error) {
+	parse := gitobj.ParseCommit
+	if headerOnly {
+		parse = gitobj.ParseCommitHeader
 	}
-	if !haveTree {
-		return nil, fmt.Errorf("%w: commit %s has no tree", ErrCorrupt, id)
+	gc, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: commit %s: %w", ErrCorrupt, id, err)
 	}
-	_ = haveCommitter // a missing committer dates the commit at 0, as git does
-	return c, nil
-}
-
-func parseHex(b []byte) (plumbing.Hash, bool) {
-	var h plumbing.Hash
-	if len(b) != 40 {
-		return h, false
-	}
-	for i := 0; i < 20; i++ {
-		hi, ok1 := unhex(b[2*i])
-		lo, ok2 := unhex(b[2*i+1])
-		if !ok1 || !ok2 {
-			return h, false
-		}
-		h[i] = hi<<4 | lo
-	}
-	return h, true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
+	return &commit{id: id, tree: gc.Tree, parents: gc.Parents, time: gc.CommitTime}, nil
 }
 
 // commits caches parsed commits for one operation (or, through a Cache,
@@ -123,11 +61,14 @@ func (cs *commits) get(h plumbing.Hash) (*commit, error) {
 		data []byte
 		err  error
 	)
+	headerOnly := false
 	if hr, ok := cs.s.(HeaderReader); ok {
 		t, data, err = hr.ReadObjectHeader(h)
+		headerOnly = true
 	}
 	if data == nil || err != nil {
 		t, data, err = cs.s.ReadObject(h)
+		headerOnly = false
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", h, err)
@@ -135,7 +76,7 @@ func (cs *commits) get(h plumbing.Hash) (*commit, error) {
 	if t != plumbing.CommitObject {
 		return nil, fmt.Errorf("%w: %s is a %s, not a commit", ErrCorrupt, h, t)
 	}
-	c, err := parseCommit(h, data)
+	c, err := parseCommit(h, data, headerOnly)
 	if err != nil {
 		return nil, err
 	}

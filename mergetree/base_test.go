@@ -117,7 +117,7 @@ func FuzzParseTree(f *testing.F) {
 func FuzzParseCommit(f *testing.F) {
 	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nparent 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ncommitter a <b> 12 +0000\n\nm"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := parseCommit(plumbing.ZeroHash, data)
+		c, err := parseCommit(plumbing.ZeroHash, data, false)
 		if err == nil && c.tree.IsZero() && !bytes.Contains(data, []byte("tree 0000000000000000000000000000000000000000")) {
 			t.Fatalf("accepted a commit without its tree")
 		}

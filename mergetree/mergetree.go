@@ -193,7 +193,7 @@ func (m *merger) readTree(h plumbing.Hash, path string) ([]entry, error) {
 	}
 	es, err := parseTree(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: tree %s at %q: %v", ErrCorrupt, h, displayPath(path), err)
+		return nil, fmt.Errorf("%w: tree %s at %q: %w", ErrCorrupt, h, displayPath(path), err)
 	}
 	m.trees[h] = es
 	return es, nil

@@ -2,12 +2,13 @@ package mergetree
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 // Modes, canonicalized as git does when it reads a tree (a regular file is
@@ -15,11 +16,11 @@ import (
 // with exactly these strings ("40000", not "040000").
 const (
 	modeNone    uint32 = 0
-	modeTree    uint32 = 0o40000
-	modeFile    uint32 = 0o100644
-	modeExec    uint32 = 0o100755
-	modeSymlink uint32 = 0o120000
-	modeGitlink uint32 = 0o160000
+	modeTree           = gitobj.ModeTree
+	modeFile           = gitobj.ModeFile
+	modeExec           = gitobj.ModeExec
+	modeSymlink        = gitobj.ModeSymlink
+	modeGitlink        = gitobj.ModeGitlink
 )
 
 // EmptyTree is the id of the tree with no entries.
@@ -41,23 +42,6 @@ func same(x, y entry) bool { return x.mode != 0 && x.mode == y.mode && x.id == y
 // kind is the file type of a mode: tree, regular, symlink or gitlink.
 func kind(mode uint32) uint32 { return mode & 0o170000 }
 
-func canonMode(m uint32) (uint32, bool) {
-	switch m & 0o170000 {
-	case 0o100000:
-		if m&0o100 != 0 {
-			return modeExec, true
-		}
-		return modeFile, true
-	case 0o120000:
-		return modeSymlink, true
-	case 0o040000:
-		return modeTree, true
-	case 0o160000:
-		return modeGitlink, true
-	}
-	return 0, false
-}
-
 func modeString(m uint32) string {
 	switch m {
 	case modeTree:
@@ -74,72 +58,20 @@ func modeString(m uint32) string {
 	return strconv.FormatUint(uint64(m), 8)
 }
 
-// parseTree decodes raw tree bytes ("<octal mode> <name>\0<20-byte id>"
-// repeated). It rejects empty names, names with '/', unknown modes,
-// duplicate names and truncated entries: a tree it cannot trust is an error,
-// never a partial tree. Modes are canonicalized.
+// parseTree decodes raw tree bytes with gitobj.WalkTree, which refuses
+// every tree git would read differently or git fsck refuses (see
+// docs/objects.md): a tree it cannot trust is an error, never a partial
+// tree. Modes are the five git writes, so they need no canonicalizing.
 func parseTree(data []byte) ([]entry, error) {
-	n := bytes.Count(data, []byte{0})
-	es := make([]entry, 0, n)
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp <= 0 || sp > 7 {
-			return nil, fmt.Errorf("bad mode field")
-		}
-		var m uint32
-		for _, c := range data[:sp] {
-			if c < '0' || c > '7' {
-				return nil, fmt.Errorf("bad mode %q", data[:sp])
-			}
-			m = m<<3 | uint32(c-'0')
-		}
-		cm, ok := canonMode(m)
-		if !ok {
-			return nil, fmt.Errorf("bad mode %q", data[:sp])
-		}
-		data = data[sp+1:]
-		nul := bytes.IndexByte(data, 0)
-		if nul < 0 {
-			return nil, fmt.Errorf("truncated entry name")
-		}
-		name := data[:nul]
-		if len(name) == 0 || bytes.IndexByte(name, '/') >= 0 {
-			return nil, fmt.Errorf("bad entry name %q", name)
-		}
-		data = data[nul+1:]
-		if len(data) < 20 {
-			return nil, fmt.Errorf("truncated id of %q", name)
-		}
-		var id plumbing.Hash
-		copy(id[:], data[:20])
-		data = data[20:]
-		es = append(es, entry{name: string(name), mode: cm, id: id})
-	}
-	// Names must be unique. In a tree in git order (every tree git
-	// writes) equal names of the same kind are adjacent, and a file and a
-	// directory of the same name are found by a binary search for the
-	// file; any other tree is checked with a map.
-	sorted := true
-	for i := 1; i < len(es); i++ {
-		if !gitLess(es[i-1], es[i]) {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		for _, e := range es {
-			if e.isTree() && findFile(es, e.name) >= 0 {
-				return nil, fmt.Errorf("duplicate entry %q", e.name)
-			}
-		}
-	} else if len(es) > 1 {
-		seen := make(map[string]struct{}, len(es))
-		for _, e := range es {
-			if _, dup := seen[e.name]; dup {
-				return nil, fmt.Errorf("duplicate entry %q", e.name)
-			}
-			seen[e.name] = struct{}{}
-		}
+	es := make([]entry, 0, bytes.Count(data, []byte{0}))
+	err := gitobj.WalkTree(data, func(mode uint32, name, id []byte) error {
+		e := entry{name: string(name), mode: mode}
+		copy(e.id[:], id)
+		es = append(es, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return es, nil
 }

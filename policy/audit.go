@@ -142,6 +142,7 @@ type auditor struct {
 	mergedBy map[plumbing.Hash][]*mergedRef // by landed commit
 	headsBy  map[plumbing.Hash][]*prLog     // every head ever proposed
 	trees    map[plumbing.Hash]error        // rule 3 results by candidate
+	objs     *objChecker                    // fsck.go: trees checked so far
 }
 
 // mergedRef is one pr.merged record, with the part of its landing's
@@ -678,6 +679,9 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 // landed is what judgeAt reads of the landed commit itself: its signature
 // for a direct landing, its tree (rule 3) for a candidate step.
 func (a *auditor) landed(c *commit, b trust.Branch, t *trust.State, kind string) error {
+	if err := a.objects(c); err != nil {
+		return err
+	}
 	if kind == LandingDirect {
 		return a.provenance(c, b, t)
 	}

@@ -218,6 +218,13 @@ func TestAuditFastPathsAgree(t *testing.T) {
 	w.ready(h).merged(h, x)
 	land(x, want{code: CodeCandidateParents})
 
+	// 13. An approved, checked direct landing whose tree git's fsck
+	// refuses (written around the boundary): the audit checks objects as
+	// the hook does (fsck.go). Last: git cannot check it out.
+	h = rawCommit(w, rawTree(w, "100644 .GIT", w.storeRaw(plumbing.BlobObject, []byte("x\n"))), tip)
+	w.ready(h).merged(h, h)
+	land(h, want{code: CodeBadObject})
+
 	w.refs[main] = tip
 	rep, err := auditAll(t, w)
 	if err != nil {

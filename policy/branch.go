@@ -219,6 +219,9 @@ func (j *judge) branch(u Update) error {
 		if err := j.fastForward(u); err != nil {
 			return err
 		}
+		if err := j.checkObjects(u.New, u.Old); err != nil { // fsck.go
+			return err
+		}
 		return j.provenance(u, b)
 	}
 	// Bounded work (docs/boundary.md): with pull requests required, only an
@@ -230,7 +233,12 @@ func (j *judge) branch(u Update) error {
 		if err := j.fastForward(u); err != nil {
 			return err
 		}
-		return j.direct(u, b, cands)
+		if err := j.direct(u, b, cands); err != nil {
+			return err
+		}
+		// The objects are checked once the landing is otherwise justified,
+		// so what cannot land costs no walk (docs/boundary.md).
+		return j.checkObjects(u.New, u.Old) // fsck.go
 	}
 	if !b.QueueCandidates {
 		if j.rewind(u) {
@@ -255,7 +263,10 @@ func (j *judge) branch(u Update) error {
 	}
 	// A chain reaches the old tip by first parents within queueDepth steps
 	// (chain refuses otherwise), so it is a fast-forward by construction.
-	return j.chain(u, b, tip)
+	if err := j.chain(u, b, tip); err != nil {
+		return err
+	}
+	return j.checkObjects(u.New, u.Old) // fsck.go
 }
 
 // containedInProtected reports whether u creates a protected branch at a

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 // commit is the part of a commit object the judgement reads.
@@ -70,59 +70,15 @@ func (cs *commits) rawOf(c *commit) ([]byte, error) {
 	return raw, nil
 }
 
+// parseCommit reads a commit with gitobj.ParseCommit: anything git would
+// read differently, or git fsck refuses, is a CodeBadObject refusal
+// (docs/objects.md).
 func parseCommit(id plumbing.Hash, raw []byte) (*commit, error) {
-	c := &commit{id: id, raw: raw}
-	rest := raw
-	for len(rest) > 0 {
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 {
-			break
-		}
-		line := rest[:nl]
-		rest = rest[nl+1:]
-		if len(line) == 0 {
-			break // end of headers
-		}
-		k, v, _ := bytes.Cut(line, []byte{' '})
-		switch string(k) {
-		case "tree":
-			h, ok := hexHash(v)
-			if !ok {
-				return nil, refuse(CodeBadUpdate, "commit %s has a malformed tree header", id)
-			}
-			c.tree = h
-		case "parent":
-			h, ok := hexHash(v)
-			if !ok {
-				return nil, refuse(CodeBadUpdate, "commit %s has a malformed parent header", id)
-			}
-			c.parents = append(c.parents, h)
-		case "committer":
-			// "<name> <email> <unix> <tz>"
-			if gt := bytes.LastIndexByte(v, '>'); gt >= 0 {
-				f := bytes.Fields(v[gt+1:])
-				if len(f) > 0 {
-					c.time, _ = strconv.ParseInt(string(f[0]), 10, 64)
-				}
-			}
-		}
+	gc, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return nil, badObject(err, "commit %s: %v; git fsck refuses it or git reads it differently: rewrite it with git commit", id, err)
 	}
-	if c.tree.IsZero() {
-		return nil, refuse(CodeBadUpdate, "commit %s has no tree header", id)
-	}
-	return c, nil
-}
-
-func hexHash(b []byte) (plumbing.Hash, bool) {
-	if len(b) != 40 {
-		return plumbing.ZeroHash, false
-	}
-	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return plumbing.ZeroHash, false
-		}
-	}
-	return plumbing.NewHash(string(b)), true
+	return &commit{id: id, tree: gc.Tree, parents: gc.Parents, time: gc.CommitTime, raw: raw}, nil
 }
 
 // isAncestor reports whether a is an ancestor of (or equal to) b, exactly:
@@ -200,6 +156,9 @@ func objErr(id plumbing.Hash, err error) error {
 	var r *refusal
 	if errors.As(err, &r) {
 		return err
+	}
+	if isBadObject(err) {
+		return &refusal{Code: CodeBadObject, Reason: fmt.Sprintf("%v; git fsck refuses it or git reads it differently: rewrite the commits that hold it", err), err: err}
 	}
 	if isMissing(err) {
 		if id.IsZero() {

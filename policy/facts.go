@@ -36,10 +36,14 @@ package policy
 // (no pack is opened, nothing inflated). Such a commit carries no raw
 // bytes; what needs them (provenance) reads the object (commits.rawOf).
 //
-// Entry: "gpmf" 2 | key (20) | candidate id (20) | candidate tree (20) |
+// A fact also says that everything the candidate introduces over its first
+// parent passed the object checks of fsck.go: it is recorded only then.
+//
+// Entry: "gpmf" 3 | key (20) | candidate id (20) | candidate tree (20) |
 // first parent (20) | second parent (20), under the key: the first 20
 // bytes of SHA-256("gitplus merge fact " + mergetree.Algorithm + "\n" +
-// candidate id). Version 1 entries (no parents) read as misses.
+// candidate id). Entries of versions 1 (no parents) and 2 (recorded before
+// the object checks) read as misses.
 
 import (
 	"strings"
@@ -49,7 +53,7 @@ import (
 	"github.com/gitplus/gitplus/mergetree"
 )
 
-var factMagic = []byte("gpmf\x02")
+var factMagic = []byte("gpmf\x03")
 
 // maxLearned bounds the merges one push computes for candidate branches
 // (the deepest queue takes 32 steps; a pusher naming more branches than
@@ -205,7 +209,7 @@ func (j *judge) learnCandidate(u Update) {
 		}
 	}
 	j.learned++
-	if j.mergeStep(0, c.parents[0], c, j.merges) == nil {
+	if j.mergeStep(0, c.parents[0], c, j.merges) == nil && j.checkCandidate(c) == nil {
 		j.in.Cache.Put(MergeFactKey(c.id), encodeFact(c))
 	}
 }
