@@ -25,6 +25,8 @@
 //     it cost about 5.5 ms a push (more than pre-receive).
 //   - receive.advertisePushOptions is set to true in the repository's config
 //     so that pushes may carry options (wake tags, DESIGN.md §9).
+//   - receive.certNonceSeed (and receive.certNonceSlop) are set when absent,
+//     so that the repository takes signed pushes (pushcert.go).
 package hooks
 
 import (
@@ -96,7 +98,7 @@ func Install(gitDir, binary string) error {
 	if out, err := git(dir, "config", "receive.advertisePushOptions", "true"); err != nil {
 		return fmt.Errorf("setting receive.advertisePushOptions in %s: %v: %s: %w", dir, err, out, ErrInstall)
 	}
-	return nil
+	return configurePushCerts(dir) // signed pushes (pushcert.go)
 }
 
 // Installed reports whether both git+ hooks are in place in gitDir, and the
