@@ -361,18 +361,11 @@ func (f *httpFront) receivePack(w http.ResponseWriter, r *http.Request, dir, rel
 }
 
 // anonymousOK reports whether a receive-pack body may go on without a
-// token: a signed push (its first pkt-line is "push-cert\0..."; the hook
-// verifies the certificate) or git's probe of a large push (a lone flush
-// packet, which updates nothing).
+// token: a signed push, whose first pkt-line is "push-cert\0..." (the hook
+// verifies the certificate). git's probe of a large push (a lone flush
+// packet) is answered 401 like any other, so that git asks its credential
+// helper before it streams a body it cannot send twice (docs/serving.md).
 func anonymousOK(br *bufio.Reader) bool {
-	head, err := br.Peek(4)
-	if err != nil {
-		return false
-	}
-	if string(head) == "0000" {
-		rest, _ := br.Peek(5)
-		return len(rest) == 4 // the probe: nothing after the flush
-	}
 	line, err := br.Peek(4 + len("push-cert\x00"))
 	return err == nil && string(line[4:]) == "push-cert\x00"
 }
