@@ -252,4 +252,9 @@ func TestServeHTTPAuth(t *testing.T) {
 	if !bytes.Contains(body, []byte("[push-cert-nonce]")) || a.ref("refs/heads/signed") != "" {
 		t.Fatalf("a replayed certificate: %s\n%q\nsigned = %q", resp.Status, body, a.ref("refs/heads/signed"))
 	}
+
+	// Revocation reaches signed pushes at once.
+	a.mustGP("admin", a.root, "", "--repo", a.origin, "member", "change", "dev", "--cap", "hub.pr")
+	errs, err = a.signedPush("dev", c+":refs/heads/signed-late")
+	a.mustRefuse("a signed push from dev without source.push", errs, err, "refs/heads/signed-late", "", "[missing-capability]")
 }
