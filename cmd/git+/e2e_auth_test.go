@@ -258,3 +258,27 @@ func TestServeHTTPAuth(t *testing.T) {
 	errs, err = a.signedPush("dev", c+":refs/heads/signed-late")
 	a.mustRefuse("a signed push from dev without source.push", errs, err, "refs/heads/signed-late", "", "[missing-capability]")
 }
+
+// TestServeAdopt: --adopt makes a plain bare repository a git+ repository
+// (git+ init with the given key) before serving it; git+ init points HEAD
+// at main.
+func TestServeAdopt(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, nil)
+	if head := w.git(w.origin, "symbolic-ref", "HEAD"); head != "refs/heads/main" {
+		t.Fatalf("git+ init left HEAD at %s", head)
+	}
+	root := t.TempDir()
+	plain := filepath.Join(root, "plain.git")
+	w.git(root, "init", "-q", "--bare", plain)
+	s := startServe(t, w.bin, w.env, root, "--adopt", w.keys["admin"].Path)
+	if w.git(plain, "for-each-ref", "--format=%(refname)", "refs/hub/trust") != "refs/hub/trust" {
+		t.Fatalf("--adopt did not init %s:\n%s", plain, readFile(s.Log))
+	}
+	if !strings.Contains(readFile(s.Log), "adopted "+plain) {
+		t.Fatalf("the log does not say %s was adopted:\n%s", plain, readFile(s.Log))
+	}
+	if _, errs, err := w.gitRun(root, "", nil, "ls-remote", s.URL+"/plain.git"); err != nil {
+		t.Fatalf("the adopted repository is not served: %v\n%s", err, errs)
+	}
+}

@@ -235,6 +235,13 @@ func (f *sshFront) session(ch ssh.Channel, reqs <-chan *ssh.Request, key string)
 				continue
 			}
 			req.Reply(true, nil)
+			// Requests that arrive while the command runs (keepalives)
+			// must still be answered, or the connection stalls.
+			go func() {
+				for r := range reqs {
+					r.Reply(false, nil)
+				}
+			}()
 			f.exec(ch, p.Command, key, protocol)
 			return
 		case "shell", "pty-req":
