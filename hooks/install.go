@@ -27,6 +27,8 @@
 //     so that pushes may carry options (wake tags, DESIGN.md §9), and
 //     receive.fsckObjects to true so that git checks every object a push
 //     brings (docs/objects.md says what it costs).
+//   - receive.certNonceSeed (and receive.certNonceSlop) are set when absent,
+//     so that the repository takes signed pushes (pushcert.go).
 package hooks
 
 import (
@@ -104,7 +106,7 @@ func Install(gitDir, binary string) error {
 	if out, err := git(dir, "config", "receive.fsckObjects", "true"); err != nil {
 		return fmt.Errorf("setting receive.fsckObjects in %s: %v: %s: %w", dir, err, out, ErrInstall)
 	}
-	return nil
+	return configurePushCerts(dir) // signed pushes (pushcert.go)
 }
 
 // Installed reports whether both git+ hooks are in place in gitDir, and the

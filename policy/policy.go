@@ -165,6 +165,10 @@ type Input struct {
 	// (index.go); every pull request ref is read only before a refusal
 	// that depends on which pull requests exist.
 	PRRefs RefSource
+	// Pusher is who sent the push; Served says it arrived through git+
+	// serve (the default of requireKnownPusher). See pusher.go.
+	Pusher Pusher
+	Served bool
 }
 
 // RefSource reads refs on demand (receive reads them from the repository).
@@ -284,6 +288,9 @@ func (j *judge) update(u Update) error {
 	}
 	if cur != u.Old {
 		return refuse(CodeRefMoved, "%s is at %s, not %s as the push expects; fetch and push again", u.Ref, short(cur), short(u.Old))
+	}
+	if err := j.pusher(u); err != nil {
+		return err
 	}
 	err := j.branch(u)
 	if !j.prDependent(err) {

@@ -6,13 +6,14 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v1\n" + trust tip)
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v2\n" + trust tip)
 //	entry: "gpts" 1 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       branch count | per branch: pattern | flags | approvals | depth |
 //	       check count + 1 (0: none) | checks |
 //	       events per ref | event bytes | parents per event |
-//	       skipped count | per skip: id (20) | type | reason
+//	       skipped count | per skip: id (20) | type | reason |
+//	       requireKnownPusher (one byte: 0 absent, 1 false, 2 true)
 //
 // (strings as in the log entries of cache.go; flags one byte, bit 0
 // requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
@@ -37,7 +38,7 @@ var trustStateMagic = []byte("gpts\x01")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v1\n", t)
+	return derivedKey("gitplus trust state v2\n", t)
 }
 
 const (
@@ -108,7 +109,14 @@ func encodeTrustState(st *trust.State) []byte {
 		b = appendBytes(b, []byte(s.Type))
 		b = appendBytes(b, []byte(s.Reason))
 	}
-	return b
+	var rkp byte
+	if v := st.Rules.RequireKnownPusher; v != nil {
+		rkp = 1
+		if *v {
+			rkp = 2
+		}
+	}
+	return append(b, rkp)
 }
 
 func appendStrings(b []byte, ss []string) []byte {
@@ -196,6 +204,14 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 			st.Skipped[i] = trust.Skip{ID: r.hash(), Type: string(r.bytes()), Reason: string(r.bytes())}
 		}
 	}
+	if len(r.b) < 1 || r.b[0] > 2 {
+		return nil, false
+	}
+	if r.b[0] > 0 {
+		v := r.b[0] == 2
+		st.Rules.RequireKnownPusher = &v
+	}
+	r.b = r.b[1:]
 	if r.bad || len(r.b) != 0 {
 		return nil, false
 	}

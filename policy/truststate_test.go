@@ -26,9 +26,10 @@ func TestTrustStateRoundTrip(t *testing.T) {
 	for name, rules := range map[string]string{"queue": rulesQueue, "no queue": rulesNoQueue, "ff": rulesFF, "provenance": rulesProv, "default rules": ""} {
 		states[name] = foldedTrust(t, rules)
 	}
-	odd := foldedTrust(t, `{"protected":{"refs/heads/*":{"requiredChecks":[],"requiredApprovals":0},"refs/heads/main":{"queueCandidates":true,"queueDepth":32,"requireResolvedThreads":true}},"ceilings":{"eventsPerRef":5,"eventBytes":100,"parentsPerEvent":2}}`)
+	odd := foldedTrust(t, `{"protected":{"refs/heads/*":{"requiredChecks":[],"requiredApprovals":0},"refs/heads/main":{"queueCandidates":true,"queueDepth":32,"requireResolvedThreads":true}},"ceilings":{"eventsPerRef":5,"eventBytes":100,"parentsPerEvent":2},"requireKnownPusher":true}`)
 	odd.Skipped = []trust.Skip{{ID: plumbing.NewHash("1111111111111111111111111111111111111111"), Type: hubrefs.TypeMemberRemoved, Reason: "not a member"}}
 	states["globs, empty checks, ceilings, skipped events"] = odd
+	states["requireKnownPusher false"] = foldedTrust(t, `{"requireKnownPusher":false}`)
 	for name, st := range states {
 		got, ok := decodeTrustState(st.Tip, encodeTrustState(st))
 		if !ok {
@@ -55,7 +56,7 @@ func TestTrustStateCodecCoversEveryField(t *testing.T) {
 	for typ, want := range map[reflect.Type]int{
 		reflect.TypeOf(trust.State{}):    7, // RepoID Name Members Rules RulesID Tip Skipped
 		reflect.TypeOf(trust.Member{}):   5, // Name Key KeyLine Caps wire (wire is derived from Key)
-		reflect.TypeOf(trust.Rules{}):    2, // Protected Ceilings
+		reflect.TypeOf(trust.Rules{}):    3, // Protected Ceilings RequireKnownPusher
 		reflect.TypeOf(trust.Branch{}):   7,
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,

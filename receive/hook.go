@@ -113,14 +113,14 @@ func (o Objects) WriteObject(t plumbing.ObjectType, content []byte) (plumbing.Ha
 // verdict per update, in order. An error means the push could not be judged
 // at all; RefuseAll turns it into verdicts.
 func JudgePush(gitDir string, env QuarantineEnv, updates []policy.Update) (verdicts []policy.Verdict, err error) {
-	return judgePush(gitDir, env, updates, true)
+	return judgePush(gitDir, env, PushEnv{}, updates, true)
 }
 
 // judgePush is JudgePush; closeStore false leaves the object store's packs
 // mapped, for a process that exits right after (RunPreReceive): unmapping
 // them costs a TLB shoot-down on every CPU the process ran on, and exit
 // unmaps everything anyway.
-func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeStore bool) (verdicts []policy.Verdict, err error) {
+func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.Update, closeStore bool) (verdicts []policy.Verdict, err error) {
 	abs, err := filepath.Abs(gitDir)
 	if err != nil {
 		return nil, fmt.Errorf("git directory %s: %w", gitDir, err)
@@ -157,7 +157,19 @@ func judgePush(gitDir string, env QuarantineEnv, updates []policy.Update, closeS
 			verdicts, err = nil, fmt.Errorf("the judgement failed: %v", r)
 		}
 	}()
+	pusher, err := push.pusher(abs, Objects{store}, updates)
+	if r := (*pushRefusal)(nil); errors.As(err, &r) {
+		verdicts = make([]policy.Verdict, len(updates))
+		for i, u := range updates {
+			verdicts[i] = policy.Verdict{Update: u, Code: r.code, Reason: r.reason}
+		}
+		return verdicts, nil
+	} else if err != nil {
+		return nil, err
+	}
 	verdicts = policy.Judge(policy.Input{
+		Pusher:  pusher,
+		Served:  push.Served,
 		Objects: Objects{store},
 		Refs:    refs,
 		Updates: judged,
@@ -262,11 +274,12 @@ func RefusalLine(v policy.Verdict) string {
 // returns the number of refused updates; any non-zero count (or a failure to
 // read the input, reported on stderr and counted as one) must make the hook
 // exit non-zero.
-func PreReceive(gitDir string, env QuarantineEnv, stdin io.Reader, stderr io.Writer) int {
-	return preReceive(gitDir, env, stdin, stderr, true)
+// The quarantine and the pusher (pusher.go) are read from environ.
+func PreReceive(gitDir string, environ []string, stdin io.Reader, stderr io.Writer) int {
+	return preReceive(gitDir, QuarantineFromEnviron(environ), PushFromEnviron(environ), stdin, stderr, true)
 }
 
-func preReceive(gitDir string, env QuarantineEnv, stdin io.Reader, stderr io.Writer, closeStore bool) int {
+func preReceive(gitDir string, env QuarantineEnv, push PushEnv, stdin io.Reader, stderr io.Writer, closeStore bool) int {
 	updates, err := ParseHookInput(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "git+: refused the whole push: [%s] %v\n", CodeInternal, err)
@@ -275,7 +288,7 @@ func preReceive(gitDir string, env QuarantineEnv, stdin io.Reader, stderr io.Wri
 	if len(updates) == 0 {
 		return 0
 	}
-	verdicts, err := judgePush(gitDir, env, updates, closeStore)
+	verdicts, err := judgePush(gitDir, env, push, updates, closeStore)
 	if err != nil {
 		verdicts = RefuseAll(updates, err)
 	}

@@ -17,7 +17,7 @@ func RunPreReceive(environ []string, stdin io.Reader, stderr io.Writer) int {
 			dir = v
 		}
 	}
-	if preReceive(dir, QuarantineFromEnviron(environ), stdin, stderr, false) > 0 {
+	if preReceive(dir, QuarantineFromEnviron(environ), PushFromEnviron(environ), stdin, stderr, false) > 0 {
 		return 1
 	}
 	return 0

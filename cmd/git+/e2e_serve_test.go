@@ -21,14 +21,16 @@ import (
 // gpServer is a running `git+ serve`.
 type gpServer struct {
 	URL string // http://127.0.0.1:PORT
+	SSH string // 127.0.0.1:PORT with --ssh
+	Log string // the server's standard error
 	cmd *exec.Cmd
 }
 
 // startServe starts git+ serve on a free port of 127.0.0.1 and stops it
 // (SIGTERM, expecting a clean exit) when the test ends.
-func startServe(t *testing.T, bin string, env []string, root string) *gpServer {
+func startServe(t *testing.T, bin string, env []string, root string, extra ...string) *gpServer {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--root", root, "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"serve", "--root", root, "--listen", "127.0.0.1:0"}, extra...)...)
 	cmd.Env = env
 	logf, err := os.Create(filepath.Join(t.TempDir(), "serve.log"))
 	if err != nil {
@@ -42,10 +44,10 @@ func startServe(t *testing.T, bin string, env []string, root string) *gpServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := make(chan string, 1)
+	lines := make(chan string, 2)
 	go func() {
 		sc := bufio.NewScanner(out)
-		if sc.Scan() {
+		for i := 0; i < 2 && sc.Scan(); i++ {
 			lines <- sc.Text()
 		}
 		close(lines)
@@ -62,7 +64,22 @@ func startServe(t *testing.T, bin string, env []string, root string) *gpServer {
 		cmd.Process.Kill()
 		t.Fatalf("git+ serve printed %q", line)
 	}
-	s := &gpServer{URL: strings.TrimSuffix(url, "/"), cmd: cmd}
+	s := &gpServer{URL: strings.TrimSuffix(url, "/"), Log: logf.Name(), cmd: cmd}
+	for _, a := range extra {
+		if a == "--ssh" {
+			var line string
+			select {
+			case line = <-lines:
+			case <-time.After(20 * time.Second):
+			}
+			addr, ok := strings.CutPrefix(line, "listening on ssh://")
+			if !ok {
+				cmd.Process.Kill()
+				t.Fatalf("git+ serve --ssh printed %q second", line)
+			}
+			s.SSH = strings.TrimSuffix(addr, "/")
+		}
+	}
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
@@ -88,20 +105,32 @@ func TestServe(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, map[string][]string{"dev": {"hub.pr"}})
 	root := filepath.Dir(w.origin)
-	// A bare repository the server must find and equip with hooks.
+	// A plain bare repository (no refs/hub/trust): serve must leave it
+	// alone, and a git+ repository nested in a directory it must equip.
 	other := filepath.Join(root, "team", "other.git")
 	w.git(root, "init", "-q", "--bare", other)
+	nested := filepath.Join(root, "team", "nested.git")
+	w.mustGP("admin", root, "", "init", nested)
+	os.RemoveAll(filepath.Join(nested, "hooks", "pre-receive"))
 	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "late", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "sleep 1; echo survived"}},
 	}})
 	s := startServe(t, w.bin, w.env, root)
-	if ok, _, err := hooks.Installed(other); err != nil || !ok {
-		t.Fatalf("git+ serve did not install the hooks in %s: %v", other, err)
+	if ok, _, err := hooks.Installed(nested); err != nil || !ok {
+		t.Fatalf("git+ serve did not install the hooks in %s: %v", nested, err)
+	}
+	if ok, _, _ := hooks.Installed(other); ok {
+		t.Fatalf("git+ serve installed hooks in %s, which has no refs/hub/trust", other)
+	}
+	if log := readFile(s.Log); !strings.Contains(log, "skipped "+other) {
+		t.Fatalf("git+ serve did not list %s as skipped:\n%s", other, log)
 	}
 
-	// Clone, commit, push a branch over HTTP.
+	// Clone anonymously, commit, push a branch over HTTP with a token.
 	clone := filepath.Join(t.TempDir(), "c")
 	w.git(root, "clone", "-q", s.URL+"/origin.git", clone)
+	token := strings.TrimSpace(w.mustGP("", root, "", "--repo", w.origin, "member", "token", "issue", "admin"))
+	w.git(clone, "remote", "set-url", "--push", "origin", strings.Replace(s.URL, "http://", "http://admin:"+token+"@", 1)+"/origin.git")
 	w.git(clone, "commit", "-q", "--allow-empty", "-m", "first")
 	w.git(clone, "push", "-q", "origin", "HEAD:refs/heads/main", "HEAD:refs/heads/feature")
 	head := w.git(clone, "rev-parse", "HEAD")
@@ -138,8 +167,11 @@ func TestServe(t *testing.T) {
 	} else if !strings.Contains(errs, "not found") && !strings.Contains(errs, "404") {
 		t.Logf("ls-remote of a missing repository: %s", errs)
 	}
-	if _, _, err := w.gitRun(root, "", nil, "ls-remote", s.URL+"/team/other.git"); err != nil {
+	if _, _, err := w.gitRun(root, "", nil, "ls-remote", s.URL+"/team/nested.git"); err != nil {
 		t.Fatalf("ls-remote of a nested repository: %v", err)
+	}
+	if _, _, err := w.gitRun(root, "", nil, "ls-remote", s.URL+"/team/other.git"); err == nil {
+		t.Fatalf("ls-remote of a repository without refs/hub/trust succeeded")
 	}
 }
 
@@ -169,12 +201,15 @@ func TestServeClosedLoop(t *testing.T) {
 		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
 		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
 	}})
+	// The user pushes branches: source.push, and a token for HTTP.
+	e.ok(bare, "admin", "member", "change", "dev", "--cap", "hub.pr", "--cap", "source.push")
+	token := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "dev"))
 	s := startServe(t, e.bin, env, root)
 
 	// The user: a clone over HTTP.
 	work := filepath.Join(t.TempDir(), "work")
 	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
-	fixtures.Git(t, work, "remote", "add", "origin", s.URL+"/repo.git")
+	fixtures.Git(t, work, "remote", "add", "origin", strings.Replace(s.URL, "http://", "http://dev:"+token+"@", 1)+"/repo.git")
 	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

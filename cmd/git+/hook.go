@@ -102,7 +102,7 @@ func hookInstallAction(c *cli.Context) error {
 }
 
 func hookPreReceiveAction(c *cli.Context) error {
-	refused := receive.PreReceive(hookGitDir(c), receive.QuarantineFromEnviron(os.Environ()), os.Stdin, c.App.ErrWriter)
+	refused := receive.PreReceive(hookGitDir(c), os.Environ(), os.Stdin, c.App.ErrWriter)
 	if refused > 0 {
 		return fail(1, errSilent)
 	}
@@ -126,6 +126,11 @@ func hookPostReceiveAction(c *cli.Context) error {
 	bin, err := hooks.Executable()
 	if err != nil {
 		bin = ""
+	}
+	// Who pushed this push is no one's identity for what the chain starts
+	// (a wake rule's own pushes): docs/serving.md.
+	for _, v := range []string{receive.EnvServed, receive.EnvSSHKey, receive.EnvTokenKey} {
+		os.Unsetenv(v)
 	}
 	_, err = hooks.PostReceive(context.Background(), hooks.Options{
 		GitDir: gitDir, Stdin: os.Stdin, Stderr: c.App.ErrWriter, Environ: os.Environ(), Binary: bin,

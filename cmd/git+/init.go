@@ -29,6 +29,7 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "repository name (default: DIR's base name without .git)"},
 			&cli.StringFlag{Name: "admin", Usage: "member name of the admin (default: the key's comment before any @, else admin)"},
+			&cli.StringFlag{Name: "initial-branch", Value: "main", Usage: "the branch HEAD names in a repository init creates (given explicitly, also in an existing one)"},
 			jsonFlag(),
 		},
 		Action: initAction,
@@ -84,14 +85,24 @@ func initAction(c *cli.Context) error {
 	if err != nil {
 		return fail(1, fmt.Errorf("init %s: %w", abs, err))
 	}
+	headRef, err := branchRef(c.String("initial-branch"))
+	if err != nil || !strings.HasPrefix(headRef, "refs/heads/") {
+		return usageErr("--initial-branch %q: name a branch (main, trunk): %v", c.String("initial-branch"), err)
+	}
+	branch := strings.TrimPrefix(headRef, "refs/heads/")
 	if !exists {
-		if _, err := gitOut("", "init", "--quiet", "--bare", abs); err != nil {
+		if _, err := gitOut("", "init", "--quiet", "--bare", "--initial-branch", branch, abs); err != nil {
 			return fail(1, fmt.Errorf("creating the bare repository %s: %w", abs, err))
 		}
 	}
 	gitDir, _, err := findGitDir(abs)
 	if err != nil {
 		return fail(1, fmt.Errorf("init %s: it exists and is not a git repository (choose an empty or new directory): %w", abs, err))
+	}
+	if exists && c.IsSet("initial-branch") {
+		if _, err := gitOut(gitDir, "symbolic-ref", "HEAD", headRef); err != nil {
+			return fail(1, fmt.Errorf("pointing HEAD of %s at %s: %w", gitDir, headRef, err))
+		}
 	}
 	h := &hubRepo{GitDir: gitDir, Remote: "."}
 	if err := h.open(); err != nil {

@@ -59,6 +59,7 @@ func init() {
 			Flags:  []cli.Flag{remoteFlag()},
 			Action: memberAllowedSigners,
 		},
+		memberTokenCommand(), // token.go
 	))
 }
 

@@ -35,7 +35,7 @@
 // commit identities and allowed-signers files). Keys are one authorized_keys
 // line without options, of type ed25519, ecdsa or rsa; KeyLine keeps the
 // normalised "<type> <base64>" form. A key belongs to at most one member.
-// Capabilities are repo.admin (implies all), source.push, hub.pr, hub.review,
+// Capabilities are repo.admin (implies all), source.push, source.tag, hub.pr, hub.review,
 // hub.queue and hub.check:<name>; an unknown one, or one listed twice, is
 // refused. RepoIDs are lower-case canonical UUIDs (any version).
 //

@@ -11,6 +11,7 @@ import (
 const (
 	CapAdmin       = "repo.admin" // implies every other capability
 	CapSourcePush  = "source.push"
+	CapSourceTag   = "source.tag" // push tags (refs/tags/*) when the rules require a known pusher
 	CapPR          = "hub.pr"
 	CapReview      = "hub.review"
 	CapQueue       = "hub.queue"
@@ -24,7 +25,7 @@ func CheckCap(name string) string { return CapCheckPrefix + name }
 // capability is an error naming it (ErrUnknownCap).
 func ValidCap(c string) error {
 	switch c {
-	case CapAdmin, CapSourcePush, CapPR, CapReview, CapQueue:
+	case CapAdmin, CapSourcePush, CapSourceTag, CapPR, CapReview, CapQueue:
 		return nil
 	}
 	if name, ok := strings.CutPrefix(c, CapCheckPrefix); ok {
@@ -33,7 +34,7 @@ func ValidCap(c string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w %q: use one of repo.admin, source.push, hub.pr, hub.review, hub.queue, hub.check:<name>", ErrUnknownCap, c)
+	return fmt.Errorf("%w %q: use one of repo.admin, source.push, source.tag, hub.pr, hub.review, hub.queue, hub.check:<name>", ErrUnknownCap, c)
 }
 
 func validCaps(caps []string) error {

@@ -13,6 +13,10 @@ import (
 type Rules struct {
 	Protected map[string]Branch // by full ref name or glob
 	Ceilings  Ceilings
+	// RequireKnownPusher is the top-level "requireKnownPusher": nil when
+	// the rules do not say, and the hook decides by how the push arrived
+	// (docs/serving.md).
+	RequireKnownPusher *bool
 }
 
 // Branch is the protection of one ref (or glob of refs). Values are resolved:
@@ -75,7 +79,7 @@ func ParseRules(data []byte) (Rules, error) { return parseRules(data, false) }
 func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true) }
 
 var (
-	rulesFields    = []string{"protected", "ceilings"}
+	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
 	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
@@ -161,6 +165,13 @@ func parseRules(data []byte, strict bool) (Rules, error) {
 				r.Protected[key] = b
 			}
 		}
+	}
+	if raw, ok := top["requireKnownPusher"]; ok && string(bytes.TrimSpace(raw)) != "null" {
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return Rules{}, fmt.Errorf("%w: rules.requireKnownPusher must be true or false: %w", ErrInvalidRules, err)
+		}
+		r.RequireKnownPusher = &v
 	}
 	if raw, ok := top["ceilings"]; ok {
 		c, ok, err := object(raw, "rules.ceilings", ceilingsFields, strict)
@@ -283,9 +294,10 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		ParentsPerEvent int `json:"parentsPerEvent"`
 	}
 	out := struct {
-		Protected map[string]branch `json:"protected"`
-		Ceilings  ceilings          `json:"ceilings"`
-	}{Protected: map[string]branch{}, Ceilings: ceilings(r.Ceilings)}
+		Protected          map[string]branch `json:"protected"`
+		Ceilings           ceilings          `json:"ceilings"`
+		RequireKnownPusher *bool             `json:"requireKnownPusher,omitempty"`
+	}{Protected: map[string]branch{}, Ceilings: ceilings(r.Ceilings), RequireKnownPusher: r.RequireKnownPusher}
 	for k, b := range r.Protected {
 		checks := b.RequiredChecks
 		if checks == nil {

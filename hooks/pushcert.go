@@ -1,0 +1,36 @@
+package hooks
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+)
+
+// CertNonceSlop is the receive.certNonceSlop Install sets when none is set:
+// how many seconds a signed push over HTTP may take between reading the
+// refs (when the server issues the nonce) and sending the push. Over HTTP
+// each request is a new receive-pack, which accepts a nonce it issued
+// earlier only within this slop (docs/serving.md "Signed pushes").
+const CertNonceSlop = "300"
+
+// configurePushCerts lets the repository take signed pushes: receive-pack
+// advertises push certificates only with receive.certNonceSeed set. An
+// existing seed or slop is kept (a new seed would invalidate nonces issued
+// a moment ago).
+func configurePushCerts(dir string) error {
+	if out, err := git(dir, "config", "--get", "receive.certNonceSeed"); err != nil || out == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return fmt.Errorf("generating receive.certNonceSeed for %s: %w", dir, err)
+		}
+		if out, err := git(dir, "config", "receive.certNonceSeed", hex.EncodeToString(b[:])); err != nil {
+			return fmt.Errorf("setting receive.certNonceSeed in %s: %v: %s: %w", dir, err, out, ErrInstall)
+		}
+	}
+	if out, err := git(dir, "config", "--get", "receive.certNonceSlop"); err != nil || out == "" {
+		if out, err := git(dir, "config", "receive.certNonceSlop", CertNonceSlop); err != nil {
+			return fmt.Errorf("setting receive.certNonceSlop in %s: %v: %s: %w", dir, err, out, ErrInstall)
+		}
+	}
+	return nil
+}

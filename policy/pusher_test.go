@@ -1,0 +1,104 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
+)
+
+// TestPusher: who may push what when the rules (or the transport) require
+// a known pusher, and that protected branches keep their content rules.
+func TestPusher(t *testing.T) {
+	const (
+		rulesOn  = `{"requireKnownPusher":true}`
+		rulesOff = `{"requireKnownPusher":false}`
+		ffOn     = `{"requireKnownPusher":true,"protected":{"refs/heads/main":{"requirePullRequest":false}}}`
+		prOn     = `{"requireKnownPusher":true,"protected":{"refs/heads/main":{}}}`
+	)
+	type tc struct {
+		name   string
+		rules  string
+		served bool
+		who    string // key of the pusher; "" none
+		update func(w *world) Update
+		want   string // refusal code; "" accepted
+	}
+	feature := func(w *world) Update {
+		return Update{Ref: "refs/heads/feature", New: w.commit(w.c0, "f", "feature\n")}
+	}
+	deleteFeature := func(w *world) Update {
+		c := w.commit(w.c0, "f", "feature\n")
+		w.refs["refs/heads/feature"] = c
+		return Update{Ref: "refs/heads/feature", Old: c}
+	}
+	tag := func(w *world) Update { return Update{Ref: "refs/tags/v1", New: w.c0} }
+	ffMain := func(w *world) Update { return Update{Ref: main, Old: w.c0, New: w.commit(w.c0, "m", "main\n")} }
+	hubEvent := func(w *world) Update {
+		old := w.refs[hubrefs.TrustRef]
+		id := w.eventOn([]plumbing.Hash{old}, "admin", w.memberAdded("mallory", "hub.pr"))
+		return Update{Ref: hubrefs.TrustRef, Old: old, New: id}
+	}
+	for _, c := range []tc{
+		{"unset, local: anyone", "", false, "", feature, ""},
+		{"unset, served: nobody identified", "", true, "", feature, CodeUnknownPusher},
+		{"unset, served: member with source.push", "", true, "alice", feature, ""},
+		{"explicit false beats served", rulesOff, true, "", feature, ""},
+		{"explicit true beats local", rulesOn, false, "", feature, CodeUnknownPusher},
+		{"non-member", rulesOn, false, "mallory", feature, CodeNotMember},
+		{"member without source.push", rulesOn, false, "bob", feature, CodeMissingCapability},
+		{"admin implies source.push", rulesOn, false, "admin", feature, ""},
+		{"delete without source.push", rulesOn, false, "bob", deleteFeature, CodeMissingCapability},
+		{"delete with source.push", rulesOn, false, "alice", deleteFeature, ""},
+		{"delete anonymous", rulesOn, false, "", deleteFeature, CodeUnknownPusher},
+		{"tag needs source.tag, not source.push", rulesOn, false, "alice", tag, CodeMissingCapability},
+		{"tag with source.tag", rulesOn, false, "tagger", tag, ""},
+		{"tagger may not push branches", rulesOn, false, "tagger", feature, CodeMissingCapability},
+		{"protected fast-forward by source.push", ffOn, false, "alice", ffMain, ""},
+		{"protected fast-forward by hub.queue", ffOn, false, "queuer", ffMain, ""},
+		{"protected fast-forward by a reviewer", ffOn, false, "bob", ffMain, CodeMissingCapability},
+		{"protected fast-forward anonymous", ffOn, false, "", ffMain, CodeUnknownPusher},
+		{"identity never replaces content rules", prOn, false, "admin", ffMain, CodeNotAPRHead},
+		{"hub refs need no pusher", rulesOn, true, "", hubEvent, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, c.rules)
+			w.keys["tagger"] = sshsign.NewSigner(fixtures.NewKey(t, t.TempDir(), "tagger").Signer)
+			w.event(hubrefs.TrustRef, "admin", w.memberAdded("tagger", "source.tag"))
+			u := c.update(w)
+			var p Pusher
+			if c.who != "" {
+				p = Pusher{Key: w.keys[c.who].PublicKey(), Via: "ssh"}
+			}
+			v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{u}, Pusher: p, Served: c.served})
+			if v[0].Code != c.want {
+				t.Fatalf("verdict [%s] %s, want [%s]", v[0].Code, v[0].Reason, c.want)
+			}
+		})
+	}
+}
+
+// TestPusherRevocation: removing a member, or its capability, refuses its
+// next push (the trust at the push is what counts).
+func TestPusherRevocation(t *testing.T) {
+	w := newWorld(t, `{"requireKnownPusher":true}`)
+	u := Update{Ref: "refs/heads/feature", New: w.commit(w.c0, "f", "x\n")}
+	judge := func() string {
+		return Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{u}, Pusher: Pusher{Key: w.keys["alice"].PublicKey(), Via: "token"}})[0].Code
+	}
+	if got := judge(); got != "" {
+		t.Fatalf("alice with source.push: [%s]", got)
+	}
+	w.event(hubrefs.TrustRef, "admin", hubrefs.MemberAdded{Base: w.base(hubrefs.TypeMemberChanged), Name: "alice",
+		Key: hubrefs.AuthorizedKey(w.keys["alice"].PublicKey()), Caps: []string{"hub.pr"}})
+	if got := judge(); got != CodeMissingCapability {
+		t.Fatalf("alice without source.push: [%s], want %s", got, CodeMissingCapability)
+	}
+	w.event(hubrefs.TrustRef, "admin", hubrefs.MemberRemoved{Base: w.base(hubrefs.TypeMemberRemoved), Name: "alice"})
+	if got := judge(); got != CodeNotMember {
+		t.Fatalf("alice removed: [%s], want %s", got, CodeNotMember)
+	}
+}

@@ -1,0 +1,221 @@
+package receive
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/hiddeco/sshsig"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/policy"
+)
+
+const (
+	certOld = "1111111111111111111111111111111111111111"
+	certNew = "2222222222222222222222222222222222222222"
+)
+
+func newSSHSigner(t *testing.T) ssh.Signer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// signCert writes a push certificate as git's send-pack does and signs it
+// (SSHSIG, namespace "git").
+func signCert(t *testing.T, s ssh.Signer, nonce string, cmds ...string) []byte {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("certificate version 0.1\npusher Dev <dev@example.invalid> 1700000000 +0000\npushee http://h/r.git\n")
+	b.WriteString("nonce " + nonce + "\n\n")
+	for _, c := range cmds {
+		b.WriteString(c + "\n")
+	}
+	sig, err := sshsig.Sign(strings.NewReader(b.String()), s, sshsig.HashSHA512, "git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(b.String()), sshsig.Armor(sig)...)
+}
+
+func TestParsePushCert(t *testing.T) {
+	s := newSSHSigner(t)
+	good := signCert(t, s, "1700000000-abc", certOld+" "+certNew+" refs/heads/main")
+	c, err := ParsePushCert(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Nonce != "1700000000-abc" || c.Pusher == "" || c.Pushee != "http://h/r.git" || len(c.Updates) != 1 ||
+		c.Updates[0] != (policy.Update{Ref: "refs/heads/main", Old: plumbing.NewHash(certOld), New: plumbing.NewHash(certNew)}) {
+		t.Fatalf("parsed %+v", c)
+	}
+	if key, err := hubrefs.VerifyDetached(c.Signed, c.Signature); err != nil || !hubrefs.SameKey(key, s.PublicKey()) {
+		t.Fatalf("the parsed parts do not verify: %v", err)
+	}
+	for name, raw := range map[string]string{
+		"no signature":   "certificate version 0.1\npusher x\n\n" + certOld + " " + certNew + " refs/heads/main\n",
+		"other version":  strings.Replace(string(good), "version 0.1", "version 0.2", 1),
+		"no pusher":      strings.Replace(string(good), "pusher ", "pushr ", 1),
+		"nonce twice":    strings.Replace(string(good), "nonce ", "nonce a\nnonce ", 1),
+		"bad command":    strings.Replace(string(good), certOld+" ", "zz ", 1),
+		"no blank line":  strings.Replace(string(good), "\n\n", "\n", 1),
+		"empty":          "",
+		"only signature": "-----BEGIN SSH SIGNATURE-----\n",
+	} {
+		if _, err := ParsePushCert([]byte(raw)); !errors.Is(err, ErrPushCert) {
+			t.Errorf("%s: %v, want ErrPushCert", name, err)
+		}
+	}
+}
+
+func FuzzParsePushCert(f *testing.F) {
+	f.Add([]byte("certificate version 0.1\npusher x\nnonce n\n\n" + certOld + " " + certNew + " refs/heads/main\n-----BEGIN SSH SIGNATURE-----\nAA==\n-----END SSH SIGNATURE-----\n"))
+	f.Add([]byte("certificate version 0.1\n\n\n-----BEGIN "))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		c, err := ParsePushCert(raw)
+		if err != nil {
+			return
+		}
+		// What parses splits the input exactly into signed part and signature.
+		if !bytes.Equal(append(append([]byte{}, c.Signed...), c.Signature...), raw) {
+			t.Fatal("signed part and signature are not the certificate")
+		}
+	})
+}
+
+// certRepo is a bare repository holding raw as a blob.
+func certRepo(t *testing.T, raw []byte) (string, Objects, string) {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "--bare")
+	id := strings.TrimSpace(gitIn(t, dir, raw, "hash-object", "-w", "--stdin"))
+	st, err := OpenStore(dir, QuarantineEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return dir, Objects{st}, id
+}
+
+func TestPusherFromEnvironment(t *testing.T) {
+	s := newSSHSigner(t)
+	other := newSSHSigner(t)
+	up := policy.Update{Ref: "refs/heads/main", Old: plumbing.NewHash(certOld), New: plumbing.NewHash(certNew)}
+	cmd := certOld + " " + certNew + " refs/heads/main"
+	tampered := signCert(t, s, "n1", cmd)
+	tampered = bytes.Replace(tampered, []byte("pushee http://h/"), []byte("pushee http://x/"), 1)
+	for _, c := range []struct {
+		name    string
+		cert    []byte
+		status  string
+		envNon  string
+		updates []policy.Update
+		want    string // refusal code; "" accepted
+	}{
+		{"valid", signCert(t, s, "n1", cmd), "OK", "n1", []policy.Update{up}, ""},
+		{"stale nonce", signCert(t, s, "n1", cmd), "SLOP", "n1", []policy.Update{up}, CodePushCertNonce},
+		{"forged nonce", signCert(t, s, "n1", cmd), "BAD", "n1", []policy.Update{up}, CodePushCertNonce},
+		{"nonce not the accepted one", signCert(t, s, "n1", cmd), "OK", "n2", []policy.Update{up}, CodePushCertNonce},
+		{"tampered", tampered, "OK", "n1", []policy.Update{up}, CodeBadPushCert},
+		{"signs another update", signCert(t, s, "n1", cmd), "OK", "n1", []policy.Update{{Ref: "refs/heads/other", Old: up.Old, New: up.New}}, CodeBadPushCert},
+		{"signs more than pushed", signCert(t, s, "n1", cmd, certOld+" "+certNew+" refs/heads/x"), "OK", "n1", []policy.Update{up}, CodeBadPushCert},
+		{"other signer, valid", signCert(t, other, "n1", cmd), "OK", "n1", []policy.Update{up}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, objs, id := certRepo(t, c.cert)
+			env := PushFromEnviron([]string{"GIT_PUSH_CERT=" + id, "GIT_PUSH_CERT_NONCE=" + c.envNon, "GIT_PUSH_CERT_NONCE_STATUS=" + c.status, "GITKIT_KEY=ignored when signed"})
+			p, err := env.pusher(dir, objs, c.updates)
+			var r *pushRefusal
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want == "" && (p.Via != "push-cert" || p.Key == nil):
+				t.Fatalf("pusher %+v", p)
+			case c.want != "" && (!errors.As(err, &r) || r.code != c.want):
+				t.Fatalf("got %v, want [%s]", err, c.want)
+			}
+			if c.want == "" {
+				// The same certificate again is a replay.
+				if _, err := env.pusher(dir, objs, c.updates); !errors.As(err, &r) || r.code != CodePushCertNonce {
+					t.Fatalf("replay: %v", err)
+				}
+			}
+		})
+	}
+
+	key := hubrefs.AuthorizedKey(s.PublicKey())
+	for _, c := range []struct {
+		env []string
+		via string
+	}{
+		{[]string{"GITKIT_KEY=" + key}, "ssh"},
+		{[]string{"GITPLUS_TOKEN_KEY=" + key}, "token"},
+		{[]string{"GITPLUS_SERVED=1"}, ""},
+		{nil, ""},
+	} {
+		p, err := PushFromEnviron(c.env).pusher(t.TempDir(), Objects{}, nil)
+		if err != nil || p.Via != c.via || (c.via != "") != (p.Key != nil) {
+			t.Fatalf("%v: %+v %v", c.env, p, err)
+		}
+	}
+	if _, err := PushFromEnviron([]string{"GITKIT_KEY=ssh-ed25519 garbage"}).pusher(t.TempDir(), Objects{}, nil); err == nil {
+		t.Fatal("a GITKIT_KEY that does not parse was taken")
+	}
+	if !PushFromEnviron([]string{"GITPLUS_SERVED=1"}).Served || PushFromEnviron([]string{"GITPLUS_SERVED=0"}).Served {
+		t.Fatal("GITPLUS_SERVED")
+	}
+}
+
+// TestRememberCertConcurrent: of concurrent uses of one certificate exactly
+// one passes; records older than the TTL are removed.
+func TestRememberCertConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	passed, replays := 0, 0
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := rememberCert(dir, []byte("the certificate"), now)
+			mu.Lock()
+			defer mu.Unlock()
+			var r *pushRefusal
+			switch {
+			case err == nil:
+				passed++
+			case errors.As(err, &r) && r.code == CodePushCertNonce:
+				replays++
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if passed != 1 || replays != 15 {
+		t.Fatalf("%d passed, %d replays; want 1 and 15", passed, replays)
+	}
+	// An hour and more later, recording another certificate prunes it.
+	if err := rememberCert(dir, []byte("another"), now.Add(2*certRecordTTL)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rememberCert(dir, []byte("the certificate"), now.Add(2*certRecordTTL)); err != nil {
+		t.Fatalf("the old record was not pruned: %v", err)
+	}
+}
