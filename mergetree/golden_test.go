@@ -30,7 +30,7 @@ import (
 
 const (
 	goldenAlgorithm = "gitplus-merge-1"
-	goldenDigest    = "3b7e793ec2492d8f58b448189f6f02a377d855fa254a20d8b4302cd2cb4846a8"
+	goldenDigest    = "8f01b00d5710d0e22d99baf18beaf27087d69e4f2b1ba9bc521fa180f4ceaf03"
 	goldenCases     = 400
 	goldenSeed      = 16
 )
@@ -140,13 +140,13 @@ func (g *goldenGen) text() string {
 		b.WriteString(goldenLines[g.r.IntN(len(goldenLines))])
 	}
 	s := b.String()
-	switch g.r.IntN(16) {
+	switch g.r.IntN(12) {
 	case 0:
 		s = strings.TrimSuffix(s, "\n")
 	case 1:
 		s += "bin\x00ary\n"
-	case 2: // a NUL near the end of the binary probe (8000 bytes), either side of it
-		s = strings.Repeat("pad line\n", 888) + strings.Repeat("p", g.r.IntN(16)) + "\x00\n" + s
+	case 2, 3: // a NUL at byte 7998, 7999, 8000 or 8001: either side of the binary probe's end
+		s = strings.Repeat("pad line\n", 888) + strings.Repeat("p", 6+g.r.IntN(4)) + "\x00\n" + s
 	}
 	return s
 }
@@ -294,6 +294,18 @@ func goldenRun(t *testing.T) (digest string, clean, conflicts int, kinds map[str
 		res, err := Merge(st, o, th, Options{})
 		record(i, res, err)
 	}
+	// Fixed cases at the binary probe's end: a NUL at byte 7998 … 8001 of
+	// the base, and two edits that keep it there (same-length lines at
+	// both ends), clean as text and a conflict as binary.
+	for k, at := range []int{7998, 7999, 8000, 8001} {
+		pad := strings.Repeat("pad line\n", 888) // 7992 bytes
+		body := pad + strings.Repeat("p", at-len(pad)) + "\x00\n" + "tail\n"
+		base := goldenSnap{"bin": {"100644", body}}
+		ours := goldenSnap{"bin": {"100644", "PAD LINE\n" + body[9:]}}
+		theirs := goldenSnap{"bin": {"100644", body[:len(body)-5] + "TAIL\n"}}
+		res, err := MergeTrees(st, st.tree(t, base), st.tree(t, ours), st.tree(t, theirs), Options{})
+		record(goldenCases+k, res, err)
+	}
 	return hex.EncodeToString(d.Sum(nil)), clean, conflicts, kinds
 }
 
@@ -304,7 +316,7 @@ func TestGoldenMerges(t *testing.T) {
 	if clean < goldenCases/5 || conflicts < goldenCases/5 {
 		t.Fatalf("golden set too one-sided: %d clean, %d conflicted of %d", clean, conflicts, goldenCases)
 	}
-	for _, k := range []string{KindContent, KindAddAdd, KindModifyDelete, KindDistinctTypes} {
+	for _, k := range []string{KindContent, KindAddAdd, KindModifyDelete, KindDistinctTypes, KindBinary} {
 		if kinds[k] == 0 {
 			t.Fatalf("golden set has no conflict of kind %q (kinds: %v)", k, kinds)
 		}
