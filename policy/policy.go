@@ -175,9 +175,11 @@ type RefSource interface {
 	Under(prefix string) (map[string]plumbing.Hash, error)
 }
 
-// Cache holds decoded hub logs keyed by a hub ref's tip id. It is trusted
-// for speed only: an entry that does not decode or does not describe its key
-// is ignored and rebuilt.
+// Cache holds decoded hub logs keyed by a hub ref's tip id, and what is
+// derived from them (the trust state, the pull request index, merge facts).
+// It is trusted like the git directory that holds it: a well-formed entry
+// for its key is believed whole (docs/foldcache.md). An entry that does not
+// decode or does not describe its key is ignored and rebuilt.
 type Cache interface {
 	Get(key plumbing.Hash) ([]byte, bool)
 	Put(key plumbing.Hash, value []byte)
