@@ -1,4 +1,4 @@
-// Package policy is the boundary's judgement (DESIGN.md §6): a pure function
+// Package policy is the boundary's judgement (docs/boundary.md): a pure function
 // of an object store, the refs as they were before a push and the proposed
 // updates, which accepts or refuses each update with a stable, coded reason
 // (the Code* constants; README.md "Refusal codes"). It reads no clock,
@@ -141,7 +141,7 @@ type Verdict struct {
 // Accepted reports whether the update was accepted.
 func (v Verdict) Accepted() bool { return v.Code == "" }
 
-// Line is the hook's line for a refused update (DESIGN.md §6):
+// Line is the hook's line for a refused update (docs/boundary.md):
 // "git+: refused <ref>: [<code>] <reason>"; "" when accepted.
 func (v Verdict) Line() string {
 	if v.Accepted() {

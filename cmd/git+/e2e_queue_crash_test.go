@@ -1,7 +1,7 @@
 package main
 
-// Crash safety of `git+ queue run` (DESIGN.md §8: "A pass may crash
-// anywhere; the next pass must converge"; seed 000, "The queue agent dies
+// Crash safety of `git+ queue run` (docs/queue.md: "A pass may crash
+// anywhere; the next pass must converge"; docs/queue.md, "The queue agent dies
 // mid-batch"). The test-only switch GITPLUS_QUEUE_CRASH=<step>[:n] (see
 // queuerun.go) kills a pass at each step boundary; fresh passes and a CI
 // simulator then drive the queue until nothing changes, and the world is
