@@ -1,6 +1,6 @@
 package hooks
 
-// The after-push chain's configuration (DESIGN.md §9). Three optional JSON
+// The after-push chain's configuration (docs/operating.md). Three optional JSON
 // files in the bare repository's git directory, never in pushed content:
 //
 //	hub/remotes.json   {"remotes":[{"name":"m1","url":"/srv/mirror.git","timeout_seconds":20}]}

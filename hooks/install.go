@@ -1,5 +1,5 @@
 // Package hooks installs git+ as a bare repository's receive hooks and runs
-// the after-push chain from post-receive (DESIGN.md §9).
+// the after-push chain from post-receive (docs/operating.md).
 //
 // Decisions for installing:
 //   - The scripts exec the git+ binary by absolute path (no PATH lookup at
@@ -24,7 +24,7 @@
 //     no hook is chained: git+'s post-receive would do nothing, and starting
 //     it cost about 5.5 ms a push (more than pre-receive).
 //   - receive.advertisePushOptions is set to true in the repository's config
-//     so that pushes may carry options (wake tags, DESIGN.md §9), and
+//     so that pushes may carry options (wake tags, docs/operating.md), and
 //     receive.fsckObjects to true so that git checks every object a push
 //     brings (docs/objects.md says what it costs).
 //   - receive.certNonceSeed (and receive.certNonceSlop) are set when absent,
@@ -250,7 +250,7 @@ func script(name, bin, lean string) string {
 	fmt.Fprintf(&b, "chained=\"$hooks/%s%s\"\n", name, ChainedSuffix)
 	// Without a chained hook, git+ takes standard input itself: no copy,
 	// one process fewer on every push. post-receive has nothing to do
-	// without an after-push configuration file (DESIGN.md §9): then no
+	// without an after-push configuration file (docs/operating.md): then no
 	// process is started at all (git ignores a hook that leaves its input
 	// unread).
 	b.WriteString(`if [ ! -x "$chained" ]; then

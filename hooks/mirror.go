@@ -1,6 +1,6 @@
 package hooks
 
-// Mirrors (DESIGN.md §9).
+// Mirrors (docs/delivery.md).
 //
 // Decisions:
 //   - Every push sends everything, not what changed, in two git pushes per

@@ -1,6 +1,6 @@
 package hooks
 
-// The after-push chain run from post-receive (DESIGN.md §9).
+// The after-push chain run from post-receive (docs/operating.md).
 //
 // Decisions:
 //   - The push has already happened: nothing here fails it. Every failure

@@ -1,6 +1,6 @@
 package hooks
 
-// Wake rules (DESIGN.md §9).
+// Wake rules (docs/operating.md).
 //
 // Decisions:
 //   - A rule runs at most once per push, however many of the push's refs

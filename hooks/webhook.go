@@ -1,6 +1,6 @@
 package hooks
 
-// Webhooks (DESIGN.md §9).
+// Webhooks (docs/delivery.md).
 //
 // One POST per push and subscriber, Content-Type application/json, body a
 // Delivery:

@@ -20,7 +20,7 @@ var EmptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 // and an armored signature (an rsa-8192 signature is under 3 KiB).
 const headerRoom = 16 << 10
 
-// Ceilings bound what one hub ref may hold (DESIGN.md §3). A zero or
+// Ceilings bound what one hub ref may hold (docs/events.md). A zero or
 // negative field means its default.
 type Ceilings struct {
 	EventsPerRef int // events in one ref (10,000)

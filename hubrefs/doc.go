@@ -5,7 +5,7 @@
 // requests, queues) live in subpackages and consume the Event values defined
 // here.
 //
-// Decisions (beyond DESIGN.md §3):
+// Decisions (beyond docs/events.md):
 //
 //   - Events are encoded and parsed by this package byte for byte, not through
 //     go-git's object.Commit: the writer controls the exact bytes that are

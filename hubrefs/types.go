@@ -6,7 +6,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// Event types (DESIGN.md §4, §5, §8).
+// Event types (docs/trust.md, docs/events.md, docs/queue.md).
 const (
 	TypeRepoCreated   = "repo.created"
 	TypeMemberAdded   = "member.added"

@@ -284,7 +284,7 @@ func MergeBasesCached(s Store, a, b plumbing.Hash, c *Cache) ([]plumbing.Hash, e
 	return (&commits{s: s, m: c.commits, epoch: &c.epoch}).mergeBases(a, b)
 }
 
-// MergeBase returns the one merge base mergeTree uses (DESIGN.md §7): of
+// MergeBase returns the one merge base mergeTree uses (docs/merge.md): of
 // the best common ancestors, the one with the newest committer date, then
 // the smallest id. No virtual ancestor is built from several bases.
 func MergeBase(s Store, a, b plumbing.Hash) (plumbing.Hash, error) {

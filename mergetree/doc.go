@@ -1,5 +1,5 @@
 // Package mergetree computes git's three-way merge of two commits' trees,
-// deterministically and with git parity (DESIGN.md §7).
+// deterministically and with git parity (docs/merge.md).
 //
 // # Shape
 //
@@ -30,7 +30,7 @@
 // # Tree merge and cost
 //
 // Per path, comparing (mode, id) with modes canonicalized as git reads
-// them, the rules of merge-semantics.md §1 (see merger.resolve). Subtrees
+// them, the rules of docs/merge.md, "Tree level" (see merger.resolve). Subtrees
 // equal on two sides (base = ours, base = theirs, ours = theirs) and trees
 // added on one side only are taken by id without being read, so the cost of
 // a merge follows what the two sides changed, not the size of the tree.
@@ -49,7 +49,7 @@
 //
 // # Known deviations from git 2.39 merge-ort
 //
-//   - Renames: git detects renames and we do not; DESIGN.md's parity target
+//   - Renames: git detects renames and we do not; docs/merge.md's parity target
 //     excludes merges that involve a rename.
 //   - Empty trees: git drops an empty tree unless it was resolved trivially.
 //     We match that at the level where the two sides' identical trees meet,

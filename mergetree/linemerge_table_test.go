@@ -27,11 +27,11 @@ func lmTableCases() []lmTable {
 	big := bytes.Repeat([]byte("l\n"), 4001) // 8002 bytes
 	nulLate := append(append([]byte(nil), big...), "n\x00\n"...)
 	return []lmTable{
-		// merge-semantics.md §3: the placement of an ambiguous insertion.
+		// docs/merge.md, "The line merge": the placement of an ambiguous insertion.
 		{"insertion slides down", lmText("A B A"), lmText("A B A B A"), lmText("A X A"), true, lmText("A X A B A")},
 		{"insertion touches edit", lmText("A B A"), lmText("A B A B A"), lmText("A B X"), false, nil},
 		{"insertion touches edit, swapped", lmText("A B A"), lmText("A B X"), lmText("A B A B A"), false, nil},
-		// §2: touching hunks conflict, one untouched line between is clean.
+		// docs/merge.md, "The line merge": touching hunks conflict, one untouched line between is clean.
 		{"adjacent edits", lmText("a b c d"), lmText("a B c d"), lmText("a b C d"), false, nil},
 		{"edits one line apart", lmText("a b c d e"), lmText("a B c d e"), lmText("a b c D e"), true, lmText("a B c D e")},
 		{"insert next to edit", lmText("a b c"), lmText("a B c"), lmText("a b X c"), false, nil},

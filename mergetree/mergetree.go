@@ -229,7 +229,7 @@ func join(dir, name string) string {
 // path vanishes). Conflicts are recorded on m; after a conflict the
 // returned entry only tells whether something stays at the path.
 //
-// The rules, in order (merge-semantics.md §1):
+// The rules, in order (docs/merge.md, "Tree level"):
 //  1. all three the same → take it (an empty tree is kept);
 //  2. trees taken by id without reading them: ours = theirs (both trees)
 //     → ours, except that the empty tree vanishes there, as in git; base =

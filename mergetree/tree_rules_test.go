@@ -13,7 +13,7 @@ func f755(s string) mtFile { return mtFile{mode: modeExec, content: s} }
 func lnk(s string) mtFile  { return mtFile{mode: modeSymlink, content: s} }
 func sub(n int) mtFile     { return mtFile{mode: modeGitlink, content: fmt.Sprintf("%040x", n)} }
 
-// TestTreeRules checks every tree-level rule of DESIGN.md §7 against its
+// TestTreeRules checks every tree-level rule of docs/merge.md against its
 // expected outcome and against git merge-tree (verdict and tree).
 func TestTreeRules(t *testing.T) {
 	const lines = "1\n2\n3\n4\n5\n6\n7\n"

@@ -1,7 +1,7 @@
 package policy
 
 // Audit: the offline verification of a protected branch's history
-// (DESIGN.md §10). Pure, like Judge: a function of an object store and refs.
+// (docs/architecture.md). Pure, like Judge: a function of an object store and refs.
 //
 // Decisions where the design is silent:
 //   - The walk follows first parents from the branch tip back to Since (or the
@@ -170,7 +170,7 @@ type stateVerdict struct {
 }
 
 // Audit walks the first-parent chain of in.Branch and judges every landing
-// (DESIGN.md §10). The error is for an audit that cannot run at all (no
+// (docs/architecture.md). The error is for an audit that cannot run at all (no
 // branch, no trust, Since not on the chain, an unreadable object); a landing
 // that cannot be justified is a finding.
 func Audit(in AuditInput) (*AuditReport, error) {

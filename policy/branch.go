@@ -195,7 +195,7 @@ func (j *judge) notAHead(ref string, h plumbing.Hash, what string) error {
 	return refuse(CodeNotAPRHead, "%s %s is not the head of an open pull request based on %s; open one with git+ pr open", what, short(h), ref)
 }
 
-// branch judges an update of a branch (DESIGN.md §6).
+// branch judges an update of a branch (docs/boundary.md).
 func (j *judge) branch(u Update) error {
 	b, ok := j.rules.For(u.Ref)
 	if !ok {
@@ -407,7 +407,7 @@ func (j *judge) direct(u Update, b trust.Branch, cands []*pr.State) error {
 	return first
 }
 
-// chain judges a candidate chain from u.Old to u.New (seed 000, rules 1–5,
+// chain judges a candidate chain from u.Old to u.New (docs/boundary.md, rules 1–5,
 // judged cheapest first: 1, 2, 4, 5 on every step, then 3).
 func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 	var steps []*commit

@@ -10,7 +10,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
-// Fold cache (DESIGN.md §6 "Cost"). An entry holds the decoded, verified
+// Fold cache (docs/foldcache.md). An entry holds the decoded, verified
 // events of a whole hub log, keyed by the id of its tip. Event ids are
 // content hashes, so the events reachable from a tip never change: an entry
 // can be stale only by being wrong, and one that does not describe its key

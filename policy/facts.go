@@ -1,6 +1,6 @@
 package policy
 
-// Merge facts (DESIGN.md §6 "Cost", §8 "Candidate branches"). Rule 3 of a
+// Merge facts (docs/foldcache.md, docs/queue.md). Rule 3 of a
 // candidate — its tree is exactly the clean mergeTree of its two parents —
 // is a pure function of the candidate's id and of mergetree.Algorithm:
 // object ids are content hashes, so the id fixes the parents, the tree and

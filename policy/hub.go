@@ -47,7 +47,7 @@ func typeNamespace(t string) string {
 
 var rootType = map[string]string{nsTrust: hubrefs.TypeRepoCreated, nsPR: hubrefs.TypePROpened, nsQueue: hubrefs.TypeQueueOpened}
 
-// hub judges an update of a hub ref (DESIGN.md §3–§5, §8).
+// hub judges an update of a hub ref (docs/events.md, docs/trust.md, docs/queue.md).
 func (j *judge) hub(u Update, cur plumbing.Hash) error {
 	ns, id, ok := hubNamespace(u.Ref)
 	if !ok {
@@ -257,7 +257,7 @@ func isFresh(fresh []hubrefs.Event) map[plumbing.Hash]bool {
 }
 
 // authorizeTrust judges each new trust event against the trust state folded
-// from its own parents (DESIGN.md §4).
+// from its own parents (docs/trust.md).
 func (j *judge) authorizeTrust(ref string, all, fresh []hubrefs.Event) error {
 	isNew := isFresh(fresh)
 	for _, ev := range all {
@@ -311,7 +311,7 @@ func authRefusal(ref string, ev hubrefs.Event, err, unauth, repo, order, unsigne
 }
 
 // authorizePR judges each new pull request event against the state before it
-// and the trust current at the push (DESIGN.md §5), and returns the pull
+// and the trust current at the push (docs/events.md), and returns the pull
 // request's state after them.
 func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.State, error) {
 	isNew := isFresh(fresh)
@@ -346,7 +346,7 @@ func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.Sta
 }
 
 // authorizeQueue judges new queue events: signed by a current member holding
-// hub.queue, a well-formed payload, and a root naming the ref (DESIGN.md §8).
+// hub.queue, a well-formed payload, and a root naming the ref (docs/queue.md).
 // The queue is advisory, so its state is not folded here.
 func (j *judge) authorizeQueue(ref, id string, all, fresh []hubrefs.Event) error {
 	for _, ev := range fresh {

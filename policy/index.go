@@ -1,6 +1,6 @@
 package policy
 
-// The pull request index (DESIGN.md §6 "Cost"). A branch push needs, of
+// The pull request index (docs/foldcache.md). A branch push needs, of
 // every pull request, its id, state, base and head — to find the open pull
 // requests whose head is the pushed commit or a candidate's second parent —
 // and of just those, the approvals, unresolved threads and check

@@ -1,4 +1,4 @@
-// Package policy is the boundary's judgement (DESIGN.md §6): a pure function
+// Package policy is the boundary's judgement (docs/boundary.md): a pure function
 // of an object store, the refs as they were before a push and the proposed
 // updates, which accepts or refuses each update with a stable, coded reason
 // (the Code* constants; README.md "Refusal codes"). It reads no clock,
@@ -141,7 +141,7 @@ type Verdict struct {
 // Accepted reports whether the update was accepted.
 func (v Verdict) Accepted() bool { return v.Code == "" }
 
-// Line is the hook's line for a refused update (DESIGN.md §6):
+// Line is the hook's line for a refused update (docs/boundary.md):
 // "git+: refused <ref>: [<code>] <reason>"; "" when accepted.
 func (v Verdict) Line() string {
 	if v.Accepted() {
@@ -179,9 +179,11 @@ type RefSource interface {
 	Under(prefix string) (map[string]plumbing.Hash, error)
 }
 
-// Cache holds decoded hub logs keyed by a hub ref's tip id. It is trusted
-// for speed only: an entry that does not decode or does not describe its key
-// is ignored and rebuilt.
+// Cache holds decoded hub logs keyed by a hub ref's tip id, and what is
+// derived from them (the trust state, the pull request index, merge facts).
+// It is trusted like the git directory that holds it: a well-formed entry
+// for its key is believed whole (docs/foldcache.md). An entry that does not
+// decode or does not describe its key is ignored and rebuilt.
 type Cache interface {
 	Get(key plumbing.Hash) ([]byte, bool)
 	Put(key plumbing.Hash, value []byte)

@@ -1,6 +1,6 @@
 package policy
 
-// The folded trust state in the fold cache (DESIGN.md §6 "Cost"). Folding
+// The folded trust state in the fold cache (docs/foldcache.md). Folding
 // the trust log decodes every event's JSON payload, so its cost grows with
 // the log (every member ever added, every rules change) and a push paid it
 // each time. The state folded at a trust tip is a pure function of the log

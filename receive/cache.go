@@ -1,9 +1,14 @@
 package receive
 
-// The fold cache (DESIGN.md §6): results of folding hub refs, keyed by each
-// hub ref's tip id, kept under the git directory so the hook's cost does not
-// grow with history. It is trusted for speed only: a missing, unreadable or
-// damaged entry reads as a miss and the fold is recomputed.
+// The fold cache (docs/foldcache.md): results of folding hub refs, keyed by
+// each hub ref's tip id, and merge facts, kept under the git directory so
+// the hook's cost does not grow with history. It is trusted state, exactly
+// like the git directory it lives in: a well-formed entry (a merge fact,
+// the trust state) is believed whole, so whoever can write here can change
+// verdicts, as whoever can write refs can. git never transfers it (clone
+// and fetch carry objects and refs only), and git+ verify reaches every
+// verdict without it. A missing, unreadable or damaged entry reads as a
+// miss and the fold is recomputed.
 //
 // Layout: <gitdir>/gitplus/foldcache/<40 hex digits>, one flat directory
 // (no fan-out as in objects/: creating a fan-out directory costs more than
@@ -14,7 +19,7 @@ package receive
 // temporary name in the same directory and renamed into place, so a reader
 // never sees a partial entry and concurrent hooks writing the same key are
 // harmless. Write failures (read-only git directory, full disk) are ignored:
-// the cache only saves time.
+// a missing entry only costs time.
 
 import (
 	"bytes"

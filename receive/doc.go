@@ -1,4 +1,4 @@
-// Package receive is the git side of receiving a push (DESIGN.md §1, §2):
+// Package receive is the git side of receiving a push (docs/architecture.md, docs/objects.md):
 // the quarantine-aware object store, hook input parsing and running the
 // policy inside pre-receive, and the client side of landing. This file
 // documents the object-store layer (store*.go, packidx*.go).
@@ -34,7 +34,7 @@
 // EncodedObject for the wrong type is "not found" too, as the interface
 // requires. Because the sentinel is wrapped, go-git code that compares with
 // == (tree walkers) sees a hard error instead of silently stopping — what
-// the boundary wants (DESIGN.md §2).
+// the boundary wants (docs/objects.md).
 //
 // # Writes
 //

@@ -1,6 +1,6 @@
 package receive
 
-// Running the boundary inside pre-receive (DESIGN.md §6).
+// Running the boundary inside pre-receive (docs/boundary.md).
 //
 // Decisions:
 //   - Every "<old> <new> <ref>" line of standard input is read; blank lines

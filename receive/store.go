@@ -19,7 +19,7 @@ import (
 )
 
 // ErrQuarantineWrite is returned by SetEncodedObject inside a hook: the
-// boundary writes no objects (DESIGN.md §2).
+// boundary writes no objects (docs/architecture.md).
 var ErrQuarantineWrite = errors.New("object writes are refused inside the receive quarantine")
 
 // maxAlternateDepth follows git: alternates of alternates are read up to

@@ -189,7 +189,7 @@ func TestPreReceiveHookReadsQuarantine(t *testing.T) {
 	r = push()
 	expect(t, r, "QUARANTINE true packs=1", "WRITE REFUSED", fmt.Sprintf("STORE OK %d", 9+1+1+1+8+160))
 	// go-git's own storage does not see a quarantined pack: the blind spot
-	// this store exists for (DESIGN.md §2).
+	// this store exists for (docs/objects.md).
 	if !strings.Contains(r, "GOGIT ERR") || !strings.Contains(r, "object not found") {
 		t.Fatalf("go-git's filesystem storage unexpectedly read a quarantined pack:\n%s", r)
 	}

@@ -1,5 +1,5 @@
-// Package hook is the acceptance benchmark of the boundary (DESIGN.md §6
-// "Cost", issue "The boundary"): the latency of the whole pre-receive hook
+// Package hook is the acceptance benchmark of the boundary (docs/boundary.md,
+// issue "The boundary"): the latency of the whole pre-receive hook
 // judging a candidate chain C_1..C_N (N = 1, 8, 32), against git's own
 // `git merge-tree --write-tree --stdin` computing the same N merges.
 //

@@ -223,7 +223,7 @@ func setup(tb testing.TB) *world {
 			tb.Fatal(err)
 		}
 		fmt.Fprintf(&refs, "create %s%s %s\n", hubrefs.PRRefPrefix, id, ev)
-		// The candidate branch, as queue run pushes it (DESIGN.md §8).
+		// The candidate branch, as queue run pushes it (docs/queue.md).
 		fmt.Fprintf(&publish, "%s %s refs/heads/queue/main/%s\n", plumbing.ZeroHash, ci, id)
 		fmt.Fprintf(&branches, "create refs/heads/queue/main/%s %s\n", id, ci)
 	}

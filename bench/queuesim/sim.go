@@ -1,6 +1,6 @@
 // Package main is a discrete-event simulation of merge-queue disciplines
 // (issue "The merge queue", item 6): the git+ exact-candidate queue of
-// DESIGN §8 at fixed and adaptive depth, a serial queue, and seed 002's
+// docs/queue.md at fixed and adaptive depth, a serial queue, and docs/queue.md's
 // batch-and-halve queue.
 //
 // Model assumptions, shared by every discipline:
@@ -11,7 +11,7 @@
 //     unlimited, so every published candidate runs at once, in parallel.
 //     A run that has started is never cancelled and always counts.
 //   - A pass takes no time. A pass runs whenever something happens (an
-//     arrival or a CI run finishing), as the wake rules of DESIGN §9 do.
+//     arrival or a CI run finishing), as the wake rules of docs/operating.md do.
 package main
 
 import (
@@ -161,12 +161,12 @@ func (e *engine) loop(admit func(pr int), pass func(t int64) (bool, bool)) Resul
 }
 
 // ---------------------------------------------------------------------------
-// git+ exact-candidate queue (DESIGN §8).
+// git+ exact-candidate queue (docs/queue.md).
 
 // Exact is the git+ queue. Each pass builds the chain C_1..C_w over the head
 // of the queue from the target tip, C_i = candidate(C_{i-1}, H_i); lands the
 // longest green prefix in one swap; evicts the newest entry of the first red
-// candidate once everything ahead of it is green (decision record 003); and
+// candidate once everything ahead of it is green (docs/queue.md); and
 // publishes (starts one CI run for) every chain step whose id has no run yet.
 // A candidate's id is a pure function of its parents, so a result recorded
 // against an id holds in every later pass that builds the same id: after a
@@ -271,9 +271,9 @@ func (x Exact) Run(s Scenario) Result {
 }
 
 // ---------------------------------------------------------------------------
-// Seed 002's batch-and-halve queue.
+// docs/queue.md's batch-and-halve queue.
 
-// Batch is seed 002's queue: up to B waiting PRs (queue order) are stacked on
+// Batch is docs/queue.md's queue: up to B waiting PRs (queue order) are stacked on
 // the branch and checked by one CI run. With Depth 2 the next batch is built
 // on the tip of the one being checked and checked as if it will pass (never
 // more than one ahead); it lands right after the one under it, and is dropped

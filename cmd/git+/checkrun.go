@@ -2,7 +2,7 @@ package main
 
 // git+ check run --pr ID --rev REV --name N [--timeout D] -- CMD...: run a
 // command on a revision and record the result as the check N of pull
-// request ID (DESIGN.md §8 "CI").
+// request ID (docs/queue.md).
 //
 // Decisions:
 //   - The revision is checked out into a temporary directory as a

@@ -1,8 +1,8 @@
 package main
 
-// Crash safety of `git+ queue run` (DESIGN.md §8: "A pass may crash
-// anywhere; the next pass must converge"; seed 000, "The queue agent dies
-// mid-batch"). The test-only switch GITPLUS_QUEUE_CRASH=<step>[:n] (see
+// Crash safety of `git+ queue run` (docs/queue.md: a pass may crash
+// anywhere, the next pass must converge, even when the queue agent dies
+// mid-batch). The test-only switch GITPLUS_QUEUE_CRASH=<step>[:n] (see
 // queuerun.go) kills a pass at each step boundary; fresh passes and a CI
 // simulator then drive the queue until nothing changes, and the world is
 // checked: every queued pull request landed once or left with a reason,

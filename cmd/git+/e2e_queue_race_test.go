@@ -1,6 +1,6 @@
 package main
 
-// Several runners at once (DESIGN.md §8: "any member holding the
+// Several runners at once (docs/queue.md: "any member holding the
 // capabilities may run it, several at once"): three `git+ queue run`
 // processes launched together, round after round, over 12 pull requests (30
 // with GITPLUS_TEST_QUEUE_RACE_PRS=30) of which a tenth (seeded random) are

@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of git+ verify (DESIGN.md §10) and whoami --branch: a
+// End-to-end tests of git+ verify (docs/architecture.md) and whoami --branch: a
 // history of direct landings and a candidate chain audits clean, on the
 // server repository and on a `git clone --mirror` replica; each way around
 // the boundary is caught on both.

@@ -1,7 +1,7 @@
 package main
 
 // git+ hook {install,pre-receive,post-receive}: the receive hooks
-// (DESIGN.md §6, §9).
+// (docs/boundary.md, docs/operating.md).
 //
 // Decisions:
 //   - pre-receive and post-receive find the repository from --repo, then

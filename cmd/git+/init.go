@@ -2,7 +2,7 @@ package main
 
 // git+ init: create the bare repository if needed and write the root of
 // refs/hub/trust (repo.created), the one ref git+ writes directly
-// (DESIGN.md §2).
+// (docs/architecture.md).
 
 import (
 	"fmt"

@@ -1,7 +1,7 @@
 package main
 
 // git+ pr {open,update,retarget,review,thread,check,close,reopen,list,show}:
-// pull requests under refs/hub/pr/<uuid> (DESIGN.md §5). `pr merge` is the
+// pull requests under refs/hub/pr/<uuid> (docs/events.md). `pr merge` is the
 // direct landing and lives elsewhere.
 
 import (

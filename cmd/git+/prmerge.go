@@ -1,7 +1,7 @@
 package main
 
 // git+ pr merge ID: the direct landing (the queue of depth zero,
-// DESIGN.md §6 rule 1, §12). It pushes the pull request's current head onto
+// docs/boundary.md rule 1, docs/cli.md). It pushes the pull request's current head onto
 // its base with the base's current value as the expected old value, so the
 // receiving hook judges the landing, then appends pr.merged.
 //

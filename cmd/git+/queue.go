@@ -1,7 +1,7 @@
 package main
 
 // git+ queue {open,enter,leave,list,show,close}: the merge queue's records
-// under refs/hub/queue/<uuid> (DESIGN.md §8). `queue run` is in queuerun.go.
+// under refs/hub/queue/<uuid> (docs/queue.md). `queue run` is in queuerun.go.
 //
 // Decisions:
 //   - Every queue event needs hub.queue. Before pushing, the verb judges the

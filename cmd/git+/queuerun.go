@@ -1,6 +1,6 @@
 package main
 
-// git+ queue run: one pass of the merge queue (DESIGN.md §8). The decisions
+// git+ queue run: one pass of the merge queue (docs/queue.md). The decisions
 // are hubrefs/queue.PlanPass's; this file reads the refs it decides from and
 // carries out its actions in order: settle, enter, land, evict, publish,
 // delete.
@@ -8,7 +8,7 @@ package main
 // Decisions:
 //   - Ordinary states exit 0 with the reason (text, or "idle" in --json): no
 //     open queue for the target, queueCandidates off, requireProvenance on
-//     (the pass refuses such a target by name, as DESIGN §8 says, and still
+//     (the pass refuses such a target by name, as docs/queue.md says, and still
 //     exits 0 so a wake does not replay). A --queue id that does not exist, or
 //     a queue whose target is not --target, exits 1.
 //   - Candidates are built in builder mode straight into the repository's
@@ -32,7 +32,7 @@ package main
 //     n-th (default first) time it reaches step, and
 //     GITPLUS_QUEUE_PAUSE=<step>:<dir> makes it create <dir>/paused there and
 //     wait (up to a minute) for <dir>/go. They exist so the e2e tests can
-//     kill a pass at every boundary and race the target (DESIGN §8: "a pass
+//     kill a pass at every boundary and race the target (docs/queue.md: "a pass
 //     may crash anywhere"); nothing else reads them, and a deployment never
 //     sets them. Steps: settle-merged (pr.merged of a settle, before its
 //     queue.left), settled, entered, before-swap, swap (target moved, no

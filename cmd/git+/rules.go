@@ -1,6 +1,6 @@
 package main
 
-// git+ rules {set,show}: the rules object of refs/hub/trust (DESIGN.md §4).
+// git+ rules {set,show}: the rules object of refs/hub/trust (docs/trust.md).
 
 import (
 	"bytes"

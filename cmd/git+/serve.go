@@ -1,7 +1,7 @@
 package main
 
 // git+ serve: the bare repositories under a directory over git's smart HTTP
-// (DESIGN.md §11), through github.com/sosedoff/gitkit, with git+'s hooks.
+// (docs/serving.md), through github.com/sosedoff/gitkit, with git+'s hooks.
 //
 // Decisions (docs/serving.md has the why and the operator's side):
 //   - A repository is a directory under --root holding HEAD, objects/ and

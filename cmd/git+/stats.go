@@ -1,7 +1,7 @@
 package main
 
 // git+ queue stats --target T [--since DATE] [--json]: how the queue did, by
-// day (UTC), from the events alone (seed 002, "Measuring it").
+// day (UTC), from the events alone (docs/queue.md).
 //
 // Decisions:
 //   - Sources: every queue ref whose queue.opened names the target (closed
@@ -17,12 +17,12 @@ package main
 //     re-entries) to its queue.left(landed), in minutes.
 //   - evicted: queue.left with reason failed, conflict, stale or withdrawn,
 //     over entries. "candidate pass rate": landed over (landed + failed), the
-//     analogue of seed 002's batches passed.
+//     analogue of docs/queue.md's batches passed.
 //   - candidates per landed PR: distinct queue.candidate steps recorded for
 //     the landed pull requests; check runs per landed PR: their
 //     check.completed events (head or candidate), both divided by landed.
 //   - --since DATE (YYYY-MM-DD, UTC) counts events from that day on.
-//   - Thresholds (seed 002): median ≤ 30 min, p95 ≤ 60 min, evicted ≤ 5%,
+//   - Thresholds (docs/queue.md): median ≤ 30 min, p95 ≤ 60 min, evicted ≤ 5%,
 //     candidate pass rate ≥ 80%.
 
 import (
@@ -42,7 +42,7 @@ import (
 func queueStatsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "stats",
-		Usage: "how the queue for --target did, by day (UTC), from its events, with seed 002's health thresholds",
+		Usage: "how the queue for --target did, by day (UTC), from its events, with docs/queue.md's health thresholds",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "target", Usage: "the branch the queue lands on (main or refs/heads/main)"},
 			&cli.StringFlag{Name: "since", Usage: "count events from this day on (YYYY-MM-DD, UTC)"},
@@ -305,7 +305,7 @@ func printQueueStats(c *cli.Context, st queueStats) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "candidates built: %d (%.1f per landed pull request); check runs per landed pull request: %.1f; resets: %d\n",
 		st.CandidatesBuilt, st.CandidatesPerPR, st.CheckRunsPerPR, st.Resets)
-	fmt.Fprintln(w, "health (seed 002: healthy queues land in under 30 min at the median and 60 at p95, eject a few percent, pass over 80%):")
+	fmt.Fprintln(w, "health (docs/queue.md: healthy queues land in under 30 min at the median and 60 at p95, eject a few percent, pass over 80%):")
 	for _, t := range st.Thresholds {
 		mark := "ok"
 		if !t.OK {

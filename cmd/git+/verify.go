@@ -1,6 +1,6 @@
 package main
 
-// git+ verify: offline verification (DESIGN.md §10) on any replica.
+// git+ verify: offline verification (docs/architecture.md) on any replica.
 //
 //   git+ verify --ref R --old O --new N   judge one update as the hook would
 //   git+ verify --branch B [--since REV]  audit B's first-parent history

@@ -1,6 +1,6 @@
 package main
 
-// git+ wake: run the repository's wake rules (hub/wake.json, DESIGN.md §9)
+// git+ wake: run the repository's wake rules (hub/wake.json, docs/operating.md)
 // by hand.
 //
 // Decisions:

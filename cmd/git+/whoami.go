@@ -30,7 +30,7 @@ type whoamiJSON struct {
 	Branch      *whoamiBranch `json:"branch,omitempty"`
 }
 
-// whoamiBranch is a branch's protection (the rules for it, DESIGN.md §4) and
+// whoamiBranch is a branch's protection (the rules for it, docs/trust.md) and
 // what the key may do there. Decisions: mayPush is source.push (a direct
 // push or `git+ pr merge` of an approved head; the boundary still judges the
 // landing), mayQueue is hub.queue (`git+ queue run`); on an unprotected

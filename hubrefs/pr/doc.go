@@ -1,8 +1,8 @@
-// Package pr folds one pull request ref, refs/hub/pr/<uuid> (DESIGN.md §5),
+// Package pr folds one pull request ref, refs/hub/pr/<uuid> (docs/events.md),
 // and judges new pull request events for the boundary. Pure: a function of
 // decoded, signature-verified events in causal order and a trust state.
 //
-// Two judgements, two trust states (DESIGN.md §4). Authorize decides whether
+// Two judgements, two trust states (docs/trust.md). Authorize decides whether
 // a NEW event may be written, against the trust state current at the push.
 // Fold replays STORED events, which the boundary already admitted against the
 // trust of their own push, so structural events (pr.opened, pr.updated,

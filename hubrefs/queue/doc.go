@@ -1,4 +1,4 @@
-// Package queue is the pure core of the merge queue (DESIGN.md §8, seed 000):
+// Package queue is the pure core of the merge queue (docs/queue.md):
 // the fold of one queue ref, the candidate commit, and the planner that
 // decides one pass of `git+ queue run`. No clock, environment, process or file.
 //
@@ -27,7 +27,7 @@
 // # The pass
 //
 // PlanPass (the planner; named so because the output type is Plan) decides
-// steps 2–8 of DESIGN.md §8 from a PlanInput. The caller carries out the Plan
+// steps 2–8 of docs/queue.md from a PlanInput. The caller carries out the Plan
 // in field order:
 //
 //  1. Settle: for each, append pr.merged when Merged is set, then queue.left.

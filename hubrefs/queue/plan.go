@@ -166,7 +166,7 @@ type candidateEntry struct {
 	p        *pr.State
 }
 
-// PlanPass decides one pass (DESIGN.md §8 steps 2–8) purely from in. See the
+// PlanPass decides one pass (docs/queue.md steps 2–8) purely from in. See the
 // package doc for the rules and for the caller's loop.
 func PlanPass(in PlanInput) (Plan, error) {
 	if in.Queue == nil || in.Trust == nil || in.Contains == nil || in.Merge == nil {

@@ -1,15 +1,15 @@
-// Package trust folds refs/hub/trust (DESIGN.md §4): members, their keys and
+// Package trust folds refs/hub/trust (docs/trust.md): members, their keys and
 // capabilities, and the rules protecting branches. The fold is pure: a
 // function of decoded, signature-verified events in causal order.
 //
 // # Rules
 //
-// Every field of a branch's protection is optional with the DESIGN.md §4
+// Every field of a branch's protection is optional with the docs/trust.md
 // default: requirePullRequest true, requiredApprovals 1, requiredChecks
 // ["ci"], requireResolvedThreads false, requireProvenance false,
 // queueCandidates false, queueDepth 8. An absent (or null) requiredChecks
 // is ["ci"]; an explicit [] requires no checks (Branch.RequiredChecks nil).
-// Ceilings default to eventsPerRef 10000 and eventBytes 65536; the §3
+// Ceilings default to eventsPerRef 10000 and eventBytes 65536; the docs/events.md
 // parents-per-event ceiling is the optional field ceilings.parentsPerEvent
 // (default 8). A trust log without rules.set protects nothing.
 //

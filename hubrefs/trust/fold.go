@@ -149,7 +149,7 @@ func (s *State) Apply(ev hubrefs.Event) error {
 }
 
 // Fold folds the events of refs/hub/trust, given parents before children
-// (causal order, DESIGN.md §3), into the trust state. Every event is judged
+// (causal order, docs/events.md), into the trust state. Every event is judged
 // against the state folded from its own parents; one the boundary would have
 // refused makes Fold fail (ErrInvalidStored and the reason, naming the event).
 // See the package doc for concurrent branches.

@@ -7,7 +7,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
-// Capabilities (DESIGN.md §4).
+// Capabilities (docs/trust.md).
 const (
 	CapAdmin       = "repo.admin" // implies every other capability
 	CapSourcePush  = "source.push"

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Rules is the rules object of the latest rules.set (DESIGN.md §4), with
+// Rules is the rules object of the latest rules.set (docs/trust.md), with
 // every default filled in.
 type Rules struct {
 	Protected map[string]Branch // by full ref name or glob
@@ -32,14 +32,14 @@ type Branch struct {
 	QueueDepth             int
 }
 
-// Ceilings bound every hub ref (DESIGN.md §3).
+// Ceilings bound every hub ref (docs/events.md).
 type Ceilings struct {
 	EventsPerRef    int // events in one hub ref
 	EventBytes      int // bytes of one payload
 	ParentsPerEvent int // parents of one event (JSON "parentsPerEvent")
 }
 
-// Defaults (DESIGN.md §3, §4).
+// Defaults (docs/events.md, docs/trust.md).
 const (
 	DefaultRequiredApprovals = 1
 	DefaultQueueDepth        = 8
