@@ -56,6 +56,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:                 "git+",
 		Usage:                "signed records and an exact-candidate merge queue for protected git branches",
+		Version:              buildVersion(),
 		Flags:                globalFlags(),
 		Commands:             commands,
 		EnableBashCompletion: false,

@@ -166,11 +166,7 @@ func onePRArg(c *cli.Context, usage string) (string, error) {
 	if c.NArg() != 1 {
 		return "", usageErr("usage: %s", usage)
 	}
-	id := c.Args().First()
-	if err := trust.ValidUUID(id); err != nil {
-		return "", usageErr("pull request id %q: %v", id, err)
-	}
-	return id, nil
+	return resolveArgID(c, hubrefs.PRRefPrefix, "pull request", c.Args().First())
 }
 
 func prOpen(c *cli.Context) error {
