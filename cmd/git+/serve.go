@@ -48,6 +48,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/webview"
 )
 
 func init() {
@@ -110,6 +111,7 @@ var gitSuffixRE = regexp.MustCompile(`/(info/refs|git-upload-pack|git-receive-pa
 type repoGate struct {
 	root, bin string
 	next      http.Handler
+	web       http.Handler // webview.Root(root): browser pages
 	mu        sync.Mutex
 	installed map[string]bool
 }
@@ -124,7 +126,8 @@ func (g *repoGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m := gitSuffixRE.FindStringIndex(p)
 	if m == nil {
-		http.NotFound(w, r)
+		// Not git's smart HTTP: the read-only web view (docs/cli.md).
+		g.web.ServeHTTP(w, r)
 		return
 	}
 	rel := strings.Trim(p[:m[0]], "/")
@@ -173,7 +176,7 @@ func serveAction(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	gate := &repoGate{root: root, bin: bin, installed: map[string]bool{},
+	gate := &repoGate{root: root, bin: bin, installed: map[string]bool{}, web: webview.Root(root),
 		next: gitkit.New(gitkit.Config{Dir: root, AutoCreate: false, AutoHooks: false})}
 	for _, d := range repos {
 		if err := gate.install(d); err != nil {
