@@ -91,7 +91,10 @@ func (v *repoView) load(w http.ResponseWriter) (*Snapshot, bool) {
 		if errors.Is(err, ErrNoTrust) {
 			status = http.StatusNotFound
 		}
-		render(w, status, "error", map[string]any{"Base": v.base, "Title": "error", "Message": err.Error()})
+		// The page names the repository by its URL, never by its path on
+		// the server.
+		msg := strings.ReplaceAll(err.Error(), v.gitDir, v.base)
+		render(w, status, "error", map[string]any{"Base": v.base, "Title": "error", "Message": msg})
 		return nil, false
 	}
 	return s, true
