@@ -325,3 +325,29 @@ func TestDescribeBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIMergeTreeAndWakeJSON: the plain verbs take --json too.
+func TestCLIMergeTreeAndWakeJSON(t *testing.T) {
+	t.Parallel()
+	bin := fixtures.Binary(t)
+	dir := filepath.Join(t.TempDir(), "r")
+	fixtures.Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
+	base := writeCommit(t, dir, "f.txt", "base\n", "base")
+	ours := writeCommit(t, dir, "f.txt", "ours\n", "ours")
+	fixtures.Git(t, dir, "checkout", "-q", "-b", "theirs", base)
+	theirs := writeCommit(t, dir, "f.txt", "theirs\n", "theirs")
+	cmd := exec.Command(bin, "merge-tree", "--json", ours, theirs)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	var j mergeTreeJSON
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || json.Unmarshal(out, &j) != nil || j.Clean || len(j.Conflicts) != 1 || j.Conflicts[0].Path != "f.txt" || j.Conflicts[0].Kind != "content" {
+		t.Fatalf("merge-tree --json on a conflict: %v %+v\n%s", err, j, out)
+	}
+	cmd = exec.Command(bin, "--json", "wake", "--sweep")
+	cmd.Dir = dir
+	out, err = cmd.Output()
+	var w writerJSON
+	if err != nil || json.Unmarshal(out, &w) != nil || w.Verb != "wake" || !strings.Contains(w.Result, "no wake rules") {
+		t.Fatalf("wake --json: %v %+v\n%s", err, w, out)
+	}
+}
