@@ -89,22 +89,25 @@ func (h *hubRepo) remoteRefs() (map[string]string, error) {
 }
 
 // headOnRemote reports whether head is on the remote: some ref of the
-// remote is head, or a commit this repository has whose history holds head.
+// remote is head, or a remote branch this repository has the commit of
+// contains it. One `git rev-list head --not <those commits>` decides the
+// latter: it lists nothing when head is reachable from one of them
+// (--ignore-missing skips the commits this repository lacks).
 func (h *hubRepo) headOnRemote(head string, refs map[string]string) bool {
-	for _, v := range refs {
+	var stdin strings.Builder
+	stdin.WriteString(head + "\n")
+	for name, v := range refs {
 		if v == head {
 			return true
 		}
-	}
-	for name, v := range refs {
-		if strings.HasPrefix(name, "refs/hub/") || !h.hasCommit(v) {
-			continue
-		}
-		if _, err := gitOut(h.GitDir, "merge-base", "--is-ancestor", head, v); err == nil {
-			return true
+		if !strings.HasPrefix(name, "refs/hub/") {
+			stdin.WriteString("^" + v + "\n")
 		}
 	}
-	return false
+	cmd := exec.Command("git", "--git-dir="+h.GitDir, "rev-list", "--ignore-missing", "--max-count=1", "--stdin")
+	cmd.Stdin = strings.NewReader(stdin.String())
+	out, err := cmd.Output()
+	return err == nil && strings.TrimSpace(string(out)) == ""
 }
 
 func (h *hubRepo) hasCommit(oid string) bool {
