@@ -235,9 +235,8 @@ func (v *rootView) list(w http.ResponseWriter, r *http.Request) {
 	render(w, http.StatusOK, "root", map[string]any{"Base": "", "Title": "repositories", "Repos": repos})
 }
 
-// helpers the templates use through the data.
-
-// Approved reports whether p has the approvals its base's rules require.
+// Required is the protection of p's base branch (the templates show its
+// required approvals).
 func (s *Snapshot) Required(p *PR) trust.Branch {
 	b, _ := s.Trust.Rules.For(p.Base)
 	return b
