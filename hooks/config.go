@@ -138,6 +138,7 @@ func readJSON(gitDir, name string, v any) (bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		err = LocateJSONError(data, err) // line and column of a syntax or type error
 		return false, fmt.Errorf("%s: %v (fix the file; the shapes are in `go doc hooks`): %w", p, err, ErrConfig)
 	}
 	return true, nil

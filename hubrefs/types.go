@@ -99,6 +99,9 @@ type PROpened struct {
 	Head    string `json:"head"`
 	Title   string `json:"title"`
 	Body    string `json:"body,omitempty"`
+	// Source is the branch the head was proposed from (refs/heads/...),
+	// when the opener named one; informational (docs/cli.md).
+	Source string `json:"source,omitempty"`
 }
 
 // PRUpdated is pr.updated.

@@ -64,11 +64,12 @@ func checkRun(c *cli.Context) error {
 	if id == "" || rev == "" || name == "" || len(argv) == 0 {
 		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] -- CMD [ARGS...]")
 	}
-	if err := trust.ValidUUID(id); err != nil {
-		return usageErr("--pr %q: %v", id, err)
-	}
 	if err := trust.ValidCheckName(name); err != nil {
 		return usageErr("--name: %v", err)
+	}
+	id, err := resolveArgID(c, hubrefs.PRRefPrefix, "pull request", id) // a full id or an unambiguous prefix
+	if err != nil {
+		return err
 	}
 	w, err := prContext(c, id)
 	if err != nil {

@@ -47,7 +47,7 @@ import (
 
 // remoteFlag names where hub events are fetched from and pushed to.
 func remoteFlag() cli.Flag {
-	return &cli.StringFlag{Name: "remote", Usage: "remote holding the hub refs (default: . for a bare repository, else origin when it exists)"}
+	return &cli.StringFlag{Name: "remote", Usage: "remote holding the hub refs (default: . in a bare repository; in a clone the current branch's upstream remote, then origin)"}
 }
 
 // hubVerb makes cmd accept flags after its positional arguments: the outer
@@ -107,6 +107,7 @@ func runLeaf(parent *cli.Context, cmd *cli.Command, args []string) error {
 	if cmd.HelpName == "" {
 		cmd.HelpName = parent.Command.HelpName + " " + cmd.Name
 	}
+	withJSON(cmd, strings.TrimPrefix(cmd.HelpName, "git+ "))
 	ctx := cli.NewContext(parent.App, nil, parent)
 	ctx.Command = cmd
 	return cmd.Run(ctx, append([]string{cmd.Name}, reorderArgs(cmd.Flags, args)...)...)
@@ -193,9 +194,11 @@ func printJSON(c *cli.Context, v any) error {
 type hubRepo struct {
 	GitDir string // absolute git directory
 	Bare   bool
-	Remote string                     // "." or the remote the hub refs live on
-	store  *filesystem.Storage        // refs (and init's one object)
-	objs   storer.EncodedObjectStorer // event reads: package receive's pack reader
+	Remote string // "." or the remote the hub refs live on
+	// noRemote: a clone with no --remote, no upstream and no origin.
+	noRemote bool
+	store    *filesystem.Storage        // refs (and init's one object)
+	objs     storer.EncodedObjectStorer // event reads: package receive's pack reader
 }
 
 // gitOut runs git with --git-dir and returns its trimmed output; the error
@@ -243,14 +246,13 @@ func openHub(c *cli.Context) (*hubRepo, error) {
 	if err != nil {
 		return nil, err
 	}
+	key := gitDir + "\x00" + c.String("remote")
+	if h, ok := openedHubs[key]; ok {
+		return h, nil
+	}
 	h := &hubRepo{GitDir: gitDir, Bare: bare, Remote: c.String("remote")}
 	if h.Remote == "" {
-		h.Remote = "."
-		if !bare {
-			if _, err := gitOut(gitDir, "config", "--get", "remote.origin.url"); err == nil {
-				h.Remote = "origin"
-			}
-		}
+		h.Remote, h.noRemote = defaultRemote(gitDir, bare)
 	}
 	if h.Remote != "." {
 		if err := hubrefs.Fetch(context.Background(), gitDir, h.Remote); err != nil {
@@ -260,8 +262,38 @@ func openHub(c *cli.Context) (*hubRepo, error) {
 	if err := h.open(); err != nil {
 		return nil, err
 	}
+	openedHubs[key] = h
 	return h, nil
 }
+
+// openedHubs caches openHub per git directory and --remote: resolving an
+// abbreviated id opens (and fetches) the repository before the verb does,
+// and the verb must not fetch a second time. One process runs one verb.
+var openedHubs = map[string]*hubRepo{}
+
+// defaultRemote chooses the remote a verb without --remote reads and writes,
+// as git chooses where to push (docs/cli.md, "Which remote"): "." in a bare
+// repository (it is the server); in a clone, the current branch's upstream
+// remote (branch.<name>.remote), then origin. noRemote is true when a clone
+// has neither: readers then read the clone's own refs, writers refuse.
+func defaultRemote(gitDir string, bare bool) (remote string, noRemote bool) {
+	if bare {
+		return ".", false
+	}
+	if b, err := gitOut(gitDir, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && b != "" {
+		if r, err := gitOut(gitDir, "config", "--get", "branch."+b+".remote"); err == nil && r != "" {
+			return r, false
+		}
+	}
+	if _, err := gitOut(gitDir, "config", "--get", "remote.origin.url"); err == nil {
+		return "origin", false
+	}
+	return ".", true
+}
+
+// ErrNoRemote is a writing verb run in a clone that has no remote to write
+// to: writing into the clone's own refs would be seen by nobody.
+var ErrNoRemote = errors.New("no remote to write to")
 
 func (h *hubRepo) open() error {
 	h.store = filesystem.NewStorageWithOptions(osfs.New(h.GitDir), cache.NewObjectLRUDefault(), filesystem.Options{})
@@ -326,8 +358,9 @@ func eventCeilings(t *trust.State) hubrefs.Ceilings {
 
 // prState reads and folds refs/hub/pr/<id>.
 func (h *hubRepo) prState(id string, t *trust.State) (*pr.State, []hubrefs.Event, error) {
-	if err := trust.ValidUUID(id); err != nil {
-		return nil, nil, fmt.Errorf("pull request id %q: %w", id, err)
+	id, err := h.resolveID(hubrefs.PRRefPrefix, "pull request", id)
+	if err != nil {
+		return nil, nil, err
 	}
 	ref := hubrefs.PRRefPrefix + id
 	tip, err := h.ref(ref)
@@ -461,6 +494,9 @@ func openSigning(c *cli.Context, caps ...string) (*signing, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.noRemote {
+		return nil, fmt.Errorf("%w: %s is a clone with no upstream remote for its current branch and no origin; pass --remote NAME|URL (or --remote . to write into this clone's own refs on purpose)", ErrNoRemote, h.GitDir)
+	}
 	t, err := h.trust()
 	if err != nil {
 		return nil, err
@@ -520,6 +556,7 @@ func (h *hubRepo) appendEvent(ref string, payload any, k *hubKey, name string, t
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: %w", ref, h.where(), err)
 	}
+	h.noteEvent(ref, payload, id)
 	return id, nil
 }
 

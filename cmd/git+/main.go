@@ -53,9 +53,17 @@ func usageErr(format string, args ...any) error {
 
 func newApp() *cli.App {
 	sort.SliceStable(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	for _, c := range commands {
+		// --json on every verb (docs/cli.md); hub verbs get it in runLeaf,
+		// serve and hook speak HTTP and git's hook protocol.
+		if !c.SkipFlagParsing && c.Name != "serve" && c.Name != "hook" {
+			withJSON(c, c.Name)
+		}
+	}
 	return &cli.App{
 		Name:                 "git+",
 		Usage:                "signed records and an exact-candidate merge queue for protected git branches",
+		Version:              buildVersion(),
 		Flags:                globalFlags(),
 		Commands:             commands,
 		EnableBashCompletion: false,

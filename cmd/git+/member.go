@@ -36,6 +36,8 @@ func init() {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "key", Usage: "the new public key (default: keep)"},
 				&cli.StringSliceFlag{Name: "cap", Usage: "the new capabilities, all of them (default: keep)"},
+				&cli.StringSliceFlag{Name: "add-cap", Usage: "a capability to add to those held (repeat)"},
+				&cli.StringSliceFlag{Name: "remove-cap", Usage: "a capability to take away (repeat)"},
 				remoteFlag(),
 			},
 			Action: memberAddOrChange(hubrefs.TypeMemberChanged),
@@ -123,13 +125,18 @@ func memberAddOrChange(typ string) cli.ActionFunc {
 			if len(caps) == 0 {
 				return usageErr("git+ member add %s: give at least one --cap", name)
 			}
-		} else if keyLine == "" && !c.IsSet("cap") {
-			return usageErr("git+ member change %s: give --key and/or --cap", name)
+		} else if keyLine == "" && !c.IsSet("cap") && !c.IsSet("add-cap") && !c.IsSet("remove-cap") {
+			return usageErr("git+ member change %s: give --key, --cap, --add-cap or --remove-cap", name)
+		}
+		edit, err := capEditFlags(c)
+		if err != nil {
+			return err
 		}
 		h, t, key, m, err := adminContext(c)
 		if err != nil {
 			return fail(1, err)
 		}
+		var before []string // member change: the capabilities held until now
 		if typ == hubrefs.TypeMemberChanged {
 			cur, ok := t.Members[name]
 			if !ok {
@@ -141,6 +148,10 @@ func memberAddOrChange(typ string) cli.ActionFunc {
 			if !c.IsSet("cap") {
 				caps = append([]string(nil), cur.Caps...)
 			}
+			if caps, err = edit.apply(name, caps); err != nil {
+				return fail(1, err)
+			}
+			before = cur.Caps
 		} else if _, ok := t.Members[name]; ok {
 			return fail(1, fmt.Errorf("member %q already exists in %s: use `git+ member change %s`", name, hubrefs.TrustRef, name))
 		}
@@ -153,6 +164,9 @@ func memberAddOrChange(typ string) cli.ActionFunc {
 			return fail(1, err)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "%s %s\n", typ, name)
+		if typ == hubrefs.TypeMemberChanged {
+			reportCaps(c, name, before, caps)
+		}
 		fmt.Fprintln(c.App.Writer, id)
 		return nil
 	}

@@ -15,8 +15,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +46,7 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "git-dir", Usage: "git directory (default: --repo, then $GIT_DIR, then discovered from the current directory)"},
 			&cli.BoolFlag{Name: "stdin", Usage: "read OURS THEIRS pairs from standard input, one per line"},
+			jsonFlag(),
 		},
 		Action: mergeTreeAction,
 	})
@@ -89,10 +92,18 @@ func mergeTreeAction(c *cli.Context) error {
 		return mergetree.Merge(store, o, t, mergetree.Options{Writer: store, Cache: cache})
 	}
 
+	asJSON := wantJSON(c) // one mergeTreeJSON per merge (docs/cli.md)
 	if !stdin {
 		res, err := merge(c.Args().Get(0), c.Args().Get(1))
 		if err != nil {
 			return fail(128, err)
+		}
+		if asJSON {
+			writeMergeJSON(out, res)
+			if !res.Clean() {
+				return fail(1, errSilent)
+			}
+			return nil
 		}
 		if res.Clean() {
 			fmt.Fprintln(out, res.Tree)
@@ -119,6 +130,10 @@ func mergeTreeAction(c *cli.Context) error {
 		if err != nil {
 			out.Flush()
 			return fail(128, fmt.Errorf("stdin line %d: %w", line, err))
+		}
+		if asJSON {
+			writeMergeJSON(out, res)
+			continue
 		}
 		if res.Clean() {
 			fmt.Fprintln(out, res.Tree)
@@ -261,4 +276,30 @@ func isBareGitDir(d string) bool {
 		}
 	}
 	return true
+}
+
+// mergeTreeJSON is one merge with --json: the tree when clean, else every
+// conflicted path with its kind.
+type mergeTreeJSON struct {
+	Clean     bool                `json:"clean"`
+	Tree      string              `json:"tree,omitempty"`
+	Conflicts []mergeConflictJSON `json:"conflicts"`
+}
+
+type mergeConflictJSON struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+}
+
+// writeMergeJSON writes res as one line of JSON.
+func writeMergeJSON(w io.Writer, res mergetree.Result) {
+	j := mergeTreeJSON{Clean: res.Clean(), Conflicts: []mergeConflictJSON{}}
+	if j.Clean {
+		j.Tree = res.Tree.String()
+	}
+	for _, cf := range res.Conflicts {
+		j.Conflicts = append(j.Conflicts, mergeConflictJSON{Kind: fmt.Sprint(cf.Kind), Path: cf.Path})
+	}
+	b, _ := json.Marshal(j)
+	w.Write(append(b, '\n'))
 }

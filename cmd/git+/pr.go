@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/urfave/cli/v2"
 
+	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
@@ -27,9 +29,11 @@ func init() {
 			Usage: "open a pull request of --head onto --base; prints its id on the last line",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "base", Usage: "the branch to land on (main or refs/heads/main)"},
-				&cli.StringFlag{Name: "head", Usage: "the revision proposed (resolved to a commit id here)"},
+				&cli.StringFlag{Name: "head", Usage: "the revision proposed (resolved to a commit id here; default: the current branch)"},
 				&cli.StringFlag{Name: "title", Usage: "one line"},
 				&cli.StringFlag{Name: "body", Usage: "description"},
+				&cli.StringFlag{Name: "source", Usage: "the branch the head comes from (default: the branch --head names)"},
+				&cli.BoolFlag{Name: "push", Usage: "push the head to its source branch on the remote first"},
 				remoteFlag(),
 			},
 			Action: prOpen,
@@ -78,6 +82,8 @@ func init() {
 			Action: prCheck,
 		},
 		prMergeCommand(),
+		prCheckoutCommand(),
+		prDiffCommand(),
 		&cli.Command{
 			Name: "close", Usage: "close a pull request (opener or admin)", ArgsUsage: "ID",
 			Flags:  []cli.Flag{remoteFlag()},
@@ -166,18 +172,14 @@ func onePRArg(c *cli.Context, usage string) (string, error) {
 	if c.NArg() != 1 {
 		return "", usageErr("usage: %s", usage)
 	}
-	id := c.Args().First()
-	if err := trust.ValidUUID(id); err != nil {
-		return "", usageErr("pull request id %q: %v", id, err)
-	}
-	return id, nil
+	return resolveArgID(c, hubrefs.PRRefPrefix, "pull request", c.Args().First())
 }
 
 func prOpen(c *cli.Context) error {
 	if c.NArg() != 0 {
-		return usageErr("usage: git+ pr open --base BRANCH --head REV --title TITLE [--body BODY]")
+		return usageErr("usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push]")
 	}
-	for _, f := range []string{"base", "head", "title"} {
+	for _, f := range []string{"base", "title"} {
 		if c.String(f) == "" {
 			return usageErr("git+ pr open: --%s is required", f)
 		}
@@ -193,16 +195,16 @@ func prOpen(c *cli.Context) error {
 	if err := needCap(w.m, trust.CapPR); err != nil {
 		return fail(1, err)
 	}
-	head, err := w.h.resolveCommitID(c.String("head"))
+	head, source, err := prOpenHead(c, w.h)
 	if err != nil {
-		return fail(1, fmt.Errorf("--head: %w", err))
+		return err
 	}
 	u, err := uuid.NewV7()
 	if err != nil {
 		return fail(1, err)
 	}
 	id := u.String()
-	payload := hubrefs.PROpened{Base: w.base(hubrefs.TypePROpened), ID: id, BaseRef: base, Head: head, Title: c.String("title"), Body: c.String("body")}
+	payload := hubrefs.PROpened{Base: w.base(hubrefs.TypePROpened), ID: id, BaseRef: base, Head: head, Title: c.String("title"), Body: c.String("body"), Source: source}
 	if _, err := w.write(id, payload); err != nil {
 		return fail(1, err)
 	}
@@ -394,6 +396,46 @@ type prCheckJSON struct {
 type prThreadJSON struct {
 	ID       string `json:"id"`
 	Resolved bool   `json:"resolved"`
+	// pr show only:
+	Opener     string `json:"opener,omitempty"`
+	Body       string `json:"body,omitempty"`
+	ResolvedBy string `json:"resolvedBy,omitempty"`
+	Resolution string `json:"resolution,omitempty"`
+}
+
+// prReviewJSON is one review (pr show).
+type prReviewJSON struct {
+	Reviewer string `json:"reviewer"`
+	Verdict  string `json:"verdict"`
+	Head     string `json:"head"`
+	Current  bool   `json:"current"` // names the current head and base
+	Body     string `json:"body,omitempty"`
+	Time     int64  `json:"time"`
+	Event    string `json:"event"`
+}
+
+// prRunJSON is one check run, started or completed (pr show).
+type prRunJSON struct {
+	Name       string `json:"name"`
+	Revision   string `json:"revision"`
+	Conclusion string `json:"conclusion,omitempty"` // "" for check.started
+	By         string `json:"by"`
+	Counts     bool   `json:"counts"` // its signer holds hub.check:<name> now
+	URL        string `json:"url,omitempty"`
+	Time       int64  `json:"time"`
+}
+
+// prQueueJSON is where the pull request stands in a queue (pr show).
+type prQueueJSON struct {
+	Queue     string        `json:"queue"`
+	Target    string        `json:"target"`
+	State     string        `json:"state"` // queued, or left
+	Position  int           `json:"position,omitempty"`
+	Candidate string        `json:"candidate,omitempty"`
+	Checks    []prCheckJSON `json:"checks,omitempty"`
+	Waiting   string        `json:"waiting,omitempty"`
+	Reason    string        `json:"reason,omitempty"` // why it left: landed, failed, conflict, stale, withdrawn
+	Detail    string        `json:"detail,omitempty"`
 }
 
 type prJSON struct {
@@ -413,6 +455,11 @@ type prJSON struct {
 	Merged            []prMergedJSON `json:"merged,omitempty"`
 	Events            int            `json:"events"`
 	Tip               string         `json:"tip"`
+	Source            string         `json:"source,omitempty"`
+	// pr show only:
+	Reviews []prReviewJSON `json:"reviews,omitempty"`
+	Runs    []prRunJSON    `json:"runs,omitempty"`
+	Queue   *prQueueJSON   `json:"queue,omitempty"`
 }
 
 type prMergedJSON struct {
@@ -427,6 +474,7 @@ func prToJSON(st *pr.State, events int) prJSON {
 		Opener: st.Opener.Name, Heads: append([]string{}, st.Heads...),
 		Approvals: append([]string{}, st.Approvals...), Threads: []prThreadJSON{},
 		UnresolvedThreads: st.UnresolvedThreads, Checks: []prCheckJSON{}, Events: events, Tip: st.Tip.String(),
+		Source: st.Source,
 	}
 	if st.Opener.Key != nil {
 		out.OpenerKey = fingerprint(st.Opener.Key)
@@ -459,22 +507,69 @@ func prShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	h, t, err := readTrust(c)
+	h, _, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	st, evs, err := h.prState(id, t)
+	// The page's model: the same reading of reviews, threads, checks and
+	// the queue as http://HOST/REPO/pr/ID shows.
+	snap, err := webview.Load(h.GitDir)
 	if err != nil {
 		return fail(1, err)
 	}
-	j := prToJSON(st, len(evs))
+	p, ok := snap.PRs[id]
+	if !ok {
+		return fail(1, fmt.Errorf("no pull request %s in %s (see `git+ pr list --all`)", id, h.where()))
+	}
+	j := prShowToJSON(p)
 	if wantJSON(c) {
 		return printJSON(c, j)
 	}
-	wr := c.App.Writer
+	printPR(c.App.Writer, j)
+	return nil
+}
+
+// prShowToJSON is prToJSON with the texts, runs and queue state.
+func prShowToJSON(p *webview.PR) prJSON {
+	j := prToJSON(p.State, p.Events)
+	j.Threads = []prThreadJSON{}
+	for _, th := range p.Threads {
+		tj := prThreadJSON{ID: th.ID, Resolved: th.Resolved, Opener: th.Opened.Who, Body: th.Opened.Body}
+		if th.Resolution != nil {
+			tj.ResolvedBy, tj.Resolution = th.Resolution.Who, th.Resolution.Body
+		}
+		j.Threads = append(j.Threads, tj)
+	}
+	j.Reviews = []prReviewJSON{}
+	for _, r := range p.Reviews {
+		j.Reviews = append(j.Reviews, prReviewJSON{Reviewer: r.Who, Verdict: r.Verdict, Head: r.Head, Current: r.Current, Body: r.Body, Time: r.Time.Unix(), Event: r.Event})
+	}
+	j.Runs = []prRunJSON{}
+	for _, rr := range p.RunsByRevision() {
+		for _, r := range rr.Runs {
+			j.Runs = append(j.Runs, prRunJSON{Name: r.Name, Revision: r.Revision, Conclusion: r.Conclusion, By: r.Who, Counts: r.Counts, URL: r.URL, Time: r.Time.Unix()})
+		}
+	}
+	if q := p.Queue; q != nil {
+		qj := &prQueueJSON{Queue: q.Queue, Target: q.Target, State: "left", Reason: q.Left, Detail: q.Detail}
+		if q.Position > 0 {
+			qj.State, qj.Position, qj.Candidate, qj.Waiting = "queued", q.Position, q.Candidate, q.Waiting
+			for _, c := range q.Checks {
+				qj.Checks = append(qj.Checks, prCheckJSON{Name: c.Name, Revision: q.Candidate, Conclusion: c.State})
+			}
+		}
+		j.Queue = qj
+	}
+	return j
+}
+
+func printPR(wr io.Writer, j prJSON) {
 	fmt.Fprintf(wr, "pull request %s [%s]\n", j.ID, j.State)
 	fmt.Fprintf(wr, "title:     %s\n", j.Title)
 	fmt.Fprintf(wr, "base:      %s\n", j.Base)
+	if j.Source != "" {
+		fmt.Fprintf(wr, "source:    %s\n", j.Source)
+	}
 	fmt.Fprintf(wr, "head:      %s\n", j.Head)
 	opener := j.Opener
 	if opener == "" {
@@ -482,29 +577,85 @@ func prShow(c *cli.Context) error {
 	}
 	fmt.Fprintf(wr, "opener:    %s %s\n", opener, j.OpenerKey)
 	fmt.Fprintf(wr, "approvals: %d %s\n", len(j.Approvals), strings.Join(j.Approvals, ", "))
-	fmt.Fprintf(wr, "threads:   %d unresolved of %d\n", j.UnresolvedThreads, len(j.Threads))
-	for _, th := range j.Threads {
-		state := "open"
-		if th.Resolved {
-			state = "resolved"
+	if q := j.Queue; q != nil {
+		if q.State == "queued" {
+			fmt.Fprintf(wr, "queue:     #%d for %s: %s\n", q.Position, q.Target, q.Waiting)
+			for _, c := range q.Checks {
+				fmt.Fprintf(wr, "  candidate %s %s: %s\n", short(q.Candidate), c.Name, c.Conclusion)
+			}
+		} else {
+			fmt.Fprintf(wr, "queue:     left the queue for %s: %s", q.Target, q.Reason)
+			if q.Detail != "" {
+				fmt.Fprintf(wr, " (%s)", q.Detail)
+			}
+			fmt.Fprintln(wr)
 		}
-		fmt.Fprintf(wr, "  thread %s %s\n", th.ID, state)
-	}
-	fmt.Fprintf(wr, "checks:\n")
-	for _, ck := range j.Checks {
-		where := ""
-		if ck.AtHead {
-			where = " (head)"
-		}
-		fmt.Fprintf(wr, "  %-12s %-9s at %s%s\n", ck.Name, ck.Conclusion, ck.Revision, where)
 	}
 	for _, m := range j.Merged {
 		fmt.Fprintf(wr, "merged:    %s into %s by %s\n", m.Revision, m.Branch, m.Commit)
 	}
 	if j.Body != "" {
-		fmt.Fprintf(wr, "\n%s\n", j.Body)
+		fmt.Fprintf(wr, "\n%s\n", indent(j.Body))
 	}
-	return nil
+	fmt.Fprintf(wr, "\nreviews:   %d\n", len(j.Reviews))
+	for _, r := range j.Reviews {
+		stale := ""
+		if !r.Current {
+			stale = " (an earlier head or base)"
+		}
+		fmt.Fprintf(wr, "  %s: %s at %s%s\n", r.Reviewer, r.Verdict, short(r.Head), stale)
+		if r.Body != "" {
+			fmt.Fprintf(wr, "%s\n", indent(r.Body))
+		}
+	}
+	fmt.Fprintf(wr, "threads:   %d unresolved of %d\n", j.UnresolvedThreads, len(j.Threads))
+	for _, th := range j.Threads {
+		state := "open"
+		if th.Resolved {
+			state = "resolved by " + th.ResolvedBy
+		}
+		fmt.Fprintf(wr, "  thread %s by %s [%s]\n", th.ID, th.Opener, state)
+		if th.Body != "" {
+			fmt.Fprintf(wr, "%s\n", indent(th.Body))
+		}
+		if th.Resolution != "" {
+			fmt.Fprintf(wr, "%s\n", indent("resolution: "+th.Resolution))
+		}
+	}
+	fmt.Fprintf(wr, "checks:\n")
+	rev := ""
+	for _, r := range j.Runs {
+		if r.Revision != rev {
+			rev = r.Revision
+			where := ""
+			if rev == j.Head {
+				where = " (head)"
+			}
+			fmt.Fprintf(wr, "  at %s%s\n", rev, where)
+		}
+		concl := r.Conclusion
+		if concl == "" {
+			concl = "started"
+		}
+		if !r.Counts {
+			concl += " (does not count: signer lacks hub.check:" + r.Name + ")"
+		}
+		fmt.Fprintf(wr, "    %-12s %s by %s", r.Name, concl, r.By)
+		if r.URL != "" {
+			fmt.Fprintf(wr, " %s", r.URL)
+		}
+		fmt.Fprintln(wr)
+	}
+}
+
+// indent prefixes every line of a free text with four spaces, so a body
+// cannot pass for a field of the listing.
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "    " + l
+	}
+	return strings.Join(lines, "\n")
 }
 
 func prList(c *cli.Context) error {

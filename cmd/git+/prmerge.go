@@ -49,7 +49,10 @@ func prMergeAction(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usageErr("usage: git+ pr merge ID [--remote R]")
 	}
-	id := c.Args().First()
+	id, err := resolveArgID(c, hubrefs.PRRefPrefix, "pull request", c.Args().First())
+	if err != nil {
+		return err
+	}
 	sg, err := openSigning(c)
 	if err != nil {
 		return fail(1, err)

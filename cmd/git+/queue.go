@@ -114,8 +114,9 @@ func (h *hubRepo) refIDs(prefix string) ([]string, error) {
 // queueLog reads and folds refs/hub/queue/<id>; a missing ref is an error
 // naming what to do.
 func (h *hubRepo) queueLog(id string, t *trust.State) (*queueLog, error) {
-	if err := trust.ValidUUID(id); err != nil {
-		return nil, fmt.Errorf("queue id %q: %w", id, err)
+	id, err := h.resolveID(hubrefs.QueueRefPrefix, "queue", id) // a full id or an unambiguous prefix
+	if err != nil {
+		return nil, err
 	}
 	ref := hubrefs.QueueRefPrefix + id
 	tip, err := h.ref(ref)

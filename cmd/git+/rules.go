@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
@@ -48,6 +49,10 @@ func rulesSet(c *cli.Context) error {
 	}
 	if err != nil {
 		return fail(1, fmt.Errorf("reading rules from %s: %w", src, err))
+	}
+	var syntax any
+	if err := json.Unmarshal(data, &syntax); err != nil {
+		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, hooks.LocateJSONError(data, err)))
 	}
 	if _, err := trust.ParseRulesStrict(data); err != nil {
 		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, err))

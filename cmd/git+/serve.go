@@ -65,6 +65,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
@@ -148,6 +149,7 @@ var (
 type server struct {
 	root, bin string
 	private   bool
+	web       http.Handler // webview.Root(root): browser pages (docs/cli.md)
 	mu        sync.Mutex
 	installed map[string]bool
 }
@@ -235,7 +237,14 @@ const howToAuth = "git+: %s needs an identified pusher. Use HTTP basic authentic
 func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := gitSuffixRE.FindStringSubmatchIndex(r.URL.Path)
 	if m == nil {
-		http.NotFound(w, r)
+		// Not git's smart HTTP: the read-only web view (docs/cli.md).
+		// A private server shows no page: the view has no login of its
+		// own, and its pages are reads (docs/serving.md).
+		if f.private {
+			http.Error(w, "git+: this server is private (--private): the web view is off; read the records with git+ pr list / queue show in a clone", http.StatusNotFound)
+			return
+		}
+		f.web.ServeHTTP(w, r)
 		return
 	}
 	dir, err := f.repo(r.URL.Path[:m[0]])
@@ -389,7 +398,7 @@ func serveAction(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	s := &server{root: root, bin: bin, private: c.Bool("private"), installed: map[string]bool{}}
+	s := &server{root: root, bin: bin, private: c.Bool("private"), installed: map[string]bool{}, web: webview.Root(root)}
 	served := 0
 	for _, d := range repos {
 		if !hasTrust(d) && c.String("adopt") != "" {

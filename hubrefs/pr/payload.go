@@ -91,6 +91,7 @@ type payload struct {
 	thread                      string
 	name, conclusion, url       string
 	revision, branch, commit    string
+	source                      string
 }
 
 func field(name string, err error) error {
@@ -158,7 +159,12 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		if strings.TrimSpace(v.Title) == "" || strings.ContainsAny(v.Title, "\r\n") || len(v.Title) > 1024 {
 			return p, field("title", fmt.Errorf("%w: the title must be one non-blank line of at most 1024 bytes", ErrMalformed))
 		}
-		p.id, p.base, p.head, p.title, p.body = v.ID, v.BaseRef, v.Head, v.Title, v.Body
+		if v.Source != "" {
+			if err := trust.ValidBranch(v.Source); err != nil {
+				return p, field("source", fmt.Errorf("%w: %w", ErrMalformed, err))
+			}
+		}
+		p.id, p.base, p.head, p.title, p.body, p.source = v.ID, v.BaseRef, v.Head, v.Title, v.Body, v.Source
 	case hubrefs.TypePRUpdated:
 		var v hubrefs.PRUpdated
 		if err := unmarshal(&v, &v.Base); err != nil {

@@ -60,6 +60,7 @@ type State struct {
 	Body   string
 	Opener Opener
 	Heads  []string // every head the pull request proposed, oldest first
+	Source string   // the branch pr.opened named as the head's source ("" if none)
 
 	// Judged against the trust state given to Fold (or Rejudge).
 	Approvals []string            // member names, sorted
@@ -115,7 +116,7 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 
 func open(ev hubrefs.Event, p payload) *State {
 	return &State{
-		ID: p.id, State: Open, Base: p.base, Head: p.head, Title: p.title, Body: p.body,
+		ID: p.id, State: Open, Base: p.base, Head: p.head, Title: p.title, Body: p.body, Source: p.source,
 		Opener:  Opener{Key: ev.Signer},
 		Heads:   []string{p.head},
 		Threads: map[string]bool{},

@@ -1,0 +1,61 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// JSONError is a JSON document that does not decode, with the line and
+// column (both from 1; the column counts bytes) where decoding stopped, so
+// an editor can jump to it (docs/cli.md, "Machine-readable").
+type JSONError struct {
+	Line, Column int
+	Err          error
+}
+
+func (e *JSONError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %v", e.Line, e.Column, e.Err)
+}
+
+func (e *JSONError) Unwrap() error { return e.Err }
+
+// LocateJSONError turns err, from decoding data with encoding/json, into a
+// *JSONError when it carries a byte offset (a syntax error, a value of the
+// wrong type); other errors are returned unchanged.
+func LocateJSONError(data []byte, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		off = int64(len(data)) // a json.Decoder at a truncated document
+	}
+	if off < 0 {
+		return err
+	}
+	line, col := Position(data, off)
+	return &JSONError{Line: line, Column: col, Err: err}
+}
+
+// Position returns the 1-based line and column of byte offset off in data.
+// encoding/json's offsets point just past the byte at fault; the position
+// given is that byte's.
+func Position(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	if off > 0 {
+		off-- // the byte read last, which broke the syntax
+	}
+	before := data[:off]
+	line = 1 + bytes.Count(before, []byte{'\n'})
+	col = int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

@@ -1,0 +1,243 @@
+package webview
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// RefreshSeconds is how often a page reloads itself (a meta refresh: the
+// page has no script).
+const RefreshSeconds = 10
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"short":  short,
+	"branch": func(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") },
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"refresh": func() int { return RefreshSeconds },
+	"inc":     func(i int) int { return i + 1 },
+}).ParseFS(templateFS, "templates/*.html"))
+
+// csp forbids every script, frame, form and remote resource: the pages are
+// static HTML with inline styles (defence in depth beside the escaping).
+const csp = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// Repo is the view of one repository at gitDir, mounted at base (the
+// repository's URL path, e.g. "/team/app.git"; "" for the site root). It
+// serves base/ (the queue, landings and pull requests) and base/pr/ID (one
+// pull request; ID may be an unambiguous prefix).
+func Repo(gitDir, base string) http.Handler {
+	return &repoView{gitDir: gitDir, base: strings.TrimSuffix(base, "/")}
+}
+
+type repoView struct {
+	gitDir, base string
+}
+
+func (v *repoView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "the web view is read-only", http.StatusMethodNotAllowed)
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, v.base)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	switch {
+	case rest == "":
+		http.Redirect(w, r, v.base+"/", http.StatusFound)
+	case rest == "/":
+		v.index(w)
+	case strings.HasPrefix(rest, "/pr/") && !strings.Contains(rest[len("/pr/"):], "/"):
+		v.pullRequest(w, rest[len("/pr/"):])
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+type pageData struct {
+	Base  string
+	Title string
+	S     *Snapshot
+	PR    *PR
+}
+
+func (v *repoView) load(w http.ResponseWriter) (*Snapshot, bool) {
+	s, err := Load(v.gitDir)
+	if err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, ErrNoTrust) {
+			status = http.StatusNotFound
+		}
+		// The page names the repository by its URL, never by its path on
+		// the server.
+		msg := strings.ReplaceAll(err.Error(), v.gitDir, v.base)
+		render(w, status, "error", map[string]any{"Base": v.base, "Title": "error", "Message": msg})
+		return nil, false
+	}
+	return s, true
+}
+
+func (v *repoView) index(w http.ResponseWriter) {
+	s, ok := v.load(w)
+	if !ok {
+		return
+	}
+	render(w, http.StatusOK, "index", pageData{Base: v.base, Title: repoTitle(s, v.base), S: s})
+}
+
+func (v *repoView) pullRequest(w http.ResponseWriter, id string) {
+	s, ok := v.load(w)
+	if !ok {
+		return
+	}
+	p, err := s.Find(id)
+	if err != nil {
+		render(w, http.StatusNotFound, "error", map[string]any{"Base": v.base, "Title": "no such pull request", "Message": err.Error()})
+		return
+	}
+	render(w, http.StatusOK, "pr", pageData{Base: v.base, Title: p.Title, S: s, PR: p})
+}
+
+// Find returns the pull request whose id is id or starts with it (at least
+// four characters), or an error saying none or which several match.
+func (s *Snapshot) Find(id string) (*PR, error) {
+	id = strings.ToLower(id)
+	if p, ok := s.PRs[id]; ok {
+		return p, nil
+	}
+	if len(id) < 4 {
+		return nil, fmt.Errorf("no pull request %q (give at least 4 characters of its id)", id)
+	}
+	var matches []string
+	for pid := range s.PRs {
+		if strings.HasPrefix(pid, id) {
+			matches = append(matches, pid)
+		}
+	}
+	sort.Strings(matches)
+	switch len(matches) {
+	case 0:
+		return nil, fmt.Errorf("no pull request id starts with %q", id)
+	case 1:
+		return s.PRs[matches[0]], nil
+	}
+	return nil, fmt.Errorf("%q is the start of several pull request ids: %s", id, strings.Join(matches, ", "))
+}
+
+func repoTitle(s *Snapshot, base string) string {
+	if s.RepoName != "" {
+		return s.RepoName
+	}
+	if base != "" {
+		return path.Base(base)
+	}
+	return s.RepoID
+}
+
+func render(w http.ResponseWriter, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+		http.Error(w, "rendering the page failed: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// Root is the view of every repository under root, each at its path under
+// the root (ROOT/team/app.git at /team/app.git/), as git+ serve lays them
+// out; "/" lists them. A path that is no repository under root is 404.
+func Root(root string) http.Handler { return &rootView{root: root} }
+
+type rootView struct{ root string }
+
+// IsBareRepo reports whether dir looks like a bare git directory.
+func IsBareRepo(dir string) bool {
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *rootView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if r.URL.Path == "/" {
+		v.list(w, r)
+		return
+	}
+	for i := range segs {
+		if segs[i] == "" || segs[i] == ".." || strings.HasPrefix(segs[i], ".") {
+			http.NotFound(w, r)
+			return
+		}
+		if i >= 4 {
+			break
+		}
+		dir := filepath.Join(append([]string{v.root}, segs[:i+1]...)...)
+		if IsBareRepo(dir) {
+			Repo(dir, "/"+strings.Join(segs[:i+1], "/")).ServeHTTP(w, r)
+			return
+		}
+	}
+	http.NotFound(w, r)
+}
+
+func (v *rootView) list(w http.ResponseWriter, r *http.Request) {
+	var repos []string
+	_ = filepath.WalkDir(v.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != v.root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(v.root, p)
+		if p != v.root && IsBareRepo(p) {
+			repos = append(repos, filepath.ToSlash(rel))
+			return filepath.SkipDir
+		}
+		if rel != "." && strings.Count(rel, string(filepath.Separator)) >= 3 {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	render(w, http.StatusOK, "root", map[string]any{"Base": "", "Title": "repositories", "Repos": repos})
+}
+
+// Required is the protection of p's base branch (the templates show its
+// required approvals).
+func (s *Snapshot) Required(p *PR) trust.Branch {
+	b, _ := s.Trust.Rules.For(p.Base)
+	return b
+}

@@ -1,0 +1,486 @@
+// Package webview is the read-only web view of a git+ repository: the merge
+// queue (entries in order, each candidate's checks, what waits and why),
+// recent landings, the pull requests and each pull request's page. It reads
+// the hub refs of a git directory on every request (the records are the
+// state; nothing is cached) and renders them server-side with html/template,
+// which escapes every title, body and name: they are written by whoever can
+// open a pull request. See docs/cli.md, "The page".
+//
+// Load builds the same model for the CLI (`git+ pr show`), so the page and
+// the command line say the same thing.
+package webview
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive"
+)
+
+// ErrNoTrust is a repository without refs/hub/trust: not (yet) a git+
+// repository.
+var ErrNoTrust = errors.New("no refs/hub/trust: not a git+ repository (run `git+ init`)")
+
+// readCeilings are generous: the view reads what the boundary admitted.
+var readCeilings = hubrefs.Ceilings{EventsPerRef: 1 << 20, EventBytes: 16 << 20, Parents: 64}
+
+// Snapshot is one repository's hub state, read at one moment.
+type Snapshot struct {
+	GitDir   string
+	RepoID   string
+	RepoName string
+	Trust    *trust.State
+	PRs      map[string]*PR
+	PRList   []*PR // newest first
+	Queues   []*Queue
+	Landings []Landing // newest first
+	Warnings []string  // records that could not be read
+	Read     time.Time
+}
+
+// Item is one event of a pull request's timeline.
+type Item struct {
+	Event  string
+	Time   time.Time
+	Who    string // member name now holding the signing key, or its fingerprint
+	Type   string
+	Text   string // one line saying what happened
+	Body   string // the free text the event carried (review, thread, description)
+	Thread string
+}
+
+// Thread is one review thread.
+type Thread struct {
+	ID          string
+	Opened      Item
+	Resolved    bool
+	Resolution  *Item
+	UnderReview bool
+}
+
+// Review is one review.submitted.
+type Review struct {
+	Item
+	Verdict string
+	Head    string
+	Current bool // names the pull request's current head and base
+}
+
+// CheckRun is one check result or start, per revision.
+type CheckRun struct {
+	Item
+	Name       string
+	Revision   string
+	Conclusion string // "" for a start (check.started)
+	URL        string
+	Counts     bool // the signer holds hub.check:<name> now
+}
+
+// QueueStatus is where a pull request stands in the queue.
+type QueueStatus struct {
+	Queue     string
+	Target    string
+	Position  int    // 1-based; 0 when not queued now
+	Left      string // the reason it last left ("" when queued or never)
+	Detail    string
+	Candidate string
+	Checks    []CheckState
+	Waiting   string // why it waits (queued only)
+	Red       bool
+}
+
+// CheckState is a required check's state at a candidate.
+type CheckState struct {
+	Name  string
+	State string // success, failure, cancelled or pending
+}
+
+// PR is one pull request with everything its page shows.
+type PR struct {
+	*pr.State
+	Events   int
+	Timeline []Item
+	Reviews  []Review
+	Threads  []Thread
+	Runs     []CheckRun
+	Queue    *QueueStatus
+	Opened   time.Time
+}
+
+// Queue is one queue ref folded, with each entry's standing.
+type Queue struct {
+	ID      string
+	Target  string
+	Counts  bool // the queue that counts for its target (smallest open id)
+	Closed  bool
+	Tip     string // the target's commit now ("" when absent)
+	Entries []Entry
+	Left    []queue.Left // newest first
+	Red     bool         // the head of the queue has a failing candidate
+
+	state *queue.State
+}
+
+// Entry is one active queue entry.
+type Entry struct {
+	Position  int
+	PR        string
+	Title     string
+	Head      string
+	Candidate string
+	Branch    string
+	Checks    []CheckState
+	Waiting   string
+	Red       bool
+}
+
+// Landing is one commit of a protected branch that carried pull requests.
+type Landing struct {
+	Commit string
+	Branch string
+	Time   time.Time
+	PRs    []LandedPR
+}
+
+// LandedPR is one pull request a landing carried.
+type LandedPR struct {
+	ID, Title, Head string
+}
+
+// Load reads the hub state of the repository at gitDir.
+func Load(gitDir string) (*Snapshot, error) {
+	store, err := receive.OpenStore(gitDir, receive.QuarantineEnv{})
+	if err != nil {
+		return nil, fmt.Errorf("opening the objects of %s: %w", gitDir, err)
+	}
+	defer store.Close()
+	refs, err := receive.ReadRefsUnder(gitDir, []string{"refs/hub/"}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing the hub refs of %s: %w", gitDir, err)
+	}
+	tip, ok := refs[hubrefs.TrustRef]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", gitDir, ErrNoTrust)
+	}
+	evs, err := hubrefs.ReadLog(store, tip, readCeilings)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s in %s: %w", hubrefs.TrustRef, gitDir, err)
+	}
+	t, err := trust.Fold(evs)
+	if err != nil {
+		return nil, fmt.Errorf("folding %s in %s: %w", hubrefs.TrustRef, gitDir, err)
+	}
+	s := &Snapshot{GitDir: gitDir, RepoID: t.RepoID, RepoName: t.Name, Trust: t, PRs: map[string]*PR{}, Read: time.Now()}
+	c := t.Rules.Ceilings
+	ceil := hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}
+	names := make([]string, 0, len(refs))
+	for n := range refs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		switch {
+		case strings.HasPrefix(n, hubrefs.PRRefPrefix):
+			p, err := loadPR(store, refs[n], ceil, t)
+			if err != nil {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %v", n, err))
+				continue
+			}
+			s.PRs[p.ID] = p
+			s.PRList = append(s.PRList, p)
+		case strings.HasPrefix(n, hubrefs.QueueRefPrefix):
+			qevs, err := hubrefs.ReadLog(store, refs[n], ceil)
+			if err == nil {
+				var st *queue.State
+				if st, err = queue.Fold(qevs, t); err == nil {
+					s.Queues = append(s.Queues, &Queue{ID: st.ID, Target: st.Target, Closed: st.Closed, state: st})
+					continue
+				}
+			}
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %v", n, err))
+		}
+	}
+	// UUIDv7 ids sort by creation time: newest first.
+	sort.Slice(s.PRList, func(i, j int) bool { return s.PRList[i].ID > s.PRList[j].ID })
+	s.judgeQueues(gitDir)
+	s.landings()
+	return s, nil
+}
+
+// who names the signer of ev as the trust state knows it now.
+func who(t *trust.State, k hubrefs.PublicKey) string {
+	if k == nil {
+		return "(unsigned)"
+	}
+	if m, ok := t.MemberByKey(k); ok {
+		return m.Name
+	}
+	return "former member " + hubrefs.Fingerprint(k)
+}
+
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
+}
+
+func loadPR(store *receive.Store, tip plumbing.Hash, ceil hubrefs.Ceilings, t *trust.State) (*PR, error) {
+	evs, err := hubrefs.ReadLog(store, tip, ceil)
+	if err != nil {
+		return nil, err
+	}
+	st, err := pr.Fold(evs, t)
+	if err != nil {
+		return nil, err
+	}
+	p := &PR{State: st, Events: len(evs)}
+	threads := map[string]int{}
+	for _, ev := range evs {
+		it := Item{Event: ev.ID.String(), Time: time.Unix(ev.Time, 0).UTC(), Who: who(t, ev.Signer), Type: ev.Type}
+		var f struct {
+			Head, Base, Title, Body, Verdict, Thread, Name, Conclusion, URL string
+			Revision, Branch, Commit, Source                                string
+		}
+		_ = ev.Unmarshal(&f) // Fold decoded it already
+		switch ev.Type {
+		case hubrefs.TypePROpened:
+			p.Opened = it.Time
+			it.Text = fmt.Sprintf("opened %s onto %s", short(f.Head), f.Base)
+			if f.Source != "" {
+				it.Text += " from " + f.Source
+			}
+			it.Body = f.Body
+		case hubrefs.TypePRUpdated:
+			it.Text = "proposed a new head " + short(f.Head)
+		case hubrefs.TypePRRetargeted:
+			it.Text = "retargeted onto " + f.Base
+		case hubrefs.TypePRClosed:
+			it.Text = "closed the pull request"
+		case hubrefs.TypePRReopened:
+			it.Text = "reopened the pull request"
+		case hubrefs.TypePRMerged:
+			it.Text = fmt.Sprintf("landed %s on %s in %s", short(f.Revision), f.Branch, short(f.Commit))
+		case hubrefs.TypeReviewSubmit:
+			it.Text = fmt.Sprintf("reviewed %s: %s", short(f.Head), f.Verdict)
+			it.Body = f.Body
+			p.Reviews = append(p.Reviews, Review{Item: it, Verdict: f.Verdict, Head: f.Head, Current: f.Head == st.Head && f.Base == st.Base})
+		case hubrefs.TypeThreadOpened:
+			it.Text, it.Body, it.Thread = "opened thread "+f.Thread, f.Body, f.Thread
+			if _, ok := threads[f.Thread]; !ok {
+				threads[f.Thread] = len(p.Threads)
+				p.Threads = append(p.Threads, Thread{ID: f.Thread, Opened: it})
+			}
+		case hubrefs.TypeThreadResolved:
+			it.Text, it.Body, it.Thread = "resolved thread "+f.Thread, f.Body, f.Thread
+			if i, ok := threads[f.Thread]; ok && !p.Threads[i].Resolved {
+				r := it
+				p.Threads[i].Resolved, p.Threads[i].Resolution = true, &r
+			}
+		case hubrefs.TypeCheckStarted, hubrefs.TypeCheckCompleted:
+			concl := f.Conclusion
+			if ev.Type == hubrefs.TypeCheckStarted {
+				it.Text = fmt.Sprintf("started check %s on %s", f.Name, short(f.Head))
+			} else {
+				it.Text = fmt.Sprintf("check %s on %s: %s", f.Name, short(f.Head), concl)
+			}
+			p.Runs = append(p.Runs, CheckRun{Item: it, Name: f.Name, Revision: f.Head, Conclusion: concl, URL: f.URL, Counts: t.Has(ev.Signer, trust.CheckCap(f.Name))})
+		default:
+			it.Text = ev.Type
+		}
+		p.Timeline = append(p.Timeline, it)
+	}
+	return p, nil
+}
+
+// RunsByRevision groups the check runs by revision, the current head first,
+// then the others newest first; within one, by name.
+func (p *PR) RunsByRevision() []RevisionRuns {
+	by := map[string][]CheckRun{}
+	var order []string
+	for i := len(p.Runs) - 1; i >= 0; i-- {
+		r := p.Runs[i]
+		if _, ok := by[r.Revision]; !ok {
+			order = append(order, r.Revision)
+		}
+		by[r.Revision] = append(by[r.Revision], r)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i] == p.Head && order[j] != p.Head })
+	out := make([]RevisionRuns, 0, len(order))
+	for _, rev := range order {
+		runs := by[rev]
+		sort.SliceStable(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
+		out = append(out, RevisionRuns{Revision: rev, AtHead: rev == p.Head, Runs: runs})
+	}
+	return out
+}
+
+// RevisionRuns are the check runs at one revision, newest first per name.
+type RevisionRuns struct {
+	Revision string
+	AtHead   bool
+	Runs     []CheckRun
+}
+
+// judgeQueues orders the queues (counting ones first, by target) and says
+// for each entry what it waits for.
+func (s *Snapshot) judgeQueues(gitDir string) {
+	var states []*queue.State
+	for _, q := range s.Queues {
+		states = append(states, q.state)
+	}
+	for _, q := range s.Queues {
+		if sel := queue.SelectQueue(states, q.Target); sel != nil && sel.ID == q.ID {
+			q.Counts = true
+		}
+		if tip, err := receive.ReadRef(gitDir, q.Target); err == nil {
+			q.Tip = tip.String()
+		}
+		s.judgeQueue(q)
+	}
+	sort.SliceStable(s.Queues, func(i, j int) bool {
+		a, b := s.Queues[i], s.Queues[j]
+		if a.Counts != b.Counts {
+			return a.Counts
+		}
+		if a.Target != b.Target {
+			return a.Target < b.Target
+		}
+		return a.ID < b.ID
+	})
+}
+
+func (s *Snapshot) judgeQueue(q *Queue) {
+	st := q.state
+	b, _ := s.Trust.Rules.For(st.Target)
+	var ahead []string // entries before this one that are not yet green
+	for i, e := range st.Entries {
+		en := Entry{Position: i + 1, PR: e.PR, Head: e.Head}
+		p := s.PRs[e.PR]
+		if p != nil {
+			en.Title = p.Title
+		}
+		if r, ok := st.LatestCandidate(e.PR); ok && r.Invalidated.IsZero() && r.Head == e.Head {
+			en.Candidate, en.Branch = r.Step, r.Branch
+		}
+		green := false
+		switch {
+		case p == nil:
+			en.Waiting = "the pull request cannot be read: the next run withdraws it"
+		case p.State.State != pr.Open:
+			en.Waiting = fmt.Sprintf("the pull request is %s: the next run settles it", p.State.State)
+		case p.Head != e.Head:
+			en.Waiting = fmt.Sprintf("stale: the pull request moved to %s after entering at %s; the next run removes it", short(p.Head), short(e.Head))
+		default:
+			if ok, reasons := p.Satisfies(b, e.Head, s.Trust); !ok {
+				en.Waiting = "waiting for review: " + strings.Join(trimIDs(reasons, e.PR), "; ")
+				break
+			}
+			if en.Candidate == "" {
+				en.Waiting = "no candidate yet: the next `git+ queue run` builds one"
+				if len(ahead) > 0 {
+					en.Waiting += " (behind " + strings.Join(ahead, ", ") + ")"
+				}
+				break
+			}
+			var pending, failed []string
+			for _, name := range b.RequiredChecks {
+				c, ok := p.Check(name, en.Candidate)
+				state := c
+				if !ok {
+					state = "pending"
+				}
+				en.Checks = append(en.Checks, CheckState{Name: name, State: state})
+				switch {
+				case !ok:
+					pending = append(pending, name)
+				case c != pr.Success:
+					failed = append(failed, name+" "+c)
+				}
+			}
+			switch {
+			case len(failed) > 0:
+				en.Red = true
+				en.Waiting = fmt.Sprintf("red: %s on candidate %s; the next run evicts it", strings.Join(failed, ", "), short(en.Candidate))
+			case len(pending) > 0:
+				en.Waiting = fmt.Sprintf("check %s pending on candidate %s", strings.Join(pending, ", "), short(en.Candidate))
+			case len(ahead) > 0:
+				green = true
+				en.Waiting = "green; lands with or after " + strings.Join(ahead, ", ")
+			default:
+				green = true
+				en.Waiting = "green: the next run lands it"
+			}
+		}
+		if !green {
+			ahead = append(ahead, fmt.Sprintf("#%d %s", en.Position, short(e.PR)))
+		}
+		if i == 0 && en.Red {
+			q.Red = true
+		}
+		q.Entries = append(q.Entries, en)
+		if p != nil {
+			p.Queue = &QueueStatus{Queue: q.ID, Target: q.Target, Position: en.Position, Candidate: en.Candidate,
+				Checks: en.Checks, Waiting: en.Waiting, Red: en.Red}
+		}
+	}
+	for i := len(st.Left) - 1; i >= 0; i-- {
+		l := st.Left[i]
+		q.Left = append(q.Left, l)
+		if p := s.PRs[l.PR]; p != nil && p.Queue == nil {
+			p.Queue = &QueueStatus{Queue: q.ID, Target: q.Target, Left: l.Reason, Detail: l.Detail}
+		}
+	}
+}
+
+// trimIDs drops "pull request <id> " from the planner's reasons: the page
+// already says which.
+func trimIDs(reasons []string, id string) []string {
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = strings.ReplaceAll(r, "pull request "+id+" ", "")
+	}
+	return out
+}
+
+// landings groups the pr.merged records by the branch commit that carried
+// them.
+func (s *Snapshot) landings() {
+	by := map[string]*Landing{}
+	for _, p := range s.PRList {
+		for _, m := range p.Merged {
+			key := m.Branch + " " + m.Commit
+			l, ok := by[key]
+			if !ok {
+				l = &Landing{Commit: m.Commit, Branch: m.Branch}
+				by[key] = l
+			}
+			for _, it := range p.Timeline {
+				if it.Event == m.Event.String() && it.Time.After(l.Time) {
+					l.Time = it.Time
+				}
+			}
+			l.PRs = append(l.PRs, LandedPR{ID: p.ID, Title: p.Title, Head: m.Revision})
+		}
+	}
+	for _, l := range by {
+		sort.Slice(l.PRs, func(i, j int) bool { return l.PRs[i].ID < l.PRs[j].ID })
+		s.Landings = append(s.Landings, *l)
+	}
+	sort.Slice(s.Landings, func(i, j int) bool {
+		a, b := s.Landings[i], s.Landings[j]
+		if !a.Time.Equal(b.Time) {
+			return a.Time.After(b.Time)
+		}
+		return a.Commit < b.Commit
+	})
+}
