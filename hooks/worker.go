@@ -33,6 +33,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -114,7 +116,7 @@ func (w *Worker) logf(format string, args ...any) {
 // Run works until nothing is pending (or ctx ends). It returns at once
 // when another worker holds the lock.
 func (w *Worker) Run(ctx context.Context) error {
-	lock, err := lockFile(workerLockPath(w.GitDir), false)
+	lock, err := w.lock()
 	if err != nil || lock == nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if !work {
 			lock.Close()
 			if w.hasWork() {
-				if lock, err = lockFile(workerLockPath(w.GitDir), false); err != nil || lock == nil {
+				if lock, err = w.lock(); err != nil || lock == nil {
 					return err
 				}
 				continue
@@ -163,6 +165,29 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-time.After(sleep):
 		}
 	}
+}
+
+// lock takes the worker lock and writes this process's id into it.
+func (w *Worker) lock() (*os.File, error) {
+	f, err := lockFile(workerLockPath(w.GitDir), false)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+// WorkerPID returns the process id of the running worker of gitDir (0 when
+// none runs).
+func WorkerPID(gitDir string) int {
+	if !WorkerRunning(gitDir) {
+		return 0
+	}
+	b, _ := os.ReadFile(workerLockPath(gitDir))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }
 
 // hasWork reports whether any delivery is pending or any configured mirror
