@@ -127,7 +127,10 @@ func TestDeliverySlowReceiver(t *testing.T) {
 		t.Fatalf("while the receiver holds the request: %+v", d)
 	}
 	open()
-	if !waitFor(30*time.Second, func() bool { d = w.deliveries(); return len(d.Deliveries) == 1 && d.Deliveries[0].State == hooks.StateDelivered }) {
+	if !waitFor(30*time.Second, func() bool {
+		d = w.deliveries()
+		return len(d.Deliveries) == 1 && d.Deliveries[0].State == hooks.StateDelivered
+	}) {
 		t.Fatalf("not delivered after the receiver answered: %+v", d)
 	}
 	mu.Lock()
@@ -232,7 +235,10 @@ func TestDeliveryFailsThenRedeliver(t *testing.T) {
 		t.Fatalf("push: %v\n%s", err, out)
 	}
 	var d deliveriesOut
-	if !waitFor(30*time.Second, func() bool { d = w.deliveries(); return len(d.Deliveries) == 1 && d.Deliveries[0].State == hooks.StateFailed }) {
+	if !waitFor(30*time.Second, func() bool {
+		d = w.deliveries()
+		return len(d.Deliveries) == 1 && d.Deliveries[0].State == hooks.StateFailed
+	}) {
 		t.Fatalf("not failed after the window: %+v", d)
 	}
 	f := d.Deliveries[0]
