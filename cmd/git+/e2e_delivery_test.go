@@ -429,3 +429,70 @@ func TestDeliveryBadConfig(t *testing.T) {
 		t.Fatalf("mirror sync with a bad file: exit %d\n%s", code, errs)
 	}
 }
+
+// A verb waits, bounded, for its own deliveries at its end: when pr merge
+// returns, the mirror already holds the landing and its pr.merged and the
+// webhook has it; a black-holed webhook is reported as undelivered once
+// the wait ($GITPLUS_DELIVERY_WAIT) is over, and the verb still succeeds.
+func TestDeliveryVerbWaits(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, map[string][]string{"dev": {"hub.pr", "source.push"}})
+	t.Cleanup(func() { stopWorker(t, w.origin) })
+	var mu sync.Mutex
+	var types []string
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var d hooks.Delivery
+		_ = json.Unmarshal(body, &d)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range d.Events {
+			types = append(types, e.Type)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	mirror := filepath.Join(dir, "mirror.git")
+	w.git(dir, "init", "-q", "--bare", mirror)
+	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{Name: "good", URL: srv.URL, Secret: "k"}}})
+	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
+	if out, err := w.push("origin", c1+":refs/heads/main"); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	c2 := w.commit([]string{c1}, map[string]string{"a": "2"}, "c2")
+	w.git(w.work, "push", "-q", "origin", c2+":refs/heads/feature")
+	id := e2eLastLine(w.mustGP("dev", w.work, "", "pr", "open", "--base", "main", "--head", c2, "--title", "A"))
+	out := w.mustGP("dev", w.work, "", "pr", "merge", id, "--remote", "origin")
+	if strings.Contains(out, "undelivered") {
+		t.Fatalf("pr merge reports undelivered deliveries to healthy receivers:\n%s", out)
+	}
+	// No waiting here: the verb did.
+	if a, b := hubAndHeads(w, w.origin), hubAndHeads(w, mirror); a != b {
+		t.Fatalf("pr merge returned before its mirror sync:\norigin:\n%s\nmirror:\n%s", a, b)
+	}
+	mu.Lock()
+	if len(types) == 0 || types[len(types)-1] != "pr.merged" {
+		t.Fatalf("pr merge returned before its webhook delivery (event types so far %v)", types)
+	}
+	mu.Unlock()
+
+	// A black-holed webhook: reported, bounded, not a failure.
+	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+		{Name: "hole", URL: "http://" + blackHole(t) + "/hook", Secret: "k", TimeoutSeconds: 60}}})
+	c3 := w.commit([]string{c2}, map[string]string{"a": "3"}, "c3")
+	w.git(w.work, "push", "-q", "origin", c3+":refs/heads/feature3")
+	id3 := e2eLastLine(w.mustGP("dev", w.work, "", "pr", "open", "--base", "main", "--head", c3, "--title", "B"))
+	w.env = append(w.env, "GITPLUS_DELIVERY_WAIT=1s")
+	out, errs, code := w.gp("dev", w.work, "", "pr", "merge", id3, "--remote", "origin", "--json")
+	var rep struct {
+		Result      string   `json:"result"`
+		Undelivered []string `json:"undelivered"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("pr merge --json: exit %d, %v\n%s\n%s", code, err, out, errs)
+	}
+	if rep.Result != "merged" || len(rep.Undelivered) == 0 || !strings.HasPrefix(rep.Undelivered[0], "webhook hole delivery ") || !strings.Contains(strings.Join(rep.Undelivered, "\n"), "pending") {
+		t.Fatalf("pr merge with a black-holed webhook: %+v", rep)
+	}
+}
