@@ -160,8 +160,10 @@ func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err = dec.Decode(v)
+	extraAt := int64(-1)
 	if err == nil {
 		var extra any
+		extraAt = dec.InputOffset()
 		if dec.Decode(&extra) != io.EOF {
 			err = errors.New("more than one JSON value")
 		}
@@ -171,10 +173,12 @@ func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
+		case extraAt >= 0:
+			off = extraAt + int64(len(data[extraAt:])-len(bytes.TrimLeft(data[extraAt:], " \t\r\n")))
 		case errors.As(err, &se):
-			off = se.Offset
+			off = se.Offset - 1 // the offset counts the byte at fault
 		case errors.As(err, &te):
-			off = te.Offset
+			off = te.Offset - 1
 		default:
 			if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 				if i := keyOffset(data, f); i >= 0 {
