@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,6 +96,71 @@ type Worker struct {
 
 	mu      sync.Mutex
 	lastCfg string
+	cache   map[string]cachedJob // pending records by file name
+}
+
+type cachedJob struct {
+	mod  time.Time
+	size int64
+	job  *WebhookJob
+}
+
+// pending lists the pending deliveries in id order, parsing only records
+// that changed since the last round (the worker polls often; a receiver
+// that is down can leave many records pending). A record that does not
+// parse is moved to webhooks/bad/ and reported.
+func (w *Worker) pending() ([]*WebhookJob, []error) {
+	dir := spoolPath(w.GitDir, "webhooks", StatePending)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []error{fmt.Errorf("listing %s: %w", dir, err)}
+	}
+	if w.cache == nil {
+		w.cache = map[string]cachedJob{}
+	}
+	seen := map[string]bool{}
+	var out []*WebhookJob
+	var errs []error
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !jobIDRE.MatchString(id) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		seen[e.Name()] = true
+		if c, ok := w.cache[e.Name()]; ok && c.mod.Equal(fi.ModTime()) && c.size == fi.Size() {
+			out = append(out, c.job)
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		j, err := readJob(p)
+		if errors.Is(err, errBadRecord) {
+			bad := spoolPath(w.GitDir, "webhooks", "bad")
+			if os.MkdirAll(bad, 0o755) == nil {
+				_ = os.Rename(p, filepath.Join(bad, e.Name()))
+			}
+			errs = append(errs, fmt.Errorf("%w (moved to %s)", err, bad))
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		w.cache[e.Name()] = cachedJob{mod: fi.ModTime(), size: fi.Size(), job: j}
+		out = append(out, j)
+	}
+	for name := range w.cache {
+		if !seen[name] {
+			delete(w.cache, name)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+	return out, errs
 }
 
 func (w *Worker) now() time.Time {
@@ -232,7 +298,7 @@ func (w *Worker) round(ctx context.Context, running map[string]bool, done chan<-
 		return false
 	}
 
-	pending, errs := listJobs(w.GitDir, StatePending)
+	pending, errs := w.pending()
 	for _, e := range errs {
 		w.logf("spool: %v", e)
 	}
