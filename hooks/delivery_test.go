@@ -16,6 +16,26 @@ import (
 	"time"
 )
 
+// testSend is a Sender for these tests (the real one, webhookpost.Attempt,
+// imports this package).
+func testSend(ctx context.Context, h Webhook, id string, body []byte) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, strings.NewReader(string(body)))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("X-GitPlus-Delivery", id)
+	req.Header.Set(SignatureHeader, Sign(h.Secret, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return resp.Status, errors.New("answered " + resp.Status)
+	}
+	return resp.Status, nil
+}
+
 func writeConfig(t *testing.T, gitDir, name, text string) {
 	t.Helper()
 	p := filepath.Join(gitDir, name)
@@ -186,7 +206,7 @@ func TestWorkerOrderAndRetry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := &Worker{GitDir: dir, Tick: 10 * time.Millisecond}
+	w := &Worker{GitDir: dir, Tick: 10 * time.Millisecond, Send: testSend}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := w.Run(ctx); err != nil {

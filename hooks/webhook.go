@@ -20,15 +20,11 @@ package hooks
 // as failed (docs/delivery.md). Redirects are not followed.
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"time"
 )
 
@@ -97,16 +93,15 @@ func (h Webhook) wants(d *Delivery) bool {
 	return false
 }
 
-var webhookClient = &http.Client{
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
+// Sender sends one delivery attempt: POST body to h, signed (Sign), with
+// header X-GitPlus-Delivery id, bounded by h's timeout; it returns the
+// answer's status line ("" when there was none) and nil for a 2xx answer.
+// The HTTP one is webhookpost.Attempt, kept out of this package so that the
+// post-receive hook, which sends nothing, does not link an HTTP client.
+type Sender func(ctx context.Context, h Webhook, id string, body []byte) (string, error)
 
-// Attempt POSTs body to h once, signed, with header X-GitPlus-Delivery id,
-// bounded by h's timeout. It returns the answer's status line ("" when there
-// was none) and nil for a 2xx answer.
-func Attempt(ctx context.Context, h Webhook, id string, body []byte) (string, error) {
-	return postOnce(ctx, h.URL, seconds(h.TimeoutSeconds, DefaultWebhookTimeout), id, Sign(h.Secret, body), body)
-}
+// Timeout is h's bound on one attempt.
+func (h Webhook) Timeout() time.Duration { return seconds(h.TimeoutSeconds, DefaultWebhookTimeout) }
 
 // Backoff is the wait after the n-th failed attempt (n ≥ 1): first, doubled
 // each time, never over max.
@@ -119,28 +114,4 @@ func Backoff(n int, first, max time.Duration) time.Duration {
 		d = max
 	}
 	return d
-}
-
-func postOnce(ctx context.Context, url string, timeout time.Duration, delivery, sig string, body []byte) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "git+ delivery")
-	req.Header.Set("X-GitPlus-Event", "push")
-	req.Header.Set("X-GitPlus-Delivery", delivery)
-	req.Header.Set(SignatureHeader, sig)
-	resp, err := webhookClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 != 2 {
-		return resp.Status, fmt.Errorf("%s answered %s", url, resp.Status)
-	}
-	return resp.Status, nil
 }

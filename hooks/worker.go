@@ -93,6 +93,7 @@ type Worker struct {
 	Log     io.Writer // one line per outcome (nil: none)
 	Now     func() time.Time
 	Tick    time.Duration // longest sleep between rounds (default 100 ms)
+	Send    Sender        // sends one webhook attempt (webhookpost.Attempt)
 
 	mu      sync.Mutex
 	lastCfg string
@@ -388,7 +389,7 @@ func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
 		if err != nil {
 			return err
 		}
-		status, aerr := Attempt(ctx, h, j.ID, j.Body)
+		status, aerr := w.Send(ctx, h, j.ID, j.Body)
 		now := w.now().UTC()
 		j.Attempts++
 		j.LastAttempt, j.LastStatus = &now, status
@@ -456,7 +457,7 @@ func SyncMirror(ctx context.Context, gitDir string, r Remote, environ []string, 
 // Redeliver sends delivery id once more, now, whatever its state, and
 // records the attempt (delivered on a 2xx answer). It holds the hook's
 // lock, so the worker does not send it at the same time.
-func Redeliver(ctx context.Context, gitDir, id string) (*WebhookJob, error) {
+func Redeliver(ctx context.Context, gitDir, id string, send Sender) (*WebhookJob, error) {
 	j, err := FindDelivery(gitDir, id)
 	if err != nil {
 		return nil, err
@@ -480,7 +481,7 @@ func Redeliver(ctx context.Context, gitDir, id string) (*WebhookJob, error) {
 			return err
 		}
 		var status string
-		status, aerr = Attempt(ctx, *h, j.ID, j.Body)
+		status, aerr = send(ctx, *h, j.ID, j.Body)
 		now := time.Now().UTC()
 		j.Attempts++
 		j.LastAttempt, j.LastStatus = &now, status

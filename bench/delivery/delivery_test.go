@@ -4,6 +4,9 @@
 //
 //	none   no after-push configuration: the post-receive script starts
 //	       nothing
+//
+// Both repositories run the lean hooks (git+hook pre-receive and
+// post-receive), as an installation by `go install ./cmd/...` does.
 //	hole   hub/webhooks.json with one webhook and hub/remotes.json with one
 //	       mirror, both at an address that accepts connections and never
 //	       answers (timeouts 60 s): post-receive spools both and the
@@ -75,9 +78,25 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 
 	root := b.TempDir()
 	repos := map[string]string{}
+	lean := fixtures.HookBinary(b)
 	for _, name := range []string{"none", "hole"} {
 		repos[name] = filepath.Join(root, name+".git")
 		run(b, env, root, bin, "init", "--admin", "admin", repos[name])
+		// The hooks `go install ./cmd/...` gets: both run git+hook (a test
+		// build is not from a clean checkout, so install would not pick it).
+		for _, h := range []string{"pre-receive", "post-receive"} {
+			body := "#!/bin/sh\n" + hooks.Marker + "\n"
+			if h == "post-receive" {
+				body += "[ -e \"$GIT_DIR/" + hooks.RemotesFile + "\" ] || [ -e \"$GIT_DIR/" + hooks.WebhooksFile + "\" ] || exit 0\n"
+			}
+			body += "exec '" + lean + "' " + h
+			if h == "post-receive" {
+				body += " '" + bin + "'"
+			}
+			if err := os.WriteFile(filepath.Join(repos[name], "hooks", h), []byte(body+"\n"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	cfg := filepath.Join(repos["hole"], "hub")
 	if err := os.MkdirAll(cfg, 0o755); err != nil {

@@ -36,6 +36,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/webhookpost"
 )
 
 func init() {
@@ -102,7 +103,7 @@ func hookDeliverAction(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	w := &hooks.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter}
+	w := &hooks.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: webhookpost.Attempt}
 	if err := w.Run(ctx); err != nil && ctx.Err() == nil {
 		return fail(1, fmt.Errorf("delivery worker for %s: %w", gitDir, err))
 	}
@@ -200,7 +201,7 @@ func webhookRedeliverAction(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	j, err := hooks.Redeliver(context.Background(), gitDir, c.Args().First())
+	j, err := hooks.Redeliver(context.Background(), gitDir, c.Args().First(), webhookpost.Attempt)
 	if err != nil {
 		return fail(1, err)
 	}

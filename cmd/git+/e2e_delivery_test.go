@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
 )
 
@@ -341,12 +342,27 @@ func TestDeliveryMirrorOutage(t *testing.T) {
 	}
 }
 
+// forceLeanHooks rewrites the origin's hook scripts to run the lean
+// git+hook binary, as `git+ hook install` does beside a git+hook built from
+// the same clean source (tests build from a work tree, so it would not).
+func (w *e2e) forceLeanHooks(t *testing.T) {
+	t.Helper()
+	w.forcePreReceive(t, true)
+	script := "#!/bin/sh\n" + hooks.Marker + " (rewritten by the test to run the lean post-receive)\n" +
+		"exec '" + fixtures.HookBinary(t) + "' post-receive '" + w.bin + "'\n"
+	if err := os.WriteFile(filepath.Join(w.origin, "hooks", "post-receive"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Ten concurrent pushes (separate git processes, so ten post-receive
-// processes spooling at once) with a mirror: one sync at a time, none left
-// failed, the mirror identical at the end.
+// processes spooling at once; the lean post-receive of git+hook) with a
+// mirror: one sync at a time, none left failed, the mirror identical at the
+// end.
 func TestDeliveryConcurrentPushes(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
+	w.forceLeanHooks(t)
 	t.Cleanup(func() { stopWorker(t, w.origin) })
 	dir := t.TempDir()
 	mirror := filepath.Join(dir, "mirror.git")
