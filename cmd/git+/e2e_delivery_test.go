@@ -512,3 +512,75 @@ func TestDeliveryVerbWaits(t *testing.T) {
 		t.Fatalf("pr merge with a black-holed webhook: %+v", rep)
 	}
 }
+
+// The worker killed (SIGKILL) in the middle of a delivery: the record is
+// whole and still pending, the lock died with the worker, and the next push
+// starts a worker that delivers it (at least once: every request carries
+// the same delivery id), in order before the next push's delivery.
+func TestDeliveryWorkerKilled(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, nil)
+	entered := make(chan struct{}, 16)
+	block := true
+	var mu sync.Mutex
+	var seen []string // delivery ids, in the order answered 200
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b := block
+		mu.Unlock()
+		if b {
+			_, _ = io.ReadAll(r.Body) // the server notices a client gone only once the body is read
+			entered <- struct{}{}
+			<-r.Context().Done() // held until the client goes away
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, r.Header.Get("X-GitPlus-Delivery"))
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { stopWorker(t, w.origin) }) // before srv.Close: a held request ends with its worker
+	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+		{Name: "h", URL: srv.URL, Secret: "k", TimeoutSeconds: 120}}})
+	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
+	if out, err := w.push("origin", c1+":refs/heads/main"); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the worker never reached the receiver")
+	}
+	pid := hooks.WorkerPID(w.origin)
+	if pid <= 0 {
+		t.Fatalf("no worker pid while a delivery is in flight")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(10*time.Second, func() bool { return !hooks.WorkerRunning(w.origin) }) {
+		t.Fatalf("the worker lock outlived the killed worker")
+	}
+	d := w.deliveries()
+	if len(d.Deliveries) != 1 || d.Deliveries[0].State != hooks.StatePending {
+		t.Fatalf("after the kill: %+v", d)
+	}
+	first := d.Deliveries[0].ID
+	mu.Lock()
+	block = false
+	mu.Unlock()
+	if out, err := w.push("origin", c1+":refs/heads/second"); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	if !waitFor(30*time.Second, func() bool {
+		d = w.deliveries()
+		return len(d.Deliveries) == 2 && d.Deliveries[0].State == hooks.StateDelivered && d.Deliveries[1].State == hooks.StateDelivered
+	}) {
+		t.Fatalf("not delivered after a new worker started: %+v", d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[0] != first || seen[1] != d.Deliveries[1].ID {
+		t.Fatalf("receiver answered %v, want [%s %s]", seen, first, d.Deliveries[1].ID)
+	}
+}
