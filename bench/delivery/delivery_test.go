@@ -7,6 +7,7 @@
 //
 // Both repositories run the lean hooks (git+hook pre-receive and
 // post-receive), as an installation by `go install ./cmd/...` does.
+//
 //	hole   hub/webhooks.json with one webhook and hub/remotes.json with one
 //	       mirror, both at an address that accepts connections and never
 //	       answers (timeouts 60 s): post-receive spools both and the
