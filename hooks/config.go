@@ -3,16 +3,22 @@ package hooks
 // The after-push chain's configuration (docs/operating.md). Three optional JSON
 // files in the bare repository's git directory, never in pushed content:
 //
-//	hub/remotes.json   {"remotes":[{"name":"m1","url":"/srv/mirror.git","timeout_seconds":20}]}
+//	hub/remotes.json   {"remotes":[{"name":"m1","url":"/srv/mirror.git","timeout_seconds":20,
+//	                                 "backoff_seconds":1,"backoff_max_seconds":300}]}
 //	hub/webhooks.json  {"hooks":[{"url":"https://ci.example/hook","secret":"s3cret",
-//	                              "events":["*"],"timeout_seconds":5,"attempts":3}]}
+//	                              "events":["*"],"timeout_seconds":5,"attempts":0,
+//	                              "retry_window_seconds":1800,"backoff_seconds":1,
+//	                              "backoff_max_seconds":60}]}
 //	hub/wake.json      {"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],
 //	                              "run":["git+","queue","run","--target","main"]}]}
 //
 // Unknown fields are refused (a misspelt "timeout_secnds" would otherwise be
-// silently ignored); a file that does not parse is logged and that part of
-// the chain is skipped, the rest still runs. Zero timeouts and attempts mean
-// the defaults below.
+// silently ignored), and so is a webhook URL that is not http(s) with a host
+// or a mirror URL that git could take for an option; the error names the
+// file, line and column. A file that does not parse is logged and that part
+// of the chain is skipped, the rest still runs. Zero timeouts, windows and
+// backoffs mean the defaults below; attempts 0 means no cap but the window
+// (docs/delivery.md).
 
 import (
 	"bytes"
@@ -21,10 +27,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -39,8 +48,10 @@ const (
 const (
 	DefaultMirrorTimeout  = 20 * time.Second // one mirror: both of its pushes
 	DefaultWebhookTimeout = 5 * time.Second  // one delivery attempt
-	DefaultAttempts       = 3                // delivery attempts per webhook
-	ChainDeadline         = 30 * time.Second // mirrors and webhooks together
+	DefaultRetryWindow    = 30 * time.Minute // a webhook delivery is retried this long, then failed
+	DefaultBackoff        = time.Second      // first wait before a retry (doubles each time)
+	DefaultWebhookBackoff = time.Minute      // longest wait between two webhook attempts
+	DefaultMirrorBackoff  = 5 * time.Minute  // longest wait between two syncs of a failing mirror
 )
 
 // ErrConfig reports a configuration file that cannot be used.
@@ -51,6 +62,10 @@ type Remote struct {
 	Name           string  `json:"name"`
 	URL            string  `json:"url"`
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// Retry backoff of a failing mirror: the first wait, doubled up to the
+	// maximum. A failing mirror is retried until it syncs.
+	BackoffSeconds    float64 `json:"backoff_seconds,omitempty"`
+	BackoffMaxSeconds float64 `json:"backoff_max_seconds,omitempty"`
 }
 
 // RemotesConfig is hub/remotes.json.
@@ -68,7 +83,13 @@ type Webhook struct {
 	Secret         string   `json:"secret"`
 	Events         []string `json:"events,omitempty"`
 	TimeoutSeconds float64  `json:"timeout_seconds,omitempty"`
-	Attempts       int      `json:"attempts,omitempty"`
+	Attempts       int      `json:"attempts,omitempty"` // cap on attempts per delivery; 0: the window alone bounds them
+	// A delivery is retried with exponential backoff (first wait, doubled up
+	// to the maximum) until RetryWindowSeconds after it was recorded, then
+	// kept as failed.
+	RetryWindowSeconds float64 `json:"retry_window_seconds,omitempty"`
+	BackoffSeconds     float64 `json:"backoff_seconds,omitempty"`
+	BackoffMaxSeconds  float64 `json:"backoff_max_seconds,omitempty"`
 }
 
 // WebhooksConfig is hub/webhooks.json.
@@ -124,36 +145,141 @@ func (r WakeRule) check() error {
 	return nil
 }
 
-// readJSON decodes gitDir/name strictly into v. A missing file returns
-// (false, nil).
-func readJSON(gitDir, name string, v any) (bool, error) {
+// readJSON decodes gitDir/name strictly into v and returns the file's bytes.
+// A missing file returns (nil, false, nil); a file that does not decode
+// returns an error naming the file, line and column.
+func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
 	p := filepath.Join(gitDir, name)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", p, err)
+		return nil, false, fmt.Errorf("reading %s: %w", p, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		err = LocateJSONError(data, err) // line and column of a syntax or type error
-		return false, fmt.Errorf("%s: %v (fix the file; the shapes are in `go doc hooks`): %w", p, err, ErrConfig)
+	err = dec.Decode(v)
+	extraAt := int64(-1)
+	if err == nil {
+		var extra any
+		extraAt = dec.InputOffset()
+		if dec.Decode(&extra) != io.EOF {
+			err = errors.New("more than one JSON value")
+		}
 	}
-	return true, nil
+	if err != nil {
+		off := dec.InputOffset()
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case extraAt >= 0:
+			off = extraAt + int64(len(data[extraAt:])-len(bytes.TrimLeft(data[extraAt:], " \t\r\n")))
+		case errors.As(err, &se):
+			off = se.Offset - 1 // the offset counts the byte at fault
+		case errors.As(err, &te):
+			off = te.Offset - 1
+		default:
+			if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+				if i := keyOffset(data, f); i >= 0 {
+					off = int64(i)
+				}
+			}
+		}
+		return nil, false, fmt.Errorf("%s: %v (fix the file; the shapes are in docs/delivery.md): %w", position(p, data, off), err, ErrConfig)
+	}
+	return data, true, nil
+}
+
+// keyOffset is the offset of the first object key spelt quoted (a JSON
+// string with its quotes) in data, or -1.
+func keyOffset(data []byte, quoted string) int {
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte(quoted))
+		if j < 0 {
+			return -1
+		}
+		k := i + j + len(quoted)
+		rest := bytes.TrimLeft(data[k:], " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' {
+			return i + j
+		}
+		i = k
+	}
+}
+
+// valueOffset is the offset of the JSON string value s in data, or 0.
+func valueOffset(data []byte, s string) int64 {
+	q, _ := json.Marshal(s)
+	if i := bytes.Index(data, q); i >= 0 {
+		return int64(i)
+	}
+	return 0
+}
+
+// position renders "file:line:column" for byte offset off of data (the
+// offset of the first byte at fault, lines and columns from 1).
+func position(p string, data []byte, off int64) string {
+	if off < 0 {
+		off = 0
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return fmt.Sprintf("%s:%d:%d", p, line, col)
+}
+
+// checkWebhookURL accepts absolute http and https URLs with a host.
+func checkWebhookURL(u string) error {
+	x, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("url %q: %v", u, err)
+	}
+	if x.Scheme != "http" && x.Scheme != "https" || x.Host == "" {
+		return fmt.Errorf("url %q is not an http:// or https:// URL with a host", u)
+	}
+	return nil
+}
+
+// checkMirrorURL refuses what git would read as an option or cannot carry
+// on one command line.
+func checkMirrorURL(u string) error {
+	if strings.HasPrefix(u, "-") {
+		return fmt.Errorf("url %q starts with '-' (git would take it for an option)", u)
+	}
+	if strings.ContainsFunc(u, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return fmt.Errorf("url %q holds a control character", u)
+	}
+	return nil
 }
 
 // LoadRemotes reads hub/remotes.json (nil, nil when absent).
 func LoadRemotes(gitDir string) ([]Remote, error) {
 	var c RemotesConfig
-	if ok, err := readJSON(gitDir, RemotesFile, &c); !ok {
+	data, ok, err := readJSON(gitDir, RemotesFile, &c)
+	if !ok {
 		return nil, err
 	}
+	p := filepath.Join(gitDir, RemotesFile)
+	seen := map[string]bool{}
 	for i, r := range c.Remotes {
 		if r.URL == "" {
-			return nil, fmt.Errorf("%s: remote %d (%q) has no url: %w", filepath.Join(gitDir, RemotesFile), i, r.Name, ErrConfig)
+			return nil, fmt.Errorf("%s: remote %d (%q) has no url: %w", position(p, data, valueOffset(data, r.Name)), i, r.Name, ErrConfig)
 		}
+		if err := checkMirrorURL(r.URL); err != nil {
+			return nil, fmt.Errorf("%s: remote %d: %v: %w", position(p, data, valueOffset(data, r.URL)), i, err, ErrConfig)
+		}
+		name := r.Name
+		if name == "" {
+			name = r.URL
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: two remotes are named %q: give them different names: %w", position(p, data, valueOffset(data, name)), name, ErrConfig)
+		}
+		seen[name] = true
 		if r.Name == "" {
 			c.Remotes[i].Name = r.URL
 		}
@@ -164,16 +290,30 @@ func LoadRemotes(gitDir string) ([]Remote, error) {
 // LoadWebhooks reads hub/webhooks.json (nil, nil when absent).
 func LoadWebhooks(gitDir string) ([]Webhook, error) {
 	var c WebhooksConfig
-	if ok, err := readJSON(gitDir, WebhooksFile, &c); !ok {
+	data, ok, err := readJSON(gitDir, WebhooksFile, &c)
+	if !ok {
 		return nil, err
 	}
+	p := filepath.Join(gitDir, WebhooksFile)
+	seen := map[string]bool{}
 	for i, h := range c.Hooks {
 		if h.URL == "" {
-			return nil, fmt.Errorf("%s: hook %d has no url: %w", filepath.Join(gitDir, WebhooksFile), i, ErrConfig)
+			return nil, fmt.Errorf("%s: hook %d has no url: %w", position(p, data, valueOffset(data, h.Name)), i, ErrConfig)
+		}
+		if err := checkWebhookURL(h.URL); err != nil {
+			return nil, fmt.Errorf("%s: hook %d: %v: %w", position(p, data, valueOffset(data, h.URL)), i, err, ErrConfig)
 		}
 		if h.Secret == "" {
-			return nil, fmt.Errorf("%s: hook %s has no secret (deliveries are always signed): %w", filepath.Join(gitDir, WebhooksFile), h.URL, ErrConfig)
+			return nil, fmt.Errorf("%s: hook %s has no secret (deliveries are always signed): %w", position(p, data, valueOffset(data, h.URL)), h.URL, ErrConfig)
 		}
+		name := h.Name
+		if name == "" {
+			name = h.URL
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: two hooks are named %q: give them different names: %w", position(p, data, valueOffset(data, name)), name, ErrConfig)
+		}
+		seen[name] = true
 		if h.Name == "" {
 			c.Hooks[i].Name = h.URL
 		}
@@ -184,7 +324,7 @@ func LoadWebhooks(gitDir string) ([]Webhook, error) {
 // LoadWake reads hub/wake.json (nil, nil when absent).
 func LoadWake(gitDir string) ([]WakeRule, error) {
 	var c WakeConfig
-	if ok, err := readJSON(gitDir, WakeFile, &c); !ok {
+	if _, ok, err := readJSON(gitDir, WakeFile, &c); !ok {
 		return nil, err
 	}
 	seen := map[string]int{}

@@ -240,9 +240,12 @@ func script(name, bin, lean string) string {
 	fmt.Fprintf(&b, "# A hook found here before lives on as %s%s and runs first.\n", name, ChainedSuffix)
 	fmt.Fprintf(&b, "%s%s\n", binPrefix, shellQuote(bin))
 	run := `"$gitplus_bin" hook ` + name
-	if lean != "" && name == "pre-receive" {
+	if lean != "" {
 		fmt.Fprintf(&b, "%s%s\n", leanPrefix, shellQuote(lean))
 		run = `"$gitplus_hook" ` + name
+		if name == "post-receive" { // the lean post-receive starts the delivery worker with git+
+			run += ` "$gitplus_bin"`
+		}
 	}
 	// The hooks directory without a subshell: git runs a hook by a path
 	// with a slash in it; a bare name means the current directory.

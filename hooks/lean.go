@@ -7,7 +7,9 @@ package hooks
 //     links only what judging a push needs) when that binary sits beside the
 //     git+ binary being installed and both were built from the same source;
 //     otherwise it runs `git+ hook pre-receive`, which judges identically but
-//     starts slower. post-receive always runs git+.
+//     starts slower. The post-receive script likewise runs `git+hook
+//     post-receive <git+ binary>` (the git+ binary starts the delivery
+//     worker), else `git+ hook post-receive`.
 //   - "The same source" is read from the two files' Go build information
 //     (debug/buildinfo, nothing is executed): the same module version when
 //     installed as a module, or the same VCS revision of a clean checkout.

@@ -80,7 +80,7 @@ func TestLeanHook(t *testing.T) {
 	is.Equal(lean, filepath.Join(bin, HookBinary)) // same clean commit: used
 	is.Equal(why, "")
 	is.True(strings.Contains(script("pre-receive", cli, lean), "exec \"$gitplus_hook\" pre-receive"))
-	is.True(!strings.Contains(script("post-receive", cli, lean), "gitplus_hook")) // post-receive always runs git+
+	is.True(strings.Contains(script("post-receive", cli, lean), "exec \"$gitplus_hook\" post-receive \"$gitplus_bin\"")) // the lean post-receive, told where git+ is
 
 	// A git+hook from another commit is not used.
 	write("hook/main.go", "package main\n\nfunc main() { println(\"hook 2\") }\n")

@@ -41,7 +41,13 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 		{"push", "--quiet", r.URL, "refs/hub/*:refs/hub/*"},
 		{"push", "--quiet", "--prune", r.URL, "+refs/heads/*:refs/heads/*"},
 	}
-	for _, args := range steps {
+	for i, args := range steps {
+		// git refuses a glob that matches nothing ("No refs in common"):
+		// a namespace this repository does not hold yet is skipped.
+		ns := []string{"refs/hub/", "refs/heads/"}[i]
+		if out, err := exec.CommandContext(ctx, "git", "--git-dir="+gitDir, "for-each-ref", "--count=1", "--format=x", ns).Output(); err == nil && len(out) == 0 {
+			continue
+		}
 		if err := runGit(ctx, gitDir, env, args...); err != nil {
 			return fmt.Errorf("mirror %s (%s): git %s: %w", r.Name, r.URL, strings.Join(args[2:], " "), err)
 		}

@@ -11,16 +11,18 @@ package hooks
 //     hook still exits 0. Only unreadable hook input is an error.
 //   - Order: new events are decoded first (refs/hub/* updates, with
 //     hubrefs.ReadNew and the default ceilings); wake rules are then started
-//     detached (not waited for); mirrors and webhooks run concurrently under
-//     one deadline (ChainDeadline, 30 s) on top of their own bounds, and the
-//     hook waits for them.
+//     detached (not waited for); then mirrors and webhooks are spooled, not
+//     sent: a change is recorded for each mirror and one delivery per
+//     subscribed webhook is written to the spool (spool.go), and the
+//     delivery worker (worker.go) is started detached unless one runs. The
+//     hook sends nothing over the network, so a slow or dead receiver never
+//     slows a push (docs/delivery.md).
 //   - The push option "gitplus.no-notify" (git+ queue run --no-notify)
 //     skips the webhooks; mirrors and wake still run.
 //   - An event ref that cannot be decoded (it should not pass the boundary)
 //     is logged; its update is still delivered and mirrored, without events.
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -28,7 +30,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gitplus/gitplus/hubrefs"
@@ -44,15 +45,17 @@ type Options struct {
 	Stdin   io.Reader // the hook's input: "<old> <new> <ref>" lines
 	Stderr  io.Writer // one "git+: ..." line per failure (nil: none)
 	Environ []string  // the hook's environment (os.Environ())
-	Binary  string    // what "git+" means in wake rules (absolute path)
+	Binary  string    // what "git+" means in wake rules and runs the delivery worker (absolute path)
+	// NoWorker spools without starting the delivery worker (tests).
+	NoWorker bool
 }
 
 // Report is what a chain run did, for tests and callers.
 type Report struct {
 	Updates  []RefUpdate
 	Woken    []string // ids of the rules started
-	Mirrored []string // names of the mirrors that converged
-	Notified []string // webhooks delivered
+	Mirrors  []string // names of the mirrors a change was recorded for
+	Spooled  []string // ids of the webhook deliveries spooled
 	Failures []string // every failure, as logged
 }
 
@@ -62,7 +65,7 @@ const LogFile = "gitplus/log/post-receive.log"
 // PostReceive runs the after-push chain for the updates git feeds the
 // post-receive hook on o.Stdin. It returns an error only when the input cannot
 // be read.
-func PostReceive(ctx context.Context, o Options) (*Report, error) {
+func PostReceive(o Options) (*Report, error) {
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the post-receive input: %w", err)
@@ -141,24 +144,15 @@ func PostReceive(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
-	// Mirrors and webhooks: concurrent, bounded.
-	ctx, cancel := context.WithTimeout(ctx, ChainDeadline)
-	defer cancel()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	// Mirrors and webhooks: spooled, then handed to the worker; nothing is
+	// sent from here, so no receiver can slow the push down.
+	now := time.Now()
 	for _, r := range remotes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := PushMirror(ctx, o.GitDir, r, o.Environ)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				fails = append(fails, err.Error())
-			} else {
-				rep.Mirrored = append(rep.Mirrored, r.Name)
-			}
-		}()
+		if err := RequestMirror(o.GitDir, r, now); err != nil {
+			fails = append(fails, fmt.Sprintf("recording a change for mirror %s: %v", r.Name, err))
+			continue
+		}
+		rep.Mirrors = append(rep.Mirrors, r.Name)
 	}
 	noNotify := false
 	for _, opt := range opts {
@@ -173,28 +167,27 @@ func PostReceive(ctx context.Context, o Options) (*Report, error) {
 				if !h.wants(d) {
 					continue
 				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					err := Deliver(ctx, h, d.Delivery, body)
-					mu.Lock()
-					defer mu.Unlock()
-					if err != nil {
-						fails = append(fails, err.Error())
-					} else {
-						rep.Notified = append(rep.Notified, h.Name)
-					}
-				}()
+				j := &WebhookJob{ID: newJobID(now), Hook: h.Name, URL: h.URL, Created: now.UTC(), State: StatePending,
+					NextAttempt: now.UTC(), Updates: d.Updates, Body: body}
+				if err := spoolJob(o.GitDir, j); err != nil {
+					fails = append(fails, fmt.Sprintf("spooling the delivery to webhook %s: %v", h.Name, err))
+					continue
+				}
+				rep.Spooled = append(rep.Spooled, j.ID)
 			}
 		}
 	}
-	wg.Wait()
+	if len(rep.Mirrors)+len(rep.Spooled) > 0 && !o.NoWorker {
+		if err := StartWorker(o.GitDir, o.Binary, o.Environ); err != nil {
+			fails = append(fails, err.Error())
+		}
+	}
 	return rep, nil
 }
 
 // logChain appends the outcome to the log and the failures to stderr.
 func logChain(o Options, rep *Report) {
-	if len(rep.Woken)+len(rep.Mirrored)+len(rep.Notified)+len(rep.Failures) == 0 {
+	if len(rep.Woken)+len(rep.Mirrors)+len(rep.Spooled)+len(rep.Failures) == 0 {
 		return
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
@@ -203,7 +196,7 @@ func logChain(o Options, rep *Report) {
 	for _, u := range rep.Updates {
 		refs = append(refs, u.Ref)
 	}
-	fmt.Fprintf(&b, "%s push %s: woke %v, mirrored %v, notified %v\n", now, strings.Join(refs, " "), rep.Woken, rep.Mirrored, rep.Notified)
+	fmt.Fprintf(&b, "%s push %s: woke %v, mirrors to sync %v, deliveries spooled %v\n", now, strings.Join(refs, " "), rep.Woken, rep.Mirrors, rep.Spooled)
 	for _, f := range rep.Failures {
 		fmt.Fprintf(&b, "%s   failed: %s\n", now, f)
 		if o.Stderr != nil {

@@ -2,37 +2,31 @@ package hooks
 
 // Webhooks (docs/delivery.md).
 //
-// One POST per push and subscriber, Content-Type application/json, body a
-// Delivery:
+// One POST per push and subscriber (spooled by post-receive, sent by the
+// delivery worker: see spool.go and worker.go), Content-Type
+// application/json, body a Delivery:
 //
 //	{"delivery":"<32 hex>","repo":"<git dir name>","time":"<RFC 3339>",
 //	 "updates":[{"ref":"refs/heads/main","old":"<hex>","new":"<hex>"}],
 //	 "events":[{"ref":"refs/hub/pr/<id>","id":"<hex>","type":"pr.opened","payload":{...}}],
 //	 "push_options":["..."]}
 //
-// Headers: X-GitPlus-Event: push, X-GitPlus-Delivery: <delivery>,
+// Headers: X-GitPlus-Event: push, X-GitPlus-Delivery: <the spooled
+// delivery's id, one per push and hook, the same on every attempt>,
 // X-GitPlus-Signature: sha256=<hex HMAC-SHA256 of the body keyed with the
 // hook's secret>. A 2xx answer is delivered; anything else (or no answer
-// within timeout_seconds, default 5 s) is retried up to attempts (default 3)
-// with 250 ms, 500 ms, … between, the same delivery id and body each time.
-// Redirects are not followed.
+// within timeout_seconds, default 5 s) is retried with exponential backoff
+// over the hook's retry window, the same id and body each time, then kept
+// as failed (docs/delivery.md). Redirects are not followed.
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
 	"time"
 )
-
-// ErrWebhook reports a delivery that failed every attempt.
-var ErrWebhook = errors.New("webhook delivery failed")
 
 // SignatureHeader carries the body's HMAC.
 const SignatureHeader = "X-GitPlus-Signature"
@@ -99,58 +93,25 @@ func (h Webhook) wants(d *Delivery) bool {
 	return false
 }
 
-var webhookClient = &http.Client{
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
+// Sender sends one delivery attempt: POST body to h, signed (Sign), with
+// header X-GitPlus-Delivery id, bounded by h's timeout; it returns the
+// answer's status line ("" when there was none) and nil for a 2xx answer.
+// The HTTP one is webhookpost.Attempt, kept out of this package so that the
+// post-receive hook, which sends nothing, does not link an HTTP client.
+type Sender func(ctx context.Context, h Webhook, id string, body []byte) (string, error)
 
-// Deliver POSTs body to h with retries; it returns nil once an attempt is
-// answered 2xx.
-func Deliver(ctx context.Context, h Webhook, delivery string, body []byte) error {
-	attempts := h.Attempts
-	if attempts <= 0 {
-		attempts = DefaultAttempts
-	}
-	timeout := seconds(h.TimeoutSeconds, DefaultWebhookTimeout)
-	sig := Sign(h.Secret, body)
-	var last error
-	backoff := 250 * time.Millisecond
-	for i := 0; i < attempts; i++ {
-		if i > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("webhook %s: %w after %d attempts (last: %v; then %v)", h.URL, ErrWebhook, i, last, ctx.Err())
-			case <-time.After(backoff):
-			}
-			backoff *= 2
-		}
-		last = postOnce(ctx, h.URL, timeout, delivery, sig, body)
-		if last == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("webhook %s: %w after %d attempts (last: %v)", h.URL, ErrWebhook, attempts, last)
-}
+// Timeout is h's bound on one attempt.
+func (h Webhook) Timeout() time.Duration { return seconds(h.TimeoutSeconds, DefaultWebhookTimeout) }
 
-func postOnce(ctx context.Context, url string, timeout time.Duration, delivery, sig string, body []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
+// Backoff is the wait after the n-th failed attempt (n ≥ 1): first, doubled
+// each time, never over max.
+func Backoff(n int, first, max time.Duration) time.Duration {
+	d := first
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "git+ post-receive")
-	req.Header.Set("X-GitPlus-Event", "push")
-	req.Header.Set("X-GitPlus-Delivery", delivery)
-	req.Header.Set(SignatureHeader, sig)
-	resp, err := webhookClient.Do(req)
-	if err != nil {
-		return err
+	if d > max {
+		d = max
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("answered %s", resp.Status)
-	}
-	return nil
+	return d
 }

@@ -193,6 +193,7 @@ func TestServeClosedLoop(t *testing.T) {
 	mirror := filepath.Join(settlingDir(t), "mirror.git")
 	fixtures.Git(t, filepath.Dir(mirror), "init", "-q", "--bare", mirror)
 	writeJSONFile(t, filepath.Join(bare, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	t.Cleanup(func() { stopWorker(t, bare) })
 	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
 	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},

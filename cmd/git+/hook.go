@@ -12,13 +12,13 @@ package main
 //     and exits 1 when any ref is refused. It fails closed: input it cannot
 //     parse, or a push it cannot judge, refuses everything.
 //   - `git+ init` installs the hooks too (installHooksOnInit, set below).
-//   - post-receive runs hooks.PostReceive (mirrors, webhooks, wake rules;
-//     see `go doc ./hooks`). It exits 1 only on unreadable input: a failed
-//     mirror or webhook is reported as a "git+: post-receive: ..." line and
-//     logged, never failing the push.
+//   - post-receive runs hooks.PostReceive (wake rules; mirrors and webhooks
+//     are spooled for the delivery worker, `hook deliver`: see
+//     docs/delivery.md). It exits 1 only on unreadable input: a failure is
+//     reported as a "git+: post-receive: ..." line and logged, never failing
+//     the push.
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,6 +52,7 @@ func init() {
 				Usage:  "after-push chain (run by git; reads `old new ref` lines on stdin)",
 				Action: hookPostReceiveAction,
 			},
+			hookDeliverCommand(),
 		},
 	})
 	installHooksOnInit = func(gitDir string) error {
@@ -132,7 +133,7 @@ func hookPostReceiveAction(c *cli.Context) error {
 	for _, v := range []string{receive.EnvServed, receive.EnvSSHKey, receive.EnvTokenKey} {
 		os.Unsetenv(v)
 	}
-	_, err = hooks.PostReceive(context.Background(), hooks.Options{
+	_, err = hooks.PostReceive(hooks.Options{
 		GitDir: gitDir, Stdin: os.Stdin, Stderr: c.App.ErrWriter, Environ: os.Environ(), Binary: bin,
 	})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
@@ -53,6 +54,7 @@ func prMergeAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	since := time.Now() // its own deliveries are those recorded from now (awaitOwnDeliveries)
 	sg, err := openSigning(c)
 	if err != nil {
 		return fail(1, err)
@@ -72,7 +74,7 @@ func prMergeAction(c *cli.Context) error {
 	case pr.Open:
 	case pr.Merged:
 		if prMergedRecorded(st, st.Head, base) {
-			return prMergeReport(c, id, base, head, true, "already merged")
+			return prMergeReport(c, id, base, head, true, "already merged", nil)
 		}
 	default:
 		return fail(1, fmt.Errorf("pull request %s is %s: reopen it (`git+ pr reopen %s`) before merging", id, st.State, id))
@@ -122,14 +124,20 @@ func prMergeAction(c *cli.Context) error {
 	if !pushed {
 		msg = "base already held the head; recorded pr.merged"
 	}
-	return prMergeReport(c, id, base, head, pushed, msg)
+	return prMergeReport(c, id, base, head, pushed, msg, awaitOwnDeliveries(h, since))
 }
 
-func prMergeReport(c *cli.Context, id, base string, head plumbing.Hash, pushed bool, msg string) error {
+// prMergeReport prints the outcome; undelivered lists the verb's own
+// deliveries (mirrors, webhooks) that did not arrive within the wait.
+func prMergeReport(c *cli.Context, id, base string, head plumbing.Hash, pushed bool, msg string, undelivered []string) error {
 	if wantJSON(c) {
-		return printJSON(c, map[string]any{"pr": id, "branch": base, "commit": head.String(), "pushed": pushed, "result": msg})
+		return printJSON(c, map[string]any{"pr": id, "branch": base, "commit": head.String(), "pushed": pushed, "result": msg,
+			"undelivered": append([]string{}, undelivered...)})
 	}
 	fmt.Fprintf(c.App.Writer, "%s %s %s: %s\n", id, strings.TrimPrefix(base, "refs/heads/"), head, msg)
+	for _, u := range undelivered {
+		fmt.Fprintf(c.App.Writer, "undelivered: %s\n", u)
+	}
 	return nil
 }
 

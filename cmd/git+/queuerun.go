@@ -98,14 +98,17 @@ type runReport struct {
 	Waiting   []queue.Wait    `json:"waiting"`
 	Refused   []string        `json:"refused"`
 	Resets    []string        `json:"resets"`
-	Warnings  []string        `json:"warnings"`
-	Chain     []queue.Step    `json:"chain"`
+	// Undelivered: this pass's own deliveries (mirrors, webhooks) that did
+	// not arrive within the bounded wait at its end (docs/delivery.md).
+	Undelivered []string     `json:"undelivered"`
+	Warnings    []string     `json:"warnings"`
+	Chain       []queue.Step `json:"chain"`
 }
 
 func newRunReport(target string) *runReport {
 	return &runReport{Target: target, Settled: []queue.Settle{}, Entered: []queue.Enter{}, Landed: []queue.Landed{},
 		Evicted: []queue.Evict{}, Published: []queue.Publish{}, Deleted: []string{}, Waiting: []queue.Wait{},
-		Refused: []string{}, Resets: []string{}, Warnings: []string{}, Chain: []queue.Step{}}
+		Refused: []string{}, Resets: []string{}, Warnings: []string{}, Chain: []queue.Step{}, Undelivered: []string{}}
 }
 
 // runner carries out one pass.
@@ -154,6 +157,7 @@ func queueRun(c *cli.Context) error {
 	if c.NArg() != 0 || (c.String("target") == "" && c.String("queue") == "") {
 		return usageErr("usage: git+ queue run --target BRANCH [--queue ID] [--auto-enter] [--depth N] [--json] [--no-notify]")
 	}
+	since := time.Now() // its own deliveries are those recorded from now (awaitOwnDeliveries)
 	w, err := queueContext(c)
 	if err != nil {
 		return fail(1, err)
@@ -185,7 +189,10 @@ func queueRun(c *cli.Context) error {
 			r.pushOpts = append(r.pushOpts, tag)
 		}
 	}
-	if err := r.pass(qid, c.Int("depth"), c.Bool("auto-enter")); err != nil {
+	err = r.pass(qid, c.Int("depth"), c.Bool("auto-enter"))
+	// The wait comes after the pass: no receiver holds its critical window.
+	r.rep.Undelivered = append(r.rep.Undelivered, awaitOwnDeliveries(w.h, since)...)
+	if err != nil {
 		r.print(c)
 		return fail(1, err)
 	}
@@ -234,6 +241,9 @@ func (r *runner) print(c *cli.Context) error {
 	}
 	for _, x := range rep.Warnings {
 		fmt.Fprintf(out, "warning: %s\n", x)
+	}
+	for _, x := range rep.Undelivered {
+		fmt.Fprintf(out, "undelivered: %s\n", x)
 	}
 	return nil
 }

@@ -1,0 +1,48 @@
+// Package webhookpost sends webhook deliveries over HTTP (docs/delivery.md):
+// the hooks.Sender the delivery worker and `git+ webhook redeliver` use.
+// Redirects are not followed.
+package webhookpost
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gitplus/gitplus/hooks"
+)
+
+// Attempt is the HTTP hooks.Sender: one POST of body to h.
+func Attempt(ctx context.Context, h hooks.Webhook, id string, body []byte) (string, error) {
+	return postOnce(ctx, h.URL, h.Timeout(), id, hooks.Sign(h.Secret, body), body)
+}
+
+var client = &http.Client{
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+func postOnce(ctx context.Context, url string, timeout time.Duration, delivery, sig string, body []byte) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "git+ delivery")
+	req.Header.Set("X-GitPlus-Event", "push")
+	req.Header.Set("X-GitPlus-Delivery", delivery)
+	req.Header.Set(hooks.SignatureHeader, sig)
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return resp.Status, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	return resp.Status, nil
+}
