@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
@@ -185,6 +186,9 @@ func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]
 		if ev.ID != id {
 			return nil, refuse(CodeHubMalformed, "%s: object %s does not hash to its id", u.Ref, id)
 		}
+		if err := linearStep(u, ev); err != nil {
+			return nil, err
+		}
 		out = append(out, ev)
 		for _, p := range ev.Parents {
 			if p == u.Old {
@@ -199,9 +203,26 @@ func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]
 		}
 	}
 	if !u.Old.IsZero() && !metOld {
-		return nil, refuse(CodeHubRewind, "%s: %s does not descend from %s; hub refs only move forward (append, or join with several parents)", u.Ref, short(u.New), short(u.Old))
+		for _, ev := range out {
+			if len(ev.Parents) == 0 {
+				return nil, refuse(CodeForeignParent, "%s would hold events of another ref (root event %s); every parent of an event must be an event of the same ref", u.Ref, ev.ID)
+			}
+		}
+		return nil, refuse(CodeHubRewind, "%s: %s does not descend from %s; hub refs only move forward, one event on the tip after another: fetch %s, re-read it and append on its tip", u.Ref, short(u.New), short(u.Old), u.Ref)
 	}
 	return out, nil
+}
+
+// linearStep refuses a new event that joins: every hub log is one chain
+// (docs/trust.md), so a new event has at most one parent. The new events
+// then form a chain from u.New; readNew refuses it unless its oldest event's
+// parent is u.Old (a fork written on an older event does not descend from
+// the tip: CodeHubRewind).
+func linearStep(u Update, ev hubrefs.Event) error {
+	if len(ev.Parents) > 1 {
+		return refuse(CodeHubNotLinear, "%s: event %s joins %d parents; hub logs are linear: fetch %s, re-read it and append one event on its tip", u.Ref, ev.ID, len(ev.Parents), u.Ref)
+	}
+	return nil
 }
 
 // decodeRefusal maps hubrefs.Decode's sentinels to codes.
@@ -334,6 +355,11 @@ func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.Sta
 			return nil, authRefusal(ref, ev, err, pr.ErrUnauthorized, pr.ErrRepoMismatch, pr.ErrOrder, pr.ErrUnsigned,
 				[]error{pr.ErrMalformed, pr.ErrUnknownType})
 		}
+		if ev.Type == hubrefs.TypePRMerged {
+			if err := j.checkMerged(ref, ev, st); err != nil {
+				return nil, err
+			}
+		}
 	}
 	st, err := pr.Fold(all, j.trust)
 	if err != nil {
@@ -346,8 +372,10 @@ func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.Sta
 }
 
 // authorizeQueue judges new queue events: signed by a current member holding
-// hub.queue, a well-formed payload, and a root naming the ref (DESIGN.md §8).
-// The queue is advisory, so its state is not folded here.
+// hub.queue, a payload that passes queue.Validate (the one validation the
+// fold uses too, docs/events.md), a root naming the ref (DESIGN.md §8), and
+// a log the queue fold reads: whatever the boundary accepts, a runner can
+// read.
 func (j *judge) authorizeQueue(ref, id string, all, fresh []hubrefs.Event) error {
 	for _, ev := range fresh {
 		m, ok := j.trust.MemberByKey(ev.Signer)
@@ -357,99 +385,24 @@ func (j *judge) authorizeQueue(ref, id string, all, fresh []hubrefs.Event) error
 		if !m.Has(trust.CapQueue) {
 			return refuse(CodeMissingCapability, "%s: member %q signed event %s (%s) without holding %s", ref, m.Name, ev.ID, ev.Type, trust.CapQueue)
 		}
-		if err := checkQueuePayload(ev); err != nil {
+		if _, err := queue.Validate(ev); err != nil {
 			return refuse(CodeHubMalformed, "%s: event %s (%s): %v", ref, ev.ID, ev.Type, err)
 		}
 		if ev.Type == hubrefs.TypeQueueOpened && len(ev.Parents) > 0 {
 			return refuse(CodeHubRoot, "%s: event %s: queue.opened is only the root of a queue ref", ref, ev.ID)
 		}
 	}
-	var root hubrefs.QueueOpened
-	if err := all[0].Unmarshal(&root); err != nil || all[0].Type != hubrefs.TypeQueueOpened {
+	if all[0].Type != hubrefs.TypeQueueOpened {
 		return refuse(CodeHubRoot, "%s: its root is not queue.opened", ref)
 	}
-	if root.ID != id {
-		return refuse(CodeRefName, "%s holds queue %s; a queue lives at %s%s", ref, root.ID, hubrefs.QueueRefPrefix, root.ID)
+	st, err := queue.Fold(all, j.trust)
+	if err != nil {
+		return refuse(CodeHubInvalid, "%s: the queue would not fold: %v", ref, err)
+	}
+	if st.ID != id {
+		return refuse(CodeRefName, "%s holds queue %s; a queue lives at %s%s", ref, st.ID, hubrefs.QueueRefPrefix, st.ID)
 	}
 	return nil
-}
-
-func checkQueuePayload(ev hubrefs.Event) error {
-	oid := func(name, s string) error {
-		if err := pr.ValidOID(s); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		return nil
-	}
-	switch ev.Type {
-	case hubrefs.TypeQueueOpened:
-		var p hubrefs.QueueOpened
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		if err := trust.ValidUUID(p.ID); err != nil {
-			return fmt.Errorf("id: %w", err)
-		}
-		return trust.ValidBranch(p.Target)
-	case hubrefs.TypeQueueEntered:
-		var p hubrefs.QueueEntered
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		if err := trust.ValidUUID(p.PR); err != nil {
-			return fmt.Errorf("pr: %w", err)
-		}
-		if err := trust.ValidBranch(p.BaseRef); err != nil {
-			return err
-		}
-		return oid("head", p.Head)
-	case hubrefs.TypeQueueCandidate:
-		var p hubrefs.QueueCandidate
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		if err := trust.ValidUUID(p.PR); err != nil {
-			return fmt.Errorf("pr: %w", err)
-		}
-		if err := oid("head", p.Head); err != nil {
-			return err
-		}
-		if err := oid("step", p.Step); err != nil {
-			return err
-		}
-		if len(p.Parents) != 2 {
-			return fmt.Errorf("parents: a candidate has exactly two parents, not %d", len(p.Parents))
-		}
-		for _, s := range p.Parents {
-			if err := oid("parents", s); err != nil {
-				return err
-			}
-		}
-		return trust.ValidRef(p.Branch)
-	case hubrefs.TypeQueueLeft:
-		var p hubrefs.QueueLeft
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		if err := trust.ValidUUID(p.PR); err != nil {
-			return fmt.Errorf("pr: %w", err)
-		}
-		switch p.Reason {
-		case "landed", "failed", "conflict", "stale", "withdrawn":
-		default:
-			return fmt.Errorf("reason %q: use landed, failed, conflict, stale or withdrawn", p.Reason)
-		}
-		return oid("head", p.Head)
-	case hubrefs.TypeQueueReset:
-		var p hubrefs.QueueReset
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		return oid("tip", p.Tip)
-	case hubrefs.TypeQueueClosed:
-		return nil
-	}
-	return fmt.Errorf("unknown queue event type %q", ev.Type)
 }
 
 // readBounded reads a would-be event, refusing to load an object larger
