@@ -239,7 +239,9 @@ func TestQueueHookFoldAgree(t *testing.T) {
 	w.event(qRef, "queuer", hubrefs.QueueOpened{Base: w.base(hubrefs.TypeQueueOpened), ID: qID, Target: main})
 	c1 := w.commit(w.c0, "a.txt", "1\n")
 	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
-	oid := func() string { return pick(w.c0.String(), c1.String(), c1.String(), strings.ToUpper(c1.String()), "abc") }
+	oid := func() string {
+		return pick(w.c0.String(), c1.String(), c1.String(), strings.ToUpper(c1.String()), "abc")
+	}
 	prID := func() string {
 		return pick("01900000-0000-7000-8000-0000000000a1", "01900000-0000-7000-8000-0000000000a2", "01900000-0000-7000-8000-0000000000a2", "pr")
 	}
