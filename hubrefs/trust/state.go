@@ -62,7 +62,7 @@ type State struct {
 	Rules   Rules         // latest rules.set in causal order; DefaultRules() when none
 	RulesID plumbing.Hash // the rules.set in force; zero when none
 	Tip     plumbing.Hash // the last event folded (the log's tip)
-	Skipped []Skip        // admitted events without effect, in causal order
+	Skipped []Skip        // always empty: the log is linear (docs/trust.md); kept for cached states' format
 }
 
 func sameKey(a, b hubrefs.PublicKey) bool {
