@@ -45,8 +45,8 @@ func (m *Member) Has(c string) bool {
 }
 
 // Skip records a stored event the fold admitted but whose effect it did not
-// apply (only possible where the log has concurrent branches; see the
-// package doc).
+// apply. Since hub logs are linear (docs/trust.md) the fold never skips; the
+// type stays for the fold cache's encoding of State.
 type Skip struct {
 	ID     plumbing.Hash
 	Type   string
