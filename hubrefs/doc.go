@@ -25,8 +25,8 @@
 //     readers); "type" and "repo" must be non-empty strings. Then it must
 //     hold exactly the keys its type declares, at every level, compared byte
 //     for byte, each once (StrictUnmarshal; docs/events.md).
-//   - Every hub log is linear (docs/trust.md): CheckNext and CheckLinear say
-//     whether events form one chain; the folds refuse forks and joins
+//   - Every hub log is linear (docs/trust.md): CheckNext says whether an
+//     event may follow a log's tip; the folds refuse forks and joins
 //     (ErrNotLinear). CausalOrder of a chain is the chain.
 //   - Zero (or negative) fields of Ceilings mean the defaults. The object size
 //     is bounded before it is read: payload ceiling plus 16 KiB for headers

@@ -315,20 +315,3 @@ func CheckNext(tip plumbing.Hash, ev Event) error {
 	}
 	return fmt.Errorf("event %s has parent %s, not the tip %s; hub logs are linear (re-read and append on the tip): %w", ev.ID, ev.Parents[0], tip, ErrNotLinear)
 }
-
-// CheckLinear reports whether events (root first) form one chain: a root
-// without parents, then each event's only parent is the one before it.
-func CheckLinear(events []Event) error {
-	for i, ev := range events {
-		if i == 0 {
-			if len(ev.Parents) != 0 {
-				return fmt.Errorf("event %s, first of the log, has parents: %w", ev.ID, ErrNotLinear)
-			}
-			continue
-		}
-		if err := CheckNext(events[i-1].ID, ev); err != nil {
-			return err
-		}
-	}
-	return nil
-}
