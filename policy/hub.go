@@ -243,32 +243,6 @@ func decodeRefusal(ref string, id plumbing.Hash, err error) error {
 	return &refusal{Code: code, Reason: fmt.Sprintf("%s: event %s: %v", ref, id, err), err: err}
 }
 
-// before returns the events of all (causal order) that are ancestors of ev.
-func before(all []hubrefs.Event, ev hubrefs.Event) []hubrefs.Event {
-	byID := map[plumbing.Hash]hubrefs.Event{}
-	for _, e := range all {
-		byID[e.ID] = e
-	}
-	anc := map[plumbing.Hash]bool{}
-	stack := append([]plumbing.Hash{}, ev.Parents...)
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if anc[id] {
-			continue
-		}
-		anc[id] = true
-		stack = append(stack, byID[id].Parents...)
-	}
-	var out []hubrefs.Event
-	for _, e := range all {
-		if anc[e.ID] {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 func isFresh(fresh []hubrefs.Event) map[plumbing.Hash]bool {
 	m := map[plumbing.Hash]bool{}
 	for _, e := range fresh {
@@ -277,34 +251,27 @@ func isFresh(fresh []hubrefs.Event) map[plumbing.Hash]bool {
 	return m
 }
 
-// authorizeTrust judges each new trust event against the trust state folded
-// from its own parents (DESIGN.md §4).
+// authorizeTrust judges each new trust event against the trust state the
+// event before it leaves (DESIGN.md §4): the log is linear (docs/trust.md),
+// so that is the current state for the first new event, and each new event
+// is applied in turn, exactly as trust.Fold applies it on every replica.
 func (j *judge) authorizeTrust(ref string, all, fresh []hubrefs.Event) error {
 	isNew := isFresh(fresh)
+	st := j.trust.Clone()
 	for _, ev := range all {
 		if !isNew[ev.ID] {
 			continue
 		}
-		var parents *trust.State
-		if prev := before(all, ev); len(prev) > 0 {
-			st, err := trust.Fold(prev)
-			if err != nil {
-				return refuse(CodeHubInvalid, "%s: the parents of event %s do not fold: %v", ref, ev.ID, err)
-			}
-			parents = st
+		if _, ok := st.MemberByKey(ev.Signer); !ok {
+			return refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
 		}
-		if parents != nil {
-			if _, ok := parents.MemberByKey(ev.Signer); !ok {
-				return refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
+		if err := st.Apply(ev); err != nil {
+			if errors.Is(err, hubrefs.ErrNotLinear) {
+				return refuse(CodeHubNotLinear, "%s: %v", ref, err)
 			}
-		}
-		if err := trust.Authorize(ev, parents); err != nil {
 			return authRefusal(ref, ev, err, trust.ErrUnauthorized, trust.ErrRepoMismatch, trust.ErrOrder, trust.ErrUnsigned,
 				[]error{trust.ErrMalformed, trust.ErrUnknownType, trust.ErrBadKey, trust.ErrUnknownCap, trust.ErrBadRef, trust.ErrUnknownField, trust.ErrInvalidRules})
 		}
-	}
-	if _, err := trust.Fold(all); err != nil {
-		return refuse(CodeHubInvalid, "%s: the log would not fold: %v", ref, err)
 	}
 	return nil
 }
@@ -333,23 +300,21 @@ func authRefusal(ref string, ev hubrefs.Event, err, unauth, repo, order, unsigne
 
 // authorizePR judges each new pull request event against the state before it
 // and the trust current at the push (DESIGN.md §5), and returns the pull
-// request's state after them.
+// request's state after them. The log is linear (docs/trust.md): all is the
+// old events, then the new ones, each following the one before.
 func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.State, error) {
-	isNew := isFresh(fresh)
-	for _, ev := range all {
-		if !isNew[ev.ID] {
-			continue
+	nOld := len(all) - len(fresh)
+	var st *pr.State
+	if nOld > 0 {
+		s, err := pr.Fold(all[:nOld], j.trust)
+		if err != nil {
+			return nil, refuse(CodeHubInvalid, "%s: the events before %s do not fold: %v", ref, all[nOld].ID, err)
 		}
+		st = s
+	}
+	for _, ev := range all[nOld:] {
 		if _, ok := j.trust.MemberByKey(ev.Signer); !ok {
 			return nil, refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
-		}
-		var st *pr.State
-		if prev := before(all, ev); len(prev) > 0 {
-			s, err := pr.Fold(prev, j.trust)
-			if err != nil {
-				return nil, refuse(CodeHubInvalid, "%s: the events before %s do not fold: %v", ref, ev.ID, err)
-			}
-			st = s
 		}
 		if err := pr.Authorize(ev, st, j.trust); err != nil {
 			return nil, authRefusal(ref, ev, err, pr.ErrUnauthorized, pr.ErrRepoMismatch, pr.ErrOrder, pr.ErrUnsigned,
@@ -360,10 +325,18 @@ func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.Sta
 				return nil, err
 			}
 		}
-	}
-	st, err := pr.Fold(all, j.trust)
-	if err != nil {
-		return nil, refuse(CodeHubInvalid, "%s: the pull request would not fold: %v", ref, err)
+		var err error
+		if st == nil {
+			st, err = pr.Fold([]hubrefs.Event{ev}, j.trust)
+		} else {
+			err = st.Apply(ev, j.trust)
+		}
+		if err != nil {
+			if errors.Is(err, hubrefs.ErrNotLinear) {
+				return nil, refuse(CodeHubNotLinear, "%s: %v", ref, err)
+			}
+			return nil, refuse(CodeHubInvalid, "%s: the pull request would not fold: %v", ref, err)
+		}
 	}
 	if st.ID != id {
 		return nil, refuse(CodeRefName, "%s holds pull request %s; a pull request lives at %s%s", ref, st.ID, hubrefs.PRRefPrefix, st.ID)
