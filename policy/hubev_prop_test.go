@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
@@ -312,6 +313,99 @@ func TestQueueHookFoldAgree(t *testing.T) {
 		}
 	}
 	if accepted < 10 || refused < 10 {
+		t.Fatalf("the generator is lopsided: %d accepted, %d refused", accepted, refused)
+	}
+}
+
+// TestPRHookFoldAgree: generated pull request events, valid and mutated
+// (bad ids and verdicts, unknown and folded keys, forks), pushed one at a
+// time through the boundary: whatever it accepts, the pull request fold
+// reads.
+func TestPRHookFoldAgree(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	w := newWorld(t, "")
+	h1 := w.commit(w.c0, "a.txt", "1\n")
+	h2 := w.commit(h1, "a.txt", "2\n")
+	p := w.open(h1)
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	oid := func() string { return pick(h1.String(), h2.String(), w.c0.String(), strings.ToUpper(h2.String()), "abc") }
+	var all []plumbing.Hash
+	all = append(all, w.refs[p.ref])
+	accepted, refused := 0, 0
+	for i := 0; i < 80; i++ {
+		typ := pick(hubrefs.TypePRUpdated, hubrefs.TypePRRetargeted, hubrefs.TypePRClosed, hubrefs.TypePRReopened, hubrefs.TypePRMerged,
+			hubrefs.TypeReviewSubmit, hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved, hubrefs.TypeCheckCompleted, hubrefs.TypeCheckStarted)
+		m := map[string]any{"type": typ, "repo": repoID}
+		signer := "alice"
+		switch typ {
+		case hubrefs.TypePRUpdated:
+			m["head"] = oid()
+		case hubrefs.TypePRRetargeted:
+			m["base"] = pick(main, "refs/heads/dev", "main")
+		case hubrefs.TypePRMerged:
+			m["revision"], m["branch"], m["commit"] = oid(), pick(main, "refs/heads/dev"), oid()
+			signer = "queuer"
+		case hubrefs.TypeReviewSubmit:
+			m["head"], m["base"], m["verdict"] = oid(), main, pick("approve", "changes", "comment", "lgtm")
+			signer = "bob"
+		case hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved:
+			m["thread"] = pick("t1", "t2", "bad id")
+			signer = pick("alice", "bob")
+		case hubrefs.TypeCheckCompleted, hubrefs.TypeCheckStarted:
+			m["name"], m["head"] = pick("ci", "lint"), oid()
+			if typ == hubrefs.TypeCheckCompleted || rng.Intn(4) == 0 {
+				m["conclusion"] = pick("success", "failure", "cancelled", "meh")
+			}
+			signer = "ci"
+		}
+		body, _ := json.Marshal(m)
+		switch rng.Intn(8) {
+		case 0:
+			body = []byte(strings.Replace(string(body), `"type"`, `"extra":1,"type"`, 1))
+		case 1:
+			body = []byte(strings.Replace(string(body), `"repo"`, `"repſ":"x","repo"`, 1))
+		}
+		parent := w.refs[p.ref]
+		if rng.Intn(8) == 0 {
+			parent = all[rng.Intn(len(all))]
+		}
+		if rng.Intn(10) == 0 {
+			signer = "mallory"
+		}
+		old := w.refs[p.ref]
+		id := w.craft([]plumbing.Hash{parent}, signer, typ+"\n\n"+string(body)+"\n", true, false)
+		all = append(all, id)
+		upd := []Update{up(p.ref, old, id)}
+		if typ == hubrefs.TypePRMerged && rng.Intn(2) == 0 {
+			upd = append(upd, up(main, w.refs[main], h2)) // landing and record together
+		}
+		v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: upd})
+		ok := true
+		for _, x := range v {
+			ok = ok && x.Accepted()
+		}
+		if !ok {
+			refused++
+			continue
+		}
+		accepted++
+		for _, u := range upd {
+			w.refs[u.Ref] = u.New
+		}
+		tevs, _ := hubrefs.CausalOrder(mustLog(t, w, w.refs[hubrefs.TrustRef]))
+		st, err := trust.Fold(tevs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := hubrefs.CausalOrder(mustLog(t, w, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pr.Fold(evs, st); err != nil {
+			t.Fatalf("event %d (%s): the boundary accepted what the fold cannot read: %v\n%s", i, typ, err, body)
+		}
+	}
+	if accepted < 8 || refused < 8 {
 		t.Fatalf("the generator is lopsided: %d accepted, %d refused", accepted, refused)
 	}
 }
