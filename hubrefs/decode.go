@@ -46,23 +46,16 @@ func (c Ceilings) norm() Ceilings {
 
 func (c Ceilings) maxObject() int64 { return int64(c.EventBytes) + headerRoom }
 
-var knownTypes = map[string]bool{
-	TypeRepoCreated: true, TypeMemberAdded: true, TypeMemberChanged: true,
-	TypeMemberRemoved: true, TypeRulesSet: true,
-	TypePROpened: true, TypePRUpdated: true, TypePRRetargeted: true,
-	TypePRClosed: true, TypePRReopened: true, TypePRMerged: true,
-	TypeReviewSubmit: true, TypeThreadOpened: true, TypeThreadResolved: true,
-	TypeCheckStarted: true, TypeCheckCompleted: true,
-	TypeQueueOpened: true, TypeQueueEntered: true, TypeQueueCandidate: true,
-	TypeQueueLeft: true, TypeQueueReset: true, TypeQueueClosed: true,
+// KnownType reports whether t is an event type this version understands.
+func KnownType(t string) bool {
+	_, ok := payloadTypes[t]
+	return ok
 }
 
-// KnownType reports whether t is an event type this version understands.
-func KnownType(t string) bool { return knownTypes[t] }
-
-// Unmarshal decodes the event's payload into v (unknown fields ignored).
+// Unmarshal decodes the event's payload into v strictly (StrictUnmarshal:
+// keys byte for byte, no unknown or repeated key; docs/events.md).
 func (e Event) Unmarshal(v any) error {
-	if err := json.Unmarshal(e.Payload, v); err != nil {
+	if err := StrictUnmarshal(e.Payload, v); err != nil {
 		return fmt.Errorf("event %s (%s): payload: %v: %w", e.ID, e.Type, err, ErrMalformed)
 	}
 	return nil
@@ -414,8 +407,11 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, v *ve
 	if typ != string(first) {
 		return fail(ErrMalformed, "message says %.60q but the payload's type is %q", first, typ)
 	}
-	if !knownTypes[typ] {
+	if !KnownType(typ) {
 		return fail(ErrUnknownType, "type %q is not known to this version of git+ (upgrade it)", typ)
+	}
+	if err := checkTypedKeys(typ, payload); err != nil {
+		return Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
 	pub, err := v.verify(rc)
 	if err != nil {

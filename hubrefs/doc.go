@@ -22,7 +22,12 @@
 //   - The payload must be valid UTF-8 and one JSON object whose top-level keys
 //     are unique even ignoring case (encoding/json matches keys without regard
 //     to case, so {"type":..,"Type":..} would be read differently by different
-//     readers); "type" and "repo" must be non-empty strings.
+//     readers); "type" and "repo" must be non-empty strings. Then it must
+//     hold exactly the keys its type declares, at every level, compared byte
+//     for byte, each once (StrictUnmarshal; docs/events.md).
+//   - Every hub log is linear (docs/trust.md): CheckNext says whether an
+//     event may follow a log's tip; the folds refuse forks and joins
+//     (ErrNotLinear). CausalOrder of a chain is the chain.
 //   - Zero (or negative) fields of Ceilings mean the defaults. The object size
 //     is bounded before it is read: payload ceiling plus 16 KiB for headers
 //     and signature.

@@ -33,8 +33,11 @@ func MarshalPayload(payload any) (string, []byte, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("%T payload: %w", payload, err)
 	}
-	if !knownTypes[typ] {
+	if !KnownType(typ) {
 		return "", nil, fmt.Errorf("payload type %q: %w", typ, ErrUnknownType)
+	}
+	if err := checkTypedKeys(typ, b); err != nil {
+		return "", nil, fmt.Errorf("%T payload: %w", payload, err)
 	}
 	return typ, b, nil
 }
@@ -63,6 +66,18 @@ func EncodeEvent(payload any, parents []plumbing.Hash, name string, when time.Ti
 	if err != nil {
 		return nil, err
 	}
+	return encodeSigned(typ, body, parents, name, when, s)
+}
+
+// EncodeRawEvent is EncodeEvent for a payload taken as it is, with no check
+// of its keys or values and typ as the message's first line: it lets tests
+// build the hostile events git+ itself never writes (the hook and the folds
+// must refuse them). Writers use EncodeEvent.
+func EncodeRawEvent(typ string, payload []byte, parents []plumbing.Hash, name string, when time.Time, s Signer) ([]byte, error) {
+	return encodeSigned(typ, payload, parents, name, when, s)
+}
+
+func encodeSigned(typ string, body []byte, parents []plumbing.Hash, name string, when time.Time, s Signer) ([]byte, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("member name %q cannot be written into an event (no <, >, control characters or surrounding spaces): %w", name, ErrMalformed)
 	}

@@ -25,6 +25,9 @@ var (
 	ErrMissing = errors.New("missing object")
 	// ErrNotForward: the new tip does not descend from the old one.
 	ErrNotForward = errors.New("not a forward move")
+	// ErrNotLinear: a hub log forks or joins; every hub log is one chain
+	// (docs/trust.md).
+	ErrNotLinear = errors.New("hub log is not linear")
 	// ErrStale: the ref kept moving while appending; every attempt lost the race.
 	ErrStale = errors.New("ref moved meanwhile")
 	// ErrRefused: the receiving repository's hook refused the update

@@ -303,13 +303,17 @@ func TestEncodeRefusals(t *testing.T) {
 			}
 		})
 	}
-	// raw payload bytes are accepted as written
-	raw, err := EncodeEvent(json.RawMessage(` {"type":"pr.closed","repo":"r","extra":[1,2]} `), nil, "Ann Lee", when, s)
+	// raw payload bytes are accepted as written, but only with the keys
+	// their type declares (docs/events.md)
+	if _, err := EncodeEvent(json.RawMessage(`{"type":"pr.closed","repo":"r","extra":[1,2]}`), nil, "Ann Lee", when, s); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("an unknown key was written: %v", err)
+	}
+	raw, err := EncodeEvent(json.RawMessage(` {"type":"pr.closed", "repo":"r"} `), nil, "Ann Lee", when, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev, err := Decode(raw, Ceilings{})
-	if err != nil || string(ev.Payload) != `{"type":"pr.closed","repo":"r","extra":[1,2]}` {
+	if err != nil || string(ev.Payload) != `{"type":"pr.closed", "repo":"r"}` {
 		t.Fatalf("got %v %s", err, ev.Payload)
 	}
 }

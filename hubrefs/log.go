@@ -299,3 +299,19 @@ func (h *readyHeap) Pop() any {
 	h.idx = h.idx[:n]
 	return x
 }
+
+// CheckNext reports whether ev may follow tip in a hub log: every hub log is
+// linear (docs/trust.md), so an event other than the root has exactly one
+// parent, the log's tip. A join (several parents) or a fork (a parent other
+// than the tip) is ErrNotLinear.
+func CheckNext(tip plumbing.Hash, ev Event) error {
+	switch {
+	case len(ev.Parents) == 1 && ev.Parents[0] == tip:
+		return nil
+	case len(ev.Parents) == 0:
+		return fmt.Errorf("event %s is a second root (after %s): %w", ev.ID, tip, ErrNotLinear)
+	case len(ev.Parents) > 1:
+		return fmt.Errorf("event %s joins %d parents; hub logs are linear, each event has the tip as its only parent (re-read and append on the tip): %w", ev.ID, len(ev.Parents), ErrNotLinear)
+	}
+	return fmt.Errorf("event %s has parent %s, not the tip %s; hub logs are linear (re-read and append on the tip): %w", ev.ID, ev.Parents[0], tip, ErrNotLinear)
+}

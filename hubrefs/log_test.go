@@ -86,7 +86,7 @@ var putSeq int
 func put(t testing.TB, st *memStore, when int64, parents ...plumbing.Hash) plumbing.Hash {
 	t.Helper()
 	putSeq++
-	payload := json.RawMessage(fmt.Sprintf(`{"type":"pr.closed","repo":"r","n":%d}`, putSeq))
+	payload := json.RawMessage(fmt.Sprintf(`{"type":"thread.opened","repo":"r","thread":"t%d"}`, putSeq))
 	obj, err := NewEvent(payload, parents, "alice", time.Unix(when, 0), quickSigner())
 	if err != nil {
 		t.Fatal(err)

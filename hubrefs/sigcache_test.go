@@ -37,7 +37,7 @@ func TestReadLogWithVerifiedCache(t *testing.T) {
 	obj, err := st.EncodedObject(plumbing.CommitObject, a)
 	is.NoErr(err)
 	raw := rawOf(t, obj)
-	forged := bytes.Replace(raw, []byte(`"n":`), []byte(`"n":1`), 1)
+	forged := bytes.Replace(raw, []byte(`"thread":"t`), []byte(`"thread":"t1`), 1)
 	is.True(!bytes.Equal(forged, raw))
 	m := &plumbing.MemoryObject{}
 	m.SetType(plumbing.CommitObject)

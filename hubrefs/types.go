@@ -159,9 +159,10 @@ type QueueOpened struct {
 // QueueEntered is queue.entered.
 type QueueEntered struct {
 	Base
-	PR      string `json:"pr"`
-	Head    string `json:"head"`
-	BaseRef string `json:"base"`
+	PR       string `json:"pr"`
+	Head     string `json:"head"`
+	BaseRef  string `json:"base"`
+	Priority string `json:"priority,omitempty"` // high | normal (default)
 }
 
 // QueueCandidate is queue.candidate.

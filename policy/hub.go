@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
@@ -185,6 +186,9 @@ func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]
 		if ev.ID != id {
 			return nil, refuse(CodeHubMalformed, "%s: object %s does not hash to its id", u.Ref, id)
 		}
+		if err := linearStep(u, ev); err != nil {
+			return nil, err
+		}
 		out = append(out, ev)
 		for _, p := range ev.Parents {
 			if p == u.Old {
@@ -199,9 +203,26 @@ func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]
 		}
 	}
 	if !u.Old.IsZero() && !metOld {
-		return nil, refuse(CodeHubRewind, "%s: %s does not descend from %s; hub refs only move forward (append, or join with several parents)", u.Ref, short(u.New), short(u.Old))
+		for _, ev := range out {
+			if len(ev.Parents) == 0 {
+				return nil, refuse(CodeForeignParent, "%s would hold events of another ref (root event %s); every parent of an event must be an event of the same ref", u.Ref, ev.ID)
+			}
+		}
+		return nil, refuse(CodeHubRewind, "%s: %s does not descend from %s; hub refs only move forward, one event on the tip after another: fetch %s, re-read it and append on its tip", u.Ref, short(u.New), short(u.Old), u.Ref)
 	}
 	return out, nil
+}
+
+// linearStep refuses a new event that joins: every hub log is one chain
+// (docs/trust.md), so a new event has at most one parent. The new events
+// then form a chain from u.New; readNew refuses it unless its oldest event's
+// parent is u.Old (a fork written on an older event does not descend from
+// the tip: CodeHubRewind).
+func linearStep(u Update, ev hubrefs.Event) error {
+	if len(ev.Parents) > 1 {
+		return refuse(CodeHubNotLinear, "%s: event %s joins %d parents; hub logs are linear: fetch %s, re-read it and append one event on its tip", u.Ref, ev.ID, len(ev.Parents), u.Ref)
+	}
+	return nil
 }
 
 // decodeRefusal maps hubrefs.Decode's sentinels to codes.
@@ -222,32 +243,6 @@ func decodeRefusal(ref string, id plumbing.Hash, err error) error {
 	return &refusal{Code: code, Reason: fmt.Sprintf("%s: event %s: %v", ref, id, err), err: err}
 }
 
-// before returns the events of all (causal order) that are ancestors of ev.
-func before(all []hubrefs.Event, ev hubrefs.Event) []hubrefs.Event {
-	byID := map[plumbing.Hash]hubrefs.Event{}
-	for _, e := range all {
-		byID[e.ID] = e
-	}
-	anc := map[plumbing.Hash]bool{}
-	stack := append([]plumbing.Hash{}, ev.Parents...)
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if anc[id] {
-			continue
-		}
-		anc[id] = true
-		stack = append(stack, byID[id].Parents...)
-	}
-	var out []hubrefs.Event
-	for _, e := range all {
-		if anc[e.ID] {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 func isFresh(fresh []hubrefs.Event) map[plumbing.Hash]bool {
 	m := map[plumbing.Hash]bool{}
 	for _, e := range fresh {
@@ -256,34 +251,27 @@ func isFresh(fresh []hubrefs.Event) map[plumbing.Hash]bool {
 	return m
 }
 
-// authorizeTrust judges each new trust event against the trust state folded
-// from its own parents (docs/trust.md).
+// authorizeTrust judges each new trust event against the trust state the
+// event before it leaves (docs/trust.md): the log is linear (docs/trust.md),
+// so that is the current state for the first new event, and each new event
+// is applied in turn, exactly as trust.Fold applies it on every replica.
 func (j *judge) authorizeTrust(ref string, all, fresh []hubrefs.Event) error {
 	isNew := isFresh(fresh)
+	st := j.trust.Clone()
 	for _, ev := range all {
 		if !isNew[ev.ID] {
 			continue
 		}
-		var parents *trust.State
-		if prev := before(all, ev); len(prev) > 0 {
-			st, err := trust.Fold(prev)
-			if err != nil {
-				return refuse(CodeHubInvalid, "%s: the parents of event %s do not fold: %v", ref, ev.ID, err)
-			}
-			parents = st
+		if _, ok := st.MemberByKey(ev.Signer); !ok {
+			return refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
 		}
-		if parents != nil {
-			if _, ok := parents.MemberByKey(ev.Signer); !ok {
-				return refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
+		if err := st.Apply(ev); err != nil {
+			if errors.Is(err, hubrefs.ErrNotLinear) {
+				return refuse(CodeHubNotLinear, "%s: %v", ref, err)
 			}
-		}
-		if err := trust.Authorize(ev, parents); err != nil {
 			return authRefusal(ref, ev, err, trust.ErrUnauthorized, trust.ErrRepoMismatch, trust.ErrOrder, trust.ErrUnsigned,
 				[]error{trust.ErrMalformed, trust.ErrUnknownType, trust.ErrBadKey, trust.ErrUnknownCap, trust.ErrBadRef, trust.ErrUnknownField, trust.ErrInvalidRules})
 		}
-	}
-	if _, err := trust.Fold(all); err != nil {
-		return refuse(CodeHubInvalid, "%s: the log would not fold: %v", ref, err)
 	}
 	return nil
 }
@@ -312,32 +300,43 @@ func authRefusal(ref string, ev hubrefs.Event, err, unauth, repo, order, unsigne
 
 // authorizePR judges each new pull request event against the state before it
 // and the trust current at the push (docs/events.md), and returns the pull
-// request's state after them.
+// request's state after them. The log is linear (docs/trust.md): all is the
+// old events, then the new ones, each following the one before.
 func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.State, error) {
-	isNew := isFresh(fresh)
-	for _, ev := range all {
-		if !isNew[ev.ID] {
-			continue
+	nOld := len(all) - len(fresh)
+	var st *pr.State
+	if nOld > 0 {
+		s, err := pr.Fold(all[:nOld], j.trust)
+		if err != nil {
+			return nil, refuse(CodeHubInvalid, "%s: the events before %s do not fold: %v", ref, all[nOld].ID, err)
 		}
+		st = s
+	}
+	for _, ev := range all[nOld:] {
 		if _, ok := j.trust.MemberByKey(ev.Signer); !ok {
 			return nil, refuse(CodeNotMember, "%s: event %s (%s) is signed by a key that is not a member's; ask an admin to git+ member add it", ref, ev.ID, ev.Type)
-		}
-		var st *pr.State
-		if prev := before(all, ev); len(prev) > 0 {
-			s, err := pr.Fold(prev, j.trust)
-			if err != nil {
-				return nil, refuse(CodeHubInvalid, "%s: the events before %s do not fold: %v", ref, ev.ID, err)
-			}
-			st = s
 		}
 		if err := pr.Authorize(ev, st, j.trust); err != nil {
 			return nil, authRefusal(ref, ev, err, pr.ErrUnauthorized, pr.ErrRepoMismatch, pr.ErrOrder, pr.ErrUnsigned,
 				[]error{pr.ErrMalformed, pr.ErrUnknownType})
 		}
-	}
-	st, err := pr.Fold(all, j.trust)
-	if err != nil {
-		return nil, refuse(CodeHubInvalid, "%s: the pull request would not fold: %v", ref, err)
+		if ev.Type == hubrefs.TypePRMerged {
+			if err := j.checkMerged(ref, ev, st); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if st == nil {
+			st, err = pr.Fold([]hubrefs.Event{ev}, j.trust)
+		} else {
+			err = st.Apply(ev, j.trust)
+		}
+		if err != nil {
+			if errors.Is(err, hubrefs.ErrNotLinear) {
+				return nil, refuse(CodeHubNotLinear, "%s: %v", ref, err)
+			}
+			return nil, refuse(CodeHubInvalid, "%s: the pull request would not fold: %v", ref, err)
+		}
 	}
 	if st.ID != id {
 		return nil, refuse(CodeRefName, "%s holds pull request %s; a pull request lives at %s%s", ref, st.ID, hubrefs.PRRefPrefix, st.ID)
@@ -346,8 +345,10 @@ func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.Sta
 }
 
 // authorizeQueue judges new queue events: signed by a current member holding
-// hub.queue, a well-formed payload, and a root naming the ref (docs/queue.md).
-// The queue is advisory, so its state is not folded here.
+// hub.queue, a payload that passes queue.Validate (the one validation the
+// fold uses too, docs/events.md), a root naming the ref (docs/queue.md), and
+// a log the queue fold reads: whatever the boundary accepts, a runner can
+// read.
 func (j *judge) authorizeQueue(ref, id string, all, fresh []hubrefs.Event) error {
 	for _, ev := range fresh {
 		m, ok := j.trust.MemberByKey(ev.Signer)
@@ -357,99 +358,24 @@ func (j *judge) authorizeQueue(ref, id string, all, fresh []hubrefs.Event) error
 		if !m.Has(trust.CapQueue) {
 			return refuse(CodeMissingCapability, "%s: member %q signed event %s (%s) without holding %s", ref, m.Name, ev.ID, ev.Type, trust.CapQueue)
 		}
-		if err := checkQueuePayload(ev); err != nil {
+		if _, err := queue.Validate(ev); err != nil {
 			return refuse(CodeHubMalformed, "%s: event %s (%s): %v", ref, ev.ID, ev.Type, err)
 		}
 		if ev.Type == hubrefs.TypeQueueOpened && len(ev.Parents) > 0 {
 			return refuse(CodeHubRoot, "%s: event %s: queue.opened is only the root of a queue ref", ref, ev.ID)
 		}
 	}
-	var root hubrefs.QueueOpened
-	if err := all[0].Unmarshal(&root); err != nil || all[0].Type != hubrefs.TypeQueueOpened {
+	if all[0].Type != hubrefs.TypeQueueOpened {
 		return refuse(CodeHubRoot, "%s: its root is not queue.opened", ref)
 	}
-	if root.ID != id {
-		return refuse(CodeRefName, "%s holds queue %s; a queue lives at %s%s", ref, root.ID, hubrefs.QueueRefPrefix, root.ID)
+	st, err := queue.Fold(all, j.trust)
+	if err != nil {
+		return refuse(CodeHubInvalid, "%s: the queue would not fold: %v", ref, err)
+	}
+	if st.ID != id {
+		return refuse(CodeRefName, "%s holds queue %s; a queue lives at %s%s", ref, st.ID, hubrefs.QueueRefPrefix, st.ID)
 	}
 	return nil
-}
-
-func checkQueuePayload(ev hubrefs.Event) error {
-	oid := func(name, s string) error {
-		if err := pr.ValidOID(s); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		return nil
-	}
-	switch ev.Type {
-	case hubrefs.TypeQueueOpened:
-		var p hubrefs.QueueOpened
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		if err := trust.ValidUUID(p.ID); err != nil {
-			return fmt.Errorf("id: %w", err)
-		}
-		return trust.ValidBranch(p.Target)
-	case hubrefs.TypeQueueEntered:
-		var p hubrefs.QueueEntered
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		if err := trust.ValidUUID(p.PR); err != nil {
-			return fmt.Errorf("pr: %w", err)
-		}
-		if err := trust.ValidBranch(p.BaseRef); err != nil {
-			return err
-		}
-		return oid("head", p.Head)
-	case hubrefs.TypeQueueCandidate:
-		var p hubrefs.QueueCandidate
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		if err := trust.ValidUUID(p.PR); err != nil {
-			return fmt.Errorf("pr: %w", err)
-		}
-		if err := oid("head", p.Head); err != nil {
-			return err
-		}
-		if err := oid("step", p.Step); err != nil {
-			return err
-		}
-		if len(p.Parents) != 2 {
-			return fmt.Errorf("parents: a candidate has exactly two parents, not %d", len(p.Parents))
-		}
-		for _, s := range p.Parents {
-			if err := oid("parents", s); err != nil {
-				return err
-			}
-		}
-		return trust.ValidRef(p.Branch)
-	case hubrefs.TypeQueueLeft:
-		var p hubrefs.QueueLeft
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		if err := trust.ValidUUID(p.PR); err != nil {
-			return fmt.Errorf("pr: %w", err)
-		}
-		switch p.Reason {
-		case "landed", "failed", "conflict", "stale", "withdrawn":
-		default:
-			return fmt.Errorf("reason %q: use landed, failed, conflict, stale or withdrawn", p.Reason)
-		}
-		return oid("head", p.Head)
-	case hubrefs.TypeQueueReset:
-		var p hubrefs.QueueReset
-		if err := ev.Unmarshal(&p); err != nil {
-			return err
-		}
-		return oid("tip", p.Tip)
-	case hubrefs.TypeQueueClosed:
-		return nil
-	}
-	return fmt.Errorf("unknown queue event type %q", ev.Type)
 }
 
 // readBounded reads a would-be event, refusing to load an object larger

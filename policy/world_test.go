@@ -179,7 +179,7 @@ func (w *world) event(ref, who string, payload any) plumbing.Hash {
 }
 
 // craft stores a hand-made event commit; sign=false leaves it unsigned,
-// tamper corrupts the signed bytes after signing.
+// tamper changes the signed bytes after signing.
 func (w *world) craft(parents []plumbing.Hash, who, msg string, sign, tamper bool) plumbing.Hash {
 	w.t.Helper()
 	var head bytes.Buffer
@@ -199,7 +199,7 @@ func (w *world) craft(parents []plumbing.Hash, who, msg string, sign, tamper boo
 		raw += "gpgsig " + strings.ReplaceAll(strings.TrimRight(string(sig), "\n"), "\n", "\n ") + "\n"
 	}
 	if tamper {
-		body = strings.Replace(body, "demo", "dem0", 1)
+		body += "\n" // outside the payload, inside the signed bytes
 	}
 	return w.storeRaw(plumbing.CommitObject, []byte(raw+body))
 }

@@ -121,7 +121,7 @@ func boundary(t *testing.T, lean bool) {
 	big.Body = strings.Repeat("x", 70<<10)
 	overCeiling := w.writeEvent("rev", big, prUTip)
 	trustParent := w.git(w.origin, "rev-parse", trustTip+"^")
-	sourceParent := w.writeEvent("rev", review(w.repoID), prUTip, main0)
+	sourceParent := w.writeEvent("rev", review(w.repoID), main0) // hub logs are linear: its one parent (docs/trust.md)
 	otherID, rootID := uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()
 	misnamed := w.writeEvent("dev", hubrefs.PROpened{Base: w.base(hubrefs.TypePROpened), ID: rootID, BaseRef: main, Head: hU, Title: "misnamed"})
 
@@ -140,7 +140,7 @@ func boundary(t *testing.T, lean bool) {
 		{"hub ref deleted", prURef, "hub-delete", []string{originPath, ":" + prURef}},
 		{"hub ref rewound", hubrefs.TrustRef, "hub-rewind", []string{"origin", "--force", trustParent + ":" + hubrefs.TrustRef}},
 		{"hub ref at a source commit", hubrefs.PRRefPrefix + otherID, "hub-malformed", []string{originPath, main0 + ":" + hubrefs.PRRefPrefix + otherID}},
-		{"event with a source-commit parent", prURef, "foreign-parent", []string{"origin", sourceParent + ":" + prURef}},
+		{"event with a source-commit parent", prURef, "foreign-parent", []string{"origin", "+" + sourceParent + ":" + prURef}},
 		{"pr ref named unlike its root", hubrefs.PRRefPrefix + otherID, "ref-name", []string{originPath, misnamed + ":" + hubrefs.PRRefPrefix + otherID}},
 
 		{"protected branch deleted", main, "protected-delete", []string{"origin", ":" + main}},

@@ -38,13 +38,16 @@
 //     their own pull request (refused outright, not merely not counted).
 //     thread.opened of an existing id and thread.resolved of an unknown or
 //     resolved one are refused.
-//   - In a stored DAG with concurrent branches the fold applies effects in
-//     causal order without refusing: closed/reopened never undo merged, a
-//     second pr.merged adds a record, duplicate thread events are no-ops.
+//   - The log is linear (docs/trust.md): each event's only parent is the
+//     one before it; the fold refuses a fork or a join (hubrefs.ErrNotLinear).
+//     closed/reopened never undo merged, a second pr.merged adds a record.
+//     The boundary also accepts pr.merged only for what landed
+//     (docs/events.md).
 //   - Payloads: ids are lower-case canonical UUIDs; commit ids are 40
 //     lower-case hex digits; base and branch are full refs/heads/... names;
 //     titles are one non-blank line of at most 1024 bytes; thread ids are 1–128
 //     letters, digits, '.', '_', '-'; check names follow trust.ValidCheckName.
-//     Readers ignore unknown fields and refuse unknown types. That the ref's
+//     Payloads decode strictly (docs/events.md): unknown, repeated or
+//     case- or Unicode-folded keys are refused; so are unknown types. That the ref's
 //     name matches the root's id is the caller's check.
 package pr

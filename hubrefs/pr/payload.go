@@ -132,7 +132,7 @@ func baseOnly(ev hubrefs.Event, repoID string) error {
 // again, to report the type and repository checks first as before.
 func decode(ev hubrefs.Event, repoID string) (payload, error) {
 	unmarshal := func(v any, base *hubrefs.Base) error {
-		if err := json.Unmarshal(ev.Payload, v); err != nil {
+		if err := hubrefs.StrictUnmarshal(ev.Payload, v); err != nil {
 			if berr := baseOnly(ev, repoID); berr != nil {
 				return berr
 			}

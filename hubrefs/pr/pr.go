@@ -147,10 +147,8 @@ func (s *State) apply(ev hubrefs.Event, repoID string) error {
 	if len(ev.Parents) == 0 {
 		return eventErr(ev, fmt.Errorf("%w: a second root; a pull request ref has one pr.opened", ErrOrder))
 	}
-	for _, p := range ev.Parents {
-		if !s.seen[p] {
-			return eventErr(ev, fmt.Errorf("%w: parent %s is not an earlier event of this pull request", ErrOrder, p))
-		}
+	if err := hubrefs.CheckNext(s.Tip, ev); err != nil {
+		return eventErr(ev, fmt.Errorf("%w: %w", ErrOrder, err))
 	}
 	if ev.Type == hubrefs.TypePROpened {
 		return eventErr(ev, fmt.Errorf("%w: pr.opened is only the root", ErrOrder))

@@ -233,28 +233,22 @@ func TestChecksPassMissing(t *testing.T) {
 	}
 }
 
-// Two reviews by one reviewer on diverging branches of the DAG, joined: the
-// one later in causal order is the latest.
-func TestCausalOrderDecides(t *testing.T) {
+// A pull request log is linear (docs/trust.md): two reviews written on the
+// same event (a fork), and their join, are refused whatever their order.
+func TestFoldRefusesForks(t *testing.T) {
 	c := newCast(t)
 	a := review("a", c.bob, h1, main, Approve)
 	a.Parents = []plumbing.Hash{id("o")}
 	b := review("b", c.bob, h1, main, Changes)
 	b.Parents = []plumbing.Hash{id("o")}
 	j := ev("j", "a b", c.carol, hubrefs.TypeThreadOpened, "thread", "t1")
-	for _, tt := range []struct {
-		order []hubrefs.Event
-		want  []string
-	}{
-		{[]hubrefs.Event{opened(c), a, b, j}, []string{}},
-		{[]hubrefs.Event{opened(c), b, a, j}, []string{"bob"}},
+	for _, order := range [][]hubrefs.Event{
+		{opened(c), a, b},
+		{opened(c), b, a},
+		{opened(c), a, j},
 	} {
-		s, err := Fold(tt.order, c.t)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(s.Approvals, tt.want) {
-			t.Errorf("order %s then %s: approvals %v, want %v", tt.order[1].Type, tt.order[2].ID, s.Approvals, tt.want)
+		if _, err := Fold(order, c.t); !errors.Is(err, hubrefs.ErrNotLinear) || !errors.Is(err, ErrOrder) {
+			t.Errorf("order %s, %s: err = %v, want a refused fork", order[1].ID, order[2].ID, err)
 		}
 	}
 }

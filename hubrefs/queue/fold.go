@@ -3,12 +3,10 @@ package queue
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs"
-	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
@@ -153,12 +151,21 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	}
 	s := &State{latest: map[string]*Recorded{}, bases: map[string]string{}}
 	rooted := false
-	for _, ev := range events {
+	for i, ev := range events {
+		bad := func(err error) error { return eventErr(ev, err) }
+		if i == 0 && len(ev.Parents) > 0 {
+			return nil, bad(fmt.Errorf("%w: the first event of a queue log has parents", ErrNoRoot))
+		}
+		if i > 0 {
+			if err := hubrefs.CheckNext(s.Tip, ev); err != nil {
+				return nil, bad(fmt.Errorf("%w: %w", ErrMalformed, err))
+			}
+		}
 		s.Count++
 		s.Tip = ev.ID
-		bad := func(err error) error { return eventErr(ev, err) }
-		if !strings.HasPrefix(ev.Type, "queue.") {
-			return nil, bad(fmt.Errorf("%w: %s is not a queue event", ErrMalformed, ev.Type))
+		payload, err := Validate(ev)
+		if err != nil {
+			return nil, bad(err)
 		}
 		if t.RepoID != "" && ev.Repo != t.RepoID {
 			return nil, bad(fmt.Errorf("%w: names repository %q, not %q", ErrMalformed, ev.Repo, t.RepoID))
@@ -171,30 +178,13 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 			s.ignore(ev, "before the queue.opened root")
 			continue
 		}
-		switch ev.Type {
-		case hubrefs.TypeQueueOpened:
+		switch p := payload.(type) {
+		case *hubrefs.QueueOpened:
 			if rooted {
 				return nil, bad(fmt.Errorf("%w: second queue.opened", ErrNoRoot))
 			}
-			var p hubrefs.QueueOpened
-			if err := ev.Unmarshal(&p); err != nil {
-				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
-			}
-			if err := trust.ValidUUID(p.ID); err != nil {
-				return nil, bad(fmt.Errorf("%w: id: %v", ErrMalformed, err))
-			}
-			if err := trust.ValidBranch(p.Target); err != nil {
-				return nil, bad(fmt.Errorf("%w: target: %v", ErrMalformed, err))
-			}
 			s.ID, s.Target, rooted = p.ID, p.Target, true
-		case hubrefs.TypeQueueEntered:
-			var p hubrefs.QueueEntered
-			if err := ev.Unmarshal(&p); err != nil {
-				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
-			}
-			if err := checkIDs(p.PR, p.Head); err != nil {
-				return nil, bad(err)
-			}
+		case *hubrefs.QueueEntered:
 			switch _, active := s.Active(p.PR); {
 			case s.Closed:
 				s.ignore(ev, "queue is closed")
@@ -203,37 +193,12 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 			default:
 				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID})
 			}
-		case hubrefs.TypeQueueCandidate:
-			var p hubrefs.QueueCandidate
-			if err := ev.Unmarshal(&p); err != nil {
-				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
-			}
-			if err := checkIDs(p.PR, p.Head, p.Step); err != nil {
-				return nil, bad(err)
-			}
-			if len(p.Parents) != 2 || p.Parents[1] != p.Head {
-				return nil, bad(fmt.Errorf("%w: parents must be [C_{i-1}, head]", ErrMalformed))
-			}
-			if err := pr.ValidOID(p.Parents[0]); err != nil {
-				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
-			}
+		case *hubrefs.QueueCandidate:
 			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch, Event: ev.ID}
 			if _, seen := s.bases[p.Step]; !seen {
 				s.bases[p.Step] = p.Parents[0]
 			}
-		case hubrefs.TypeQueueLeft:
-			var p hubrefs.QueueLeft
-			if err := ev.Unmarshal(&p); err != nil {
-				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
-			}
-			if err := trust.ValidUUID(p.PR); err != nil {
-				return nil, bad(fmt.Errorf("%w: pr: %v", ErrMalformed, err))
-			}
-			switch p.Reason {
-			case ReasonLanded, ReasonFailed, ReasonConflict, ReasonStale, ReasonWithdrawn:
-			default:
-				return nil, bad(fmt.Errorf("%w: unknown reason %q", ErrMalformed, p.Reason))
-			}
+		case *hubrefs.QueueLeft:
 			i, active := s.Active(p.PR)
 			if !active {
 				s.ignore(ev, "pull request "+p.PR+" is not queued")
@@ -241,24 +206,15 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 			}
 			s.Entries = append(s.Entries[:i:i], s.Entries[i+1:]...)
 			s.Left = append(s.Left, Left{PR: p.PR, Head: p.Head, Reason: p.Reason, Detail: p.Detail, Event: ev.ID})
-		case hubrefs.TypeQueueReset:
-			var p hubrefs.QueueReset
-			if err := ev.Unmarshal(&p); err != nil {
-				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
-			}
-			if err := pr.ValidOID(p.Tip); err != nil {
-				return nil, bad(fmt.Errorf("%w: %v", ErrMalformed, err))
-			}
+		case *hubrefs.QueueReset:
 			s.Resets = append(s.Resets, Reset{Tip: p.Tip, Detail: p.Detail, Event: ev.ID})
 			for _, c := range s.latest {
 				if c.Invalidated.IsZero() && s.chainBase(c.Step) != p.Tip {
 					c.Invalidated = ev.ID
 				}
 			}
-		case hubrefs.TypeQueueClosed:
+		case *hubrefs.Base:
 			s.Closed = true
-		default:
-			return nil, bad(fmt.Errorf("%w: unknown type %s", ErrMalformed, ev.Type))
 		}
 	}
 	if !rooted {
@@ -269,19 +225,6 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 
 func (s *State) ignore(ev hubrefs.Event, why string) {
 	s.Ignored = append(s.Ignored, Ignored{Event: ev.ID, Type: ev.Type, Reason: why})
-}
-
-// checkIDs validates a pull request id and commit ids as payloads write them.
-func checkIDs(prID string, oids ...string) error {
-	if err := trust.ValidUUID(prID); err != nil {
-		return fmt.Errorf("%w: pr: %v", ErrMalformed, err)
-	}
-	for _, o := range oids {
-		if err := pr.ValidOID(o); err != nil {
-			return fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-	}
-	return nil
 }
 
 // SelectQueue applies the one-queue-per-target rule: among the open queues

@@ -17,7 +17,8 @@
 //   - Field names match exactly (case-sensitive). ParseRulesStrict refuses
 //     an unknown field at any level, naming its path; ParseRules ignores it.
 //     Both decode through the same code, so a document both accept gives the
-//     same Rules. A duplicated JSON key: the last one wins.
+//     same Rules. The fold and the boundary parse rules.set strictly, and
+//     event decoding refuses a repeated key at any level (docs/events.md).
 //   - Keys are full ref names (refs/...) by git's check-ref-format rules, or
 //     globs where '*' matches any run of characters inside one path segment
 //     (refs/heads/release/* does not match refs/heads/release/a/b). "**" is
@@ -44,8 +45,7 @@
 // repo.created is the root, signed by the admin key it names; it is never
 // written again. member.added, member.changed (a full replacement of key and
 // capabilities), member.removed and rules.set need a signer holding
-// repo.admin in the state folded from the event's own parents (for a join,
-// from all its ancestors). member.added of an existing name, member.changed
+// repo.admin in the state before the event. member.added of an existing name, member.changed
 // or member.removed of an unknown one, a key already held by another member,
 // and any change leaving no member with repo.admin are refused: the last rule
 // keeps the trust log writable.
@@ -56,22 +56,12 @@
 // judgement for a new event; State.Apply applies a linear append in place
 // (the fold cache's fast path).
 //
-// Concurrent branches. Events are judged against their own parents, so two
-// admins writing concurrently both produce admitted events. When branches
-// meet, their effects are applied in causal order with two further rules,
-// recorded in State.Skipped rather than failing the fold:
-//
-//  1. Revocation wins. An event whose signer had repo.admin taken away
-//     (removed, key changed or admin dropped) by an event concurrent with it
-//     (neither an ancestor of the other) has no effect. Without this, a
-//     removed admin could write on an old ancestor where they still held
-//     repo.admin (committer times are not trusted, so order cannot help) and
-//     join it back. Two admins removing each other concurrently: neither removal takes effect.
-//  2. Effects must still make sense where they land: the signer must hold
-//     repo.admin in the running state (so whatever a dropped event granted
-//     falls with it), and member.added of a name that exists, a change of a
-//     member that is gone, a key two members would share, or a change leaving
-//     no admin is skipped.
-//
-// For a linear log neither rule ever fires.
+// The log is linear (docs/trust.md): every event's only parent is the
+// event before it, and Fold refuses a fork or a join (ErrOrder wrapping
+// hubrefs.ErrNotLinear), as the boundary refuses to store one. So each event
+// is judged against the one state its predecessor left, the state the
+// boundary judged it against, on every replica: no event written on an older
+// state (where a since-removed admin still held repo.admin) takes effect.
+// State.Skipped is always empty for such a log; it stays in the State so
+// cached states keep their format.
 package trust

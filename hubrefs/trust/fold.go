@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -116,29 +114,12 @@ func rootState(ev hubrefs.Event, d decoded) *State {
 	}
 }
 
-// revokes reports the member whose admin authority ev takes away, if any.
-func revokes(s *State, typ string, d decoded) string {
-	old, ok := s.Members[d.name]
-	if !ok || !old.Has(CapAdmin) {
-		return ""
-	}
-	switch typ {
-	case hubrefs.TypeMemberRemoved:
-		return d.name
-	case hubrefs.TypeMemberChanged:
-		if !slices.Contains(d.caps, CapAdmin) || !sameKey(old.Key, d.key) {
-			return d.name
-		}
-	}
-	return ""
-}
-
 // Apply judges ev against s (as Authorize does) and, if it is admitted,
-// applies it in place. It is for linear appends: ev must have exactly one
-// parent, s.Tip. On error s is unchanged. Use Fold for joins.
+// applies it in place. The trust log is linear (docs/trust.md): ev must have
+// exactly one parent, s.Tip. On error s is unchanged.
 func (s *State) Apply(ev hubrefs.Event) error {
-	if len(ev.Parents) != 1 || ev.Parents[0] != s.Tip {
-		return eventErr(ev, fmt.Errorf("%w: Apply needs an event whose only parent is the folded tip %s; fold joins with Fold", ErrOrder, s.Tip))
+	if err := hubrefs.CheckNext(s.Tip, ev); err != nil {
+		return eventErr(ev, fmt.Errorf("%w: %w", ErrOrder, err))
 	}
 	d, err := authorize(ev, s)
 	if err != nil {
@@ -148,208 +129,31 @@ func (s *State) Apply(ev hubrefs.Event) error {
 	return nil
 }
 
-// Fold folds the events of refs/hub/trust, given parents before children
-// (causal order, docs/events.md), into the trust state. Every event is judged
-// against the state folded from its own parents; one the boundary would have
-// refused makes Fold fail (ErrInvalidStored and the reason, naming the event).
-// See the package doc for concurrent branches.
+// Fold folds the events of refs/hub/trust, given in log order (root first),
+// into the trust state. The log is linear (docs/trust.md): each event's only
+// parent is the event before it; a fork or a join is refused
+// (hubrefs.ErrNotLinear), as the boundary refuses to store one. Every event
+// is judged against the state before it; one the boundary would have refused
+// makes Fold fail (ErrInvalidStored and the reason, naming the event).
 func Fold(events []hubrefs.Event) (*State, error) {
 	if len(events) == 0 {
 		return nil, fmt.Errorf("%w: refs/hub/trust has no events; run git+ init", ErrOrder)
 	}
-	f := &folder{events: events, pos: make(map[plumbing.Hash]int, len(events))}
-	if err := f.index(); err != nil {
-		return nil, err
-	}
-	for i := range events {
-		if err := f.admit(i); err != nil {
-			return nil, err
-		}
-	}
-	all := make([]int, len(events))
-	for i := range all {
-		all[i] = i
-	}
-	return f.run(all), nil
-}
-
-type folder struct {
-	events   []hubrefs.Event
-	pos      map[plumbing.Hash]int
-	parents  [][]int
-	children [][]int
-	left     []int // children not yet admitted
-	dec      []decoded
-	signer   []string // the member who signed each event, per its parents' state
-	revoked  []string // the admin each event revokes, or ""
-	after    []*State // state folded from each event's ancestors and itself, while children need it
-	anc      [][]bool // ancestor sets, computed on demand
-	desc     map[int][]bool
-	linear   bool // each event's only parent is the one before it: nothing is concurrent
-}
-
-func (f *folder) index() error {
-	n := len(f.events)
-	f.parents, f.children, f.left = make([][]int, n), make([][]int, n), make([]int, n)
-	f.dec, f.signer, f.revoked = make([]decoded, n), make([]string, n), make([]string, n)
-	f.after, f.anc, f.desc = make([]*State, n), make([][]bool, n), map[int][]bool{}
-	f.linear = true
-	for i, ev := range f.events {
-		if _, dup := f.pos[ev.ID]; dup {
-			return eventErr(ev, fmt.Errorf("%w: event listed twice", ErrOrder))
-		}
-		if i > 0 && len(ev.Parents) == 0 {
-			return eventErr(ev, fmt.Errorf("%w: a second root; refs/hub/trust has exactly one, repo.created", ErrOrder))
-		}
-		for _, p := range ev.Parents {
-			j, ok := f.pos[p]
-			if !ok {
-				return eventErr(ev, fmt.Errorf("%w: parent %s is not an earlier event of the log", ErrOrder, p))
-			}
-			if slices.Contains(f.parents[i], j) {
-				return eventErr(ev, fmt.Errorf("%w: parent %s named twice", ErrOrder, p))
-			}
-			f.parents[i] = append(f.parents[i], j)
-			f.children[j] = append(f.children[j], i)
-			f.left[j]++
-		}
-		f.pos[ev.ID] = i
-		if i > 0 && (len(f.parents[i]) != 1 || f.parents[i][0] != i-1) {
-			f.linear = false
-		}
-	}
-	return nil
-}
-
-// admit judges event i against the state of its parents and records what
-// the concurrent-branch rule needs.
-func (f *folder) admit(i int) error {
-	ev := f.events[i]
-	var ps *State
-	switch len(f.parents[i]) {
-	case 0:
-	case 1:
-		ps = f.after[f.parents[i][0]]
-	default:
-		ps = f.run(f.ancestorList(i))
-	}
-	d, err := authorize(ev, ps)
+	root := events[0]
+	d, err := authorize(root, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidStored, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStored, err)
 	}
-	f.dec[i] = d
-	var next *State
-	if ps == nil {
-		next = rootState(ev, d)
-		f.signer[i] = d.name
-	} else {
-		signer, _ := ps.MemberByKey(ev.Signer)
-		f.signer[i] = signer.Name
-		f.revoked[i] = revokes(ps, ev.Type, d)
-		if len(f.parents[i]) == 1 && f.left[f.parents[i][0]] == 1 {
-			next = ps // the last child takes the parent's state over
-		} else {
-			next = ps.shallow()
+	st := rootState(root, d)
+	for _, ev := range events[1:] {
+		if err := hubrefs.CheckNext(st.Tip, ev); err != nil {
+			return nil, eventErr(ev, fmt.Errorf("%w: %w", ErrOrder, err))
 		}
-		apply(next, ev, d)
-	}
-	for _, p := range f.parents[i] {
-		if f.left[p]--; f.left[p] == 0 {
-			f.after[p] = nil
-		}
-	}
-	if f.left[i] > 0 {
-		f.after[i] = next
-	}
-	return nil
-}
-
-// ancestors returns event i's proper ancestors as a set.
-func (f *folder) ancestors(i int) []bool {
-	if f.anc[i] != nil {
-		return f.anc[i]
-	}
-	set := make([]bool, len(f.events))
-	stack := slices.Clone(f.parents[i])
-	for len(stack) > 0 {
-		j := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if !set[j] {
-			set[j] = true
-			stack = append(stack, f.parents[j]...)
-		}
-	}
-	f.anc[i] = set
-	return set
-}
-
-func (f *folder) ancestorList(i int) []int {
-	set := f.ancestors(i)
-	var list []int
-	for j := 0; j < i; j++ {
-		if set[j] {
-			list = append(list, j)
-		}
-	}
-	return list
-}
-
-func (f *folder) descendants(i int) []bool {
-	if d, ok := f.desc[i]; ok {
-		return d
-	}
-	set := make([]bool, len(f.events))
-	stack := slices.Clone(f.children[i])
-	for len(stack) > 0 {
-		j := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if !set[j] {
-			set[j] = true
-			stack = append(stack, f.children[j]...)
-		}
-	}
-	f.desc[i] = set
-	return set
-}
-
-// run folds the admitted events of set (ancestor-closed, in causal order)
-// into one state: each takes effect unless a concurrent event of the set
-// revoked its signer's authority, its signer no longer holds repo.admin at
-// that point, or its effect has become impossible.
-func (f *folder) run(set []int) *State {
-	var revokers []int
-	for _, r := range set {
-		if f.revoked[r] != "" && !f.linear {
-			revokers = append(revokers, r)
-		}
-	}
-	var st *State
-	for _, i := range set {
-		ev, d := f.events[i], f.dec[i]
-		if st == nil {
-			st = rootState(ev, d)
-			continue
-		}
-		skip := ""
-		for _, r := range revokers {
-			if r != i && f.revoked[r] == f.signer[i] && !f.ancestors(r)[i] && !f.descendants(r)[i] {
-				skip = fmt.Sprintf("concurrent with %s (%s), which took repo.admin from %q", f.events[r].ID, f.events[r].Type, f.signer[i])
-				break
-			}
-		}
-		if skip == "" {
-			if !st.Has(ev.Signer, CapAdmin) {
-				skip = fmt.Sprintf("signer %q no longer holds repo.admin here", f.signer[i])
-			} else if err := checkEffect(st, ev.Type, d); err != nil {
-				skip = err.Error()
-			}
-		}
-		if skip != "" {
-			st.Skipped = append(st.Skipped, Skip{ID: ev.ID, Type: ev.Type, Reason: skip})
-			st.Tip = ev.ID
-			continue
+		d, err := authorize(ev, st)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidStored, err)
 		}
 		apply(st, ev, d)
 	}
-	return st
+	return st, nil
 }

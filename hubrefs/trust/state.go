@@ -45,8 +45,8 @@ func (m *Member) Has(c string) bool {
 }
 
 // Skip records a stored event the fold admitted but whose effect it did not
-// apply (only possible where the log has concurrent branches; see the
-// package doc).
+// apply. Since hub logs are linear (docs/trust.md) the fold never skips; the
+// type stays for the fold cache's encoding of State.
 type Skip struct {
 	ID     plumbing.Hash
 	Type   string
@@ -62,7 +62,7 @@ type State struct {
 	Rules   Rules         // latest rules.set in causal order; DefaultRules() when none
 	RulesID plumbing.Hash // the rules.set in force; zero when none
 	Tip     plumbing.Hash // the last event folded (the log's tip)
-	Skipped []Skip        // admitted events without effect, in causal order
+	Skipped []Skip        // always empty: the log is linear (docs/trust.md); kept for cached states' format
 }
 
 func sameKey(a, b hubrefs.PublicKey) bool {
@@ -171,7 +171,7 @@ func decode(ev hubrefs.Event, repoID string) (decoded, error) {
 	switch ev.Type {
 	case hubrefs.TypeRepoCreated:
 		var p hubrefs.RepoCreated
-		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+		if err := hubrefs.StrictUnmarshal(ev.Payload, &p); err != nil {
 			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		if err := ValidUUID(p.Repo); err != nil {
@@ -190,7 +190,7 @@ func decode(ev hubrefs.Event, repoID string) (decoded, error) {
 		d.repoName, d.name, d.key, d.keyLine, d.caps = p.Name, p.Admin.Name, key, line, []string{CapAdmin}
 	case hubrefs.TypeMemberAdded, hubrefs.TypeMemberChanged:
 		var p hubrefs.MemberAdded
-		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+		if err := hubrefs.StrictUnmarshal(ev.Payload, &p); err != nil {
 			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		if err := ValidName(p.Name); err != nil {
@@ -208,7 +208,7 @@ func decode(ev hubrefs.Event, repoID string) (decoded, error) {
 		sort.Strings(d.caps)
 	case hubrefs.TypeMemberRemoved:
 		var p hubrefs.MemberRemoved
-		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+		if err := hubrefs.StrictUnmarshal(ev.Payload, &p); err != nil {
 			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		if err := ValidName(p.Name); err != nil {
@@ -217,13 +217,15 @@ func decode(ev hubrefs.Event, repoID string) (decoded, error) {
 		d.name = p.Name
 	case hubrefs.TypeRulesSet:
 		var p hubrefs.RulesSet
-		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+		if err := hubrefs.StrictUnmarshal(ev.Payload, &p); err != nil {
 			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		if len(p.Rules) == 0 {
 			return decoded{}, fmt.Errorf("%w: rules.set without a rules object", ErrMalformed)
 		}
-		r, err := ParseRules(p.Rules)
+		// Strict, as git+ rules set: a replica that ignored a field it
+		// does not know would judge by weaker rules (docs/events.md).
+		r, err := ParseRulesStrict(p.Rules)
 		if err != nil {
 			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}

@@ -1,0 +1,108 @@
+package queue
+
+import (
+	"fmt"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+// Priorities of queue.entered (absent is normal).
+const (
+	PriorityHigh   = "high"
+	PriorityNormal = "normal"
+)
+
+// Validate is the one validation of a queue event's payload, shared by the
+// boundary (package policy), Fold and verify (docs/events.md): a queue
+// type, the payload decoded strictly into its type, its type and repository
+// equal to the event's, and every field's rule. It returns the decoded
+// payload: *hubrefs.QueueOpened, *hubrefs.QueueEntered,
+// *hubrefs.QueueCandidate, *hubrefs.QueueLeft, *hubrefs.QueueReset or
+// *hubrefs.Base (queue.closed). Errors wrap ErrMalformed and name the field.
+func Validate(ev hubrefs.Event) (any, error) {
+	var p any
+	var base *hubrefs.Base
+	switch ev.Type {
+	case hubrefs.TypeQueueOpened:
+		v := &hubrefs.QueueOpened{}
+		p, base = v, &v.Base
+	case hubrefs.TypeQueueEntered:
+		v := &hubrefs.QueueEntered{}
+		p, base = v, &v.Base
+	case hubrefs.TypeQueueCandidate:
+		v := &hubrefs.QueueCandidate{}
+		p, base = v, &v.Base
+	case hubrefs.TypeQueueLeft:
+		v := &hubrefs.QueueLeft{}
+		p, base = v, &v.Base
+	case hubrefs.TypeQueueReset:
+		v := &hubrefs.QueueReset{}
+		p, base = v, &v.Base
+	case hubrefs.TypeQueueClosed:
+		v := &hubrefs.Base{}
+		p, base = v, v
+	default:
+		return nil, fmt.Errorf("%w: %s is not a queue event", ErrMalformed, ev.Type)
+	}
+	if err := hubrefs.StrictUnmarshal(ev.Payload, p); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if base.Type != ev.Type {
+		return nil, fmt.Errorf("%w: payload type %q differs from the message's %q", ErrMalformed, base.Type, ev.Type)
+	}
+	if ev.Repo != "" && base.Repo != ev.Repo {
+		return nil, fmt.Errorf("%w: payload repo %q differs from the event's %q", ErrMalformed, base.Repo, ev.Repo)
+	}
+	bad := func(field string, err error) error {
+		if err == nil {
+			return nil
+		}
+		return fmt.Errorf("%w: %s: %v", ErrMalformed, field, err)
+	}
+	var err error
+	switch v := p.(type) {
+	case *hubrefs.QueueOpened:
+		err = first(bad("id", trust.ValidUUID(v.ID)), bad("target", trust.ValidBranch(v.Target)))
+	case *hubrefs.QueueEntered:
+		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)), bad("base", trust.ValidBranch(v.BaseRef)))
+		if err == nil && v.Priority != "" && v.Priority != PriorityHigh && v.Priority != PriorityNormal {
+			err = fmt.Errorf("%w: priority %q: use high or normal", ErrMalformed, v.Priority)
+		}
+	case *hubrefs.QueueCandidate:
+		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)), bad("step", pr.ValidOID(v.Step)),
+			bad("branch", trust.ValidRef(v.Branch)))
+		if err == nil && len(v.Parents) != 2 {
+			err = fmt.Errorf("%w: parents: a candidate has exactly two parents [C_{i-1}, head], not %d", ErrMalformed, len(v.Parents))
+		}
+		if err == nil {
+			err = first(bad("parents[0]", pr.ValidOID(v.Parents[0])), bad("parents[1]", pr.ValidOID(v.Parents[1])))
+		}
+		if err == nil && v.Parents[1] != v.Head {
+			err = fmt.Errorf("%w: parents[1] is %s, not the head %s: a candidate's parents are [C_{i-1}, head]", ErrMalformed, v.Parents[1], v.Head)
+		}
+	case *hubrefs.QueueLeft:
+		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)))
+		switch v.Reason {
+		case ReasonLanded, ReasonFailed, ReasonConflict, ReasonStale, ReasonWithdrawn:
+		default:
+			err = first(err, fmt.Errorf("%w: reason %q: use landed, failed, conflict, stale or withdrawn", ErrMalformed, v.Reason))
+		}
+	case *hubrefs.QueueReset:
+		err = bad("tip", pr.ValidOID(v.Tip))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func first(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
