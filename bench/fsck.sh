@@ -8,6 +8,10 @@
 #   pack:  the whole FILES-file history into an empty repository (a pack,
 #          by index-pack --strict when on)
 #
+# Reported per push: the median wall time and the median CPU time (user +
+# system of git push and everything it ran: receive-pack, index-pack or
+# unpack-objects), the latter meaningful on a loaded machine.
+#
 # usage: bench/fsck.sh [FILES [REPS]]   (default 5000 files, 15 reps)
 set -eu
 cd "$(dirname "$0")/.."
@@ -42,31 +46,35 @@ for r in $(seq 1 "$REPS"); do
 			"$(printf '100644 blob %s\tsmall.txt\n' "$(echo "$r $mode" | git -C "$T/src" hash-object -w --stdin)" | git -C "$T/src" mktree)" >"$T/small-$r-$mode"
 	done
 done
-now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {m=(NR+1)/2; printf "%.1f", (a[int(m)]+a[int(m+0.5)])/2/1e6}'; }
+median() { sort -n | awk '{a[NR]=$1} END {m=(NR+1)/2; printf "%.1f", (a[int(m)]+a[int(m+0.5)])/2*1000}'; }
+TIMEFORMAT='%R %U %S'
+# timed FILE CMD...: appends "wall cpu" seconds of CMD (and its children) to FILE.
+timed() {
+	f=$1
+	shift
+	{ time "$@" >/dev/null 2>&1; } 2>"$T/t"
+	awk '{printf "%s %.3f\n", $1, $2 + $3}' "$T/t" >>"$f"
+}
 git init -q --bare "$T/small.git"
 git -C "$T/src" push -q "$T/small.git" main:main
-: >"$T/small-off.t"; : >"$T/small-on.t"; : >"$T/pack-off.t"; : >"$T/pack-on.t"
 for r in $(seq 1 "$REPS"); do
 	for mode in off on; do
 		v=false; [ $mode = on ] && v=true
 		git -C "$T/small.git" config receive.fsckObjects $v
-		s=$(now)
-		git -C "$T/src" push -q "$T/small.git" "$(cat "$T/small-$r-$mode"):refs/heads/s-$r-$mode"
-		echo $(($(now) - s)) >>"$T/small-$mode.t"
+		timed "$T/small-$mode.t" git -C "$T/src" push -q "$T/small.git" "$(cat "$T/small-$r-$mode"):refs/heads/s-$r-$mode"
 		rm -rf "$T/pack.git"
 		git init -q --bare "$T/pack.git"
 		git -C "$T/pack.git" config receive.fsckObjects $v
-		s=$(now)
-		git -C "$T/src" push -q "$T/pack.git" main:main
-		echo $(($(now) - s)) >>"$T/pack-$mode.t"
+		timed "$T/pack-$mode.t" git -C "$T/src" push -q "$T/pack.git" main:main
 	done
 done
 objs=$(git -C "$T/src" count-objects -v | awk '/^in-pack|^count/ {n+=$2} END {print n}')
-printf '%-40s %10s %10s %8s\n' "push" "off (ms)" "on (ms)" "added"
+printf '%-34s %9s %9s %9s %9s %9s %9s\n' "push (medians, ms)" "wall off" "wall on" "added" "cpu off" "cpu on" "added"
 for k in small pack; do
-	off=$(median <"$T/$k-off.t"); on=$(median <"$T/$k-on.t")
+	woff=$(awk '{print $1}' "$T/$k-off.t" | median); won=$(awk '{print $1}' "$T/$k-on.t" | median)
+	coff=$(awk '{print $2}' "$T/$k-off.t" | median); con=$(awk '{print $2}' "$T/$k-on.t" | median)
 	label="small: 1 commit, 3 objects"
 	[ $k = pack ] && label="pack: $objs objects, $FILES files"
-	printf '%-40s %10s %10s %8s\n' "$label" "$off" "$on" "$(awk -v a="$on" -v b="$off" 'BEGIN {printf "%+.1f", a-b}')"
+	printf '%-34s %9s %9s %9s %9s %9s %9s\n' "$label" "$woff" "$won" "$(awk -v a="$won" -v b="$woff" 'BEGIN {printf "%+.1f", a-b}')" \
+		"$coff" "$con" "$(awk -v a="$con" -v b="$coff" 'BEGIN {printf "%+.1f", a-b}')"
 done

@@ -103,7 +103,7 @@ func AwaitDeliveries(ctx context.Context, gitDir string, spec AwaitSpec, bound t
 	started := false
 	for {
 		var left []Undelivered
-		jobs, _ := Deliveries(gitDir)
+		jobs, _ := DeliveriesSince(gitDir, spec.Since)
 		for _, j := range jobs {
 			if !spec.wants(j) || j.State == StateDelivered {
 				continue

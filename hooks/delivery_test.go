@@ -315,3 +315,23 @@ func TestMirrorCoalesce(t *testing.T) {
 		t.Fatalf("failing sync: %+v, %v", st, err)
 	}
 }
+
+// DeliveriesSince reads only what was recorded from its time on.
+func TestDeliveriesSince(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Now()
+	for i := 0; i < 4; i++ {
+		at := t0.Add(time.Duration(i) * time.Second)
+		if err := spoolJob(dir, &WebhookJob{ID: newJobID(at), Hook: "h", Created: at, State: StatePending, Body: json.RawMessage(`1`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		since time.Time
+		want  int
+	}{{time.Time{}, 4}, {t0, 4}, {t0.Add(1500 * time.Millisecond), 2}, {t0.Add(time.Hour), 0}} {
+		if got, _ := DeliveriesSince(dir, tc.since); len(got) != tc.want {
+			t.Errorf("since %v: %d deliveries, want %d", tc.since, len(got), tc.want)
+		}
+	}
+}

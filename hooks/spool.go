@@ -220,6 +220,12 @@ func readJob(p string) (*WebhookJob, error) {
 // in id order. Records that do not parse are returned as errors beside the
 // rest.
 func listJobs(gitDir, which string) ([]*WebhookJob, []error) {
+	return listJobsFrom(gitDir, which, "")
+}
+
+// listJobsFrom is listJobs of the records whose id is not below from (ids
+// start with their creation time, so this skips older records unread).
+func listJobsFrom(gitDir, which, from string) ([]*WebhookJob, []error) {
 	dir := spoolPath(gitDir, "webhooks", which)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -232,7 +238,7 @@ func listJobs(gitDir, which string) ([]*WebhookJob, []error) {
 	var errs []error
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !jobIDRE.MatchString(id) {
+		if !ok || !jobIDRE.MatchString(id) || id < from {
 			continue
 		}
 		j, err := readJob(filepath.Join(dir, e.Name()))
@@ -251,8 +257,18 @@ func listJobs(gitDir, which string) ([]*WebhookJob, []error) {
 // Deliveries returns every spooled webhook delivery, settled ones first
 // within id order (the order they were recorded in).
 func Deliveries(gitDir string) ([]*WebhookJob, []error) {
-	done, e1 := listJobs(gitDir, "done")
-	pending, e2 := listJobs(gitDir, "pending")
+	return DeliveriesSince(gitDir, time.Time{})
+}
+
+// DeliveriesSince is Deliveries of the deliveries recorded at or after
+// since (older records are not read).
+func DeliveriesSince(gitDir string, since time.Time) ([]*WebhookJob, []error) {
+	from := ""
+	if !since.IsZero() {
+		from = fmt.Sprintf("%016x", since.UnixNano())
+	}
+	done, e1 := listJobsFrom(gitDir, "done", from)
+	pending, e2 := listJobsFrom(gitDir, "pending", from)
 	seen := map[string]bool{}
 	var out []*WebhookJob
 	for _, j := range done {

@@ -11,9 +11,9 @@ import (
 	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
-// Modes, canonicalized as git does when it reads a tree (a regular file is
-// 100644 unless its owner-execute bit is set, then 100755). Trees are written
-// with exactly these strings ("40000", not "040000").
+// Modes: the five a tree may hold (gitobj refuses any other, see
+// docs/objects.md). Trees are written with exactly these strings ("40000",
+// not "040000").
 const (
 	modeNone    uint32 = 0
 	modeTree           = gitobj.ModeTree
