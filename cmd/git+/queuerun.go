@@ -148,4 +148,3 @@ func printRunReport(c *cli.Context, rep *runReport) {
 		fmt.Fprintf(out, "%d round(s), %d push(es), %d stale, %d transport retries\n", rep.Rounds, rep.Pushes, rep.Stale, rep.Retries)
 	}
 }
-

@@ -116,6 +116,8 @@ type Options struct {
 	At func(point string) error
 	// Sleep waits between retries (default time.Sleep).
 	Sleep func(time.Duration)
+	// Env is added to the environment of the git processes (inherited).
+	Env []string
 }
 
 // Report is what a pass did, over all its rounds.
@@ -307,7 +309,7 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 	if err := r.at("planned"); err != nil {
 		return false, err
 	}
-	_, err = receive.Push(ctx, receive.PushOptions{GitDir: r.o.GitDir, Remote: r.o.Remote, Updates: ph.updates, PushOptions: r.o.PushOptions})
+	_, err = receive.Push(ctx, receive.PushOptions{GitDir: r.o.GitDir, Remote: r.o.Remote, Updates: ph.updates, PushOptions: r.o.PushOptions, Env: r.o.Env})
 	var refused *receive.PushRefusedError
 	switch {
 	case err == nil:
@@ -510,7 +512,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plumbing.Hash, error) {
 	o := r.o
 	local := "refs/gitplus/queue-target/" + strings.TrimPrefix(o.Target, "refs/heads/")
-	if _, err := git(ctx, o.GitDir, "fetch", "-q", "--no-tags", "--no-write-fetch-head", o.Remote, "+refs/hub/*:refs/hub/*", "+"+o.Target+":"+local); err != nil {
+	if _, err := r.git(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", o.Remote, "+refs/hub/*:refs/hub/*", "+"+o.Target+":"+local); err != nil {
 		return nil, fmt.Errorf("fetching from %s: %w", o.Remote, err)
 	}
 	refs, err := receive.ReadRefsUnder(o.GitDir, []string{"refs/hub/"}, []string{local})
@@ -519,7 +521,7 @@ func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plum
 	}
 	refs[o.Target] = refs[local]
 	delete(refs, local)
-	out, err := git(ctx, o.GitDir, "ls-remote", "--refs", o.Remote, prefix+"*")
+	out, err := r.git(ctx, "ls-remote", "--refs", o.Remote, prefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("listing candidate branches on %s: %w", o.Remote, err)
 	}
@@ -796,6 +798,7 @@ func (r *runner) contains(tip, rev plumbing.Hash) bool {
 		return v
 	}
 	cmd := exec.Command("git", "--git-dir="+r.o.GitDir, "merge-base", "--is-ancestor", rev.String(), tip.String())
+	cmd.Env = r.env()
 	v := cmd.Run() == nil
 	r.anc[k] = v
 	return v
@@ -822,8 +825,18 @@ func namesRef(lines []string, ref string) bool {
 	return false
 }
 
-func git(ctx context.Context, gitDir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + gitDir}, args...)...)
+// env is the git processes' environment: inherited plus Options.Env (nil
+// means inherited only).
+func (r *runner) env() []string {
+	if len(r.o.Env) == 0 {
+		return nil
+	}
+	return append(os.Environ(), r.o.Env...)
+}
+
+func (r *runner) git(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + r.o.GitDir}, args...)...)
+	cmd.Env = r.env()
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
