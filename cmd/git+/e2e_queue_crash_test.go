@@ -475,3 +475,47 @@ func TestQueueAutoEnterDepth(t *testing.T) {
 		t.Fatalf("pass --depth 20: warnings %v", rep.Warnings)
 	}
 }
+
+// TestQueueLockDefersAndRepeats: a pass started while another holds the
+// queue's lock exits 0 at once, deferred, and marks the queue dirty; the
+// running pass then goes round once more (reads the state again) instead of
+// a second process working on the same state.
+func TestQueueLockDefersAndRepeats(t *testing.T) {
+	t.Parallel()
+	qw := newQWorld(t, 2, true)
+	dir := qw.origin
+	var second runReport
+	reads := 0
+	rep, err := queuerun.Run(context.Background(), queuerun.Options{
+		GitDir: dir, Signer: qw.signer("q"), Name: "q", Target: "refs/heads/main", Env: qw.env,
+		At: func(p string) error {
+			if p != "read" {
+				return nil
+			}
+			reads++
+			if reads == 1 {
+				var out string
+				var code int
+				second, out, code = qw.pass(t, dir, nil)
+				if code != 0 || second.Deferred == "" || second.Rounds != 0 {
+					t.Errorf("a pass during a pass: exit %d, want deferred without work\n%s", code, out)
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Published) != 2 {
+		t.Fatalf("the running pass: %+v", rep)
+	}
+	// Round 1 publishes, round 2 finds nothing; the dirty mark makes it read
+	// once more.
+	if reads < 3 {
+		t.Fatalf("the running pass read the state %d times; want a further round for the deferred wake", reads)
+	}
+	if rep := qw.okPass(t, dir); rep.Deferred != "" || rep.Rounds != 1 || rep.Pushes != 0 {
+		t.Fatalf("a pass after the lock was released: %+v", rep)
+	}
+}
