@@ -283,6 +283,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	}
 	var chain []Step
 	var beyond []candidateEntry
+	var firstRed []string // evicted by this plan as the first candidate on the tip
 	for {
 		chain, beyond = nil, nil
 		parent := in.Tip
@@ -332,10 +333,11 @@ func PlanPass(in PlanInput) (Plan, error) {
 		}
 		st := chain[culprit]
 		if culprit == 0 {
-			if why := targetRed(in); why != "" {
+			if why := targetRed(in, firstRed); why != "" {
 				out.TargetRed = why
 				break
 			}
+			firstRed = append(firstRed, st.PR)
 		}
 		detail := "failed: " + strings.Join(st.Failed, ", ") + " at " + st.Commit
 		if st.run != "" {
@@ -476,10 +478,14 @@ func latestRun(p *pr.State, t *trust.State, name, rev string) (pr.CheckRun, bool
 
 // targetRed reports why the target is believed red: at least
 // RedTargetEvictions different pull requests were already evicted as the
-// first candidate on this very tip (their red steps' parent is the tip).
-func targetRed(in PlanInput) string {
+// first candidate on this very tip (their red steps' parent is the tip),
+// counting those the queue log records and those this plan evicts (planned).
+func targetRed(in PlanInput, planned []string) string {
 	tip := in.Tip.String()
 	seen := map[string]bool{}
+	for _, id := range planned {
+		seen[id] = true
+	}
 	for _, l := range in.Queue.Left {
 		if l.Reason != ReasonFailed || l.Step == "" {
 			continue
