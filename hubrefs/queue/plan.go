@@ -481,23 +481,28 @@ func latestRun(p *pr.State, t *trust.State, name, rev string) (pr.CheckRun, bool
 // first candidate on this very tip (their red steps' parent is the tip),
 // counting those the queue log records and those this plan evicts (planned).
 func targetRed(in PlanInput, planned []string) string {
-	tip := in.Tip.String()
+	return RedTarget(in.Queue, in.Tip.String(), planned)
+}
+
+// RedTarget is targetRed from the queue's records alone (for `queue show`):
+// why the target at tip looks red, or "".
+func RedTarget(q *State, tip string, planned []string) string {
 	seen := map[string]bool{}
 	for _, id := range planned {
 		seen[id] = true
 	}
-	for _, l := range in.Queue.Left {
+	for _, l := range q.Left {
 		if l.Reason != ReasonFailed || l.Step == "" {
 			continue
 		}
-		if parent, ok := in.Queue.StepParent(l.Step); ok && parent == tip {
+		if parent, ok := q.StepParent(l.Step); ok && parent == tip {
 			seen[l.PR] = true
 		}
 	}
 	if len(seen) < RedTargetEvictions {
 		return ""
 	}
-	return fmt.Sprintf("%s at %s looks broken: %d different pull requests failed as the first candidate on it; evictions stop until the target moves or a candidate on it turns green", in.Queue.Target, tip, len(seen))
+	return fmt.Sprintf("%s at %s looks broken: %d different pull requests failed as the first candidate on it; evictions stop until the target moves or a candidate on it turns green", q.Target, tip, len(seen))
 }
 
 // RedTargetEvictions is how many different pull requests must have failed
