@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,18 +28,36 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
-// soakRules are the README's two wake rules (CI on published candidates,
-// `queue run` on a completed check), plus `queue run` on queue.entered so a
-// freshly queued pull request is picked up without a kick.
-func soakRules(ciScript string) hooks.WakeConfig {
-	return hooks.WakeConfig{Rules: []hooks.WakeRule{
-		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{hubrefs.TypeQueueCandidate},
-			Run: []string{"git+", "check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci", "--retries", "1", "--", "sh", ciScript}},
-		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{hubrefs.TypeCheckCompleted},
-			Run: []string{"git+", "queue", "run", "--target", "main"}},
-		{Name: "queue-entered", Ref: "refs/hub/queue/*", On: []string{hubrefs.TypeQueueEntered},
-			Run: []string{"git+", "queue", "run", "--target", "main"}},
-	}}
+// soakRules are the README's wake rules ("Running the queue unattended":
+// CI on published candidates, `queue run` on a completed check and on
+// queue.entered), read from README.md, with the CI command replaced by
+// ciScript.
+func soakRules(t *testing.T, ciScript string) hooks.WakeConfig {
+	t.Helper()
+	readme := readFile(filepath.Join("..", "..", "README.md"))
+	_, block, ok := strings.Cut(readme, "<!-- wake-rules -->\n```json\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no wake-rules block")
+	}
+	var cfg hooks.WakeConfig
+	if err := json.Unmarshal([]byte(block), &cfg); err != nil {
+		t.Fatalf("README.md's wake rules: %v", err)
+	}
+	found := 0
+	for i, r := range cfg.Rules {
+		switch {
+		case r.Ref == "refs/hub/queue/*" && slices.Equal(r.On, []string{hubrefs.TypeQueueCandidate}) && slices.Contains(r.Run, "check"):
+			cfg.Rules[i].Run = append(r.Run[:len(r.Run)-1:len(r.Run)-1], "sh", ciScript)
+			found++
+		case r.Ref == "refs/hub/pr/*" && slices.Equal(r.On, []string{hubrefs.TypeCheckCompleted}) && slices.Contains(r.Run, "queue"):
+			found++
+		}
+	}
+	if found != 2 {
+		t.Fatalf("README.md's wake rules lack CI on queue.candidate or queue run on check.completed: %+v", cfg.Rules)
+	}
+	return cfg
 }
 
 // soakCI is the CI command, run in the candidate's checkout: it logs the
@@ -78,7 +97,7 @@ func TestQueueSoak(t *testing.T) {
 	if err := os.WriteFile(ciScript, []byte(fmt.Sprintf(soakCI, logDir)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), soakRules(ciScript))
+	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), soakRules(t, ciScript))
 	// The wake rules run with the server's environment: its key holds
 	// hub.queue and hub.check:ci.
 	srv := startServe(t, w.bin, append(append([]string{}, w.env...), "GITPLUS_KEY="+w.keys["bot"].Path), filepath.Dir(w.origin))
