@@ -7,7 +7,8 @@ package main
 // but a developer re-entering a pull request a flake evicted. It runs until
 // the queue drains and checks that everything happened exactly once.
 //
-// The suite runs 4 clones × 2 pull requests; GITPLUS_SOAK_PER_CLONE=8 is
+// The suite runs 4 clones × 1 pull request (the conflicting pair, the
+// broken one and the flaky one); GITPLUS_SOAK_PER_CLONE=8 is
 // the full size (bench/soak.sh), which also prints the figures.
 
 import (
@@ -80,7 +81,7 @@ type soakPR struct {
 
 func TestQueueSoak(t *testing.T) {
 	t.Parallel()
-	clones, perClone := 4, 2
+	clones, perClone := 4, 1
 	if v, err := strconv.Atoi(os.Getenv("GITPLUS_SOAK_PER_CLONE")); err == nil && v > 0 {
 		perClone = v
 	}

@@ -2,7 +2,7 @@ package main
 
 // Concurrent writers on one pull request (docs/queue.md, "Concurrent
 // writers"): eight clones, each a shell loop of separate `git+` processes,
-// add twenty comments each (two in the default suite) to the same pull request at once. Every append
+// add twenty comments each (one in the default suite) to the same pull request at once. Every append
 // is a compare-and-swap on the pull request's tip; a lost race re-reads the
 // tip and retries with backoff and jitter for a bounded time. All 160
 // comments must be recorded, none twice.
@@ -25,9 +25,9 @@ func TestConcurrentWritersOnePR(t *testing.T) {
 	t.Parallel()
 	// Eight writers × 20 events is the acceptance size
 	// (GITPLUS_TEST_WRITERS_EACH=20); every event is a push through the
-	// hooks, serialised on the one ref, so the suite runs 8 × 2 to stay
+	// hooks, serialised on the one ref, so the suite runs 8 × 1 (eight writers colliding at once) to stay
 	// within its time budget on a loaded machine.
-	writers, each := 8, 2
+	writers, each := 8, 1
 	if v, err := strconv.Atoi(os.Getenv("GITPLUS_TEST_WRITERS_EACH")); err == nil && v > 0 {
 		each = v
 	}
