@@ -90,6 +90,7 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		o.Sleep = time.Sleep
 	}
 	start := time.Now()
+	transport := 1
 	c := o.Ceilings.norm()
 	if !strings.HasPrefix(o.Ref, "refs/hub/") {
 		return plumbing.ZeroHash, fmt.Errorf("appending to %q: events live under refs/hub/: %w", o.Ref, ErrMalformed)
@@ -127,9 +128,13 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 			// Transport (a broken pipe, a killed connection): the push may
 			// or may not have taken effect. Read the ref back: holding our
 			// event means done; otherwise retry like a lost race.
-			if landed(ctx, gitDir, o, id) {
+			switch {
+			case landed(ctx, gitDir, o, id):
 				err = nil
-			} else {
+			case transport >= TransportAttempts:
+				return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the push failed %d times in transport: %w", o.Ref, o.Remote, transport, err)
+			default:
+				transport++
 				err = fmt.Errorf("%w (transport: %w)", ErrStale, err)
 			}
 		}
@@ -156,6 +161,11 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		}
 	}
 }
+
+// TransportAttempts bounds the pushes of one Append that fail in transport
+// (git ends without reporting the ref): a broken pipe is retried, a remote
+// that is down or refuses the credentials fails soon.
+const TransportAttempts = 3
 
 // DefaultPatience is how long Append keeps retrying a ref that keeps moving.
 const DefaultPatience = 2 * time.Minute
