@@ -85,7 +85,7 @@ func TestQueueSoak(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("GITPLUS_SOAK_PER_CLONE")); err == nil && v > 0 {
 		perClone = v
 	}
-	deadline := 150*time.Second + time.Duration(clones*perClone)*10*time.Second
+	deadline := 150*time.Second + time.Duration(clones*perClone)*20*time.Second
 	w := newE2E(t, map[string][]string{"dev": {"hub.pr", "hub.queue"}, "rev": {"hub.review"}, "bot": {"hub.queue", "hub.check:ci"}})
 	base := w.commit(nil, map[string]string{"base.txt": "base\n", "shared.txt": "one\ntwo\nthree\n"}, "base")
 	if out, err := w.push("origin", base+":refs/heads/main"); err != nil {
