@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,8 +38,15 @@ type AppendOptions struct {
 	PushOptions []string
 	// Env is added to the environment git runs with (which is inherited).
 	Env []string
-	// Attempts bounds the pushes when the ref keeps moving (default 5).
+	// Attempts, when positive, bounds the pushes when the ref keeps moving;
+	// zero means no count bound (Patience bounds the time).
 	Attempts int
+	// Patience bounds the time spent retrying a push that lost a race or
+	// failed in transport (default DefaultPatience). Retries back off with
+	// jitter, re-reading the tip each time.
+	Patience time.Duration
+	// Sleep waits between retries (default time.Sleep).
+	Sleep func(time.Duration)
 	// Ceilings bound the payload and parents written (defaults as usual).
 	Ceilings Ceilings
 }
@@ -75,9 +83,14 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Attempts <= 0 {
-		o.Attempts = 5
+	if o.Patience <= 0 {
+		o.Patience = DefaultPatience
 	}
+	if o.Sleep == nil {
+		o.Sleep = time.Sleep
+	}
+	start := time.Now()
+	transport := 1
 	c := o.Ceilings.norm()
 	if !strings.HasPrefix(o.Ref, "refs/hub/") {
 		return plumbing.ZeroHash, fmt.Errorf("appending to %q: events live under refs/hub/: %w", o.Ref, ErrMalformed)
@@ -111,6 +124,20 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 			return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
 		}
 		err = push(ctx, gitDir, o, old, id)
+		if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrRefused) && ctx.Err() == nil {
+			// Transport (a broken pipe, a killed connection): the push may
+			// or may not have taken effect. Read the ref back: holding our
+			// event means done; otherwise retry like a lost race.
+			switch {
+			case landed(ctx, gitDir, o, id):
+				err = nil
+			case transport >= TransportAttempts:
+				return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the push failed %d times in transport: %w", o.Ref, o.Remote, transport, err)
+			default:
+				transport++
+				err = fmt.Errorf("%w (transport: %w)", ErrStale, err)
+			}
+		}
 		if err == nil {
 			if o.Remote != "." {
 				// Keep the local copy current so the next append starts from
@@ -122,15 +149,52 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		if !errors.Is(err, ErrStale) {
 			return plumbing.ZeroHash, err
 		}
-		if attempt >= o.Attempts {
-			return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: gave up after %d attempts: %w", o.Ref, o.Remote, attempt, err)
+		if o.Attempts > 0 && attempt >= o.Attempts || time.Since(start) >= o.Patience {
+			return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the ref kept moving: gave up after %d attempts in %s (others are writing to it; try again): %w",
+				o.Ref, o.Remote, attempt, time.Since(start).Round(time.Millisecond), err)
 		}
+		o.Sleep(Backoff(attempt))
 		if o.Remote != "." {
 			if err := fetchRefspec(ctx, gitDir, o.Remote, "+"+o.Ref+":"+o.Ref, o.Env); err != nil {
 				return plumbing.ZeroHash, fmt.Errorf("appending to %s: after a stale push: %w", o.Ref, err)
 			}
 		}
 	}
+}
+
+// TransportAttempts bounds the pushes of one Append that fail in transport
+// (git ends without reporting the ref): a broken pipe is retried, a remote
+// that is down or refuses the credentials fails soon.
+const TransportAttempts = 3
+
+// DefaultPatience is how long Append keeps retrying a ref that keeps moving.
+const DefaultPatience = 2 * time.Minute
+
+// Backoff is the wait before retry n (1-based) of a lost race: 10 ms
+// doubling up to 640 ms, plus a random jitter of up to the same again, so
+// writers that collided spread out instead of colliding again.
+func Backoff(n int) time.Duration {
+	d := 10 * time.Millisecond << min(max(n-1, 0), 6)
+	return d + time.Duration(rand.Int63n(int64(d)))
+}
+
+// landed reports whether o.Ref at o.Remote holds id (after a push whose
+// outcome git did not report).
+func landed(ctx context.Context, gitDir string, o AppendOptions, id plumbing.Hash) bool {
+	if o.Remote == "." {
+		cur, err := localRef(gitDir, o.Ref, o.Env)
+		return err == nil && cur == id
+	}
+	out, _, err := runGit(ctx, "", o.Env, "--git-dir="+gitDir, "ls-remote", o.Remote, o.Ref)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[1] == o.Ref && f[0] == id.String() {
+			return true
+		}
+	}
+	return false
 }
 
 // Fetch fetches every hub ref from remote into gitDir

@@ -219,3 +219,24 @@ func TestOnlyMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendRetriesTransportFailure: the receiving side dies mid-push (the
+// hook kills receive-pack, as a dropped connection would): the push ends
+// without a report, Append reads the ref back, finds its event absent and
+// pushes again; the event lands once.
+func TestAppendRetriesTransportFailure(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	repo := bareRepo(t)
+	mark := filepath.Join(t.TempDir(), "killed")
+	installHook(t, repo, "cat >/dev/null\nif [ ! -e "+mark+" ]; then : >"+mark+"; kill -9 $PPID; fi\nexit 0\n")
+	ref := "refs/hub/pr/3"
+	id, err := Append(context.Background(), AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Sleep: func(time.Duration) {}})
+	is.NoErr(err)
+	_, statErr := os.Stat(mark)
+	is.NoErr(statErr) // the first push was killed
+	is.Equal(refOf(t, repo, ref), id)
+	log, err := ReadLog(newLooseStore(repo), id, Ceilings{})
+	is.NoErr(err)
+	is.Equal(len(log), 1)
+}

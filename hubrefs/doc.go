@@ -44,7 +44,11 @@
 //     an empty <old> for a ref that must not exist yet), so a concurrent writer
 //     makes the push fail as stale instead of being overwritten. On a stale
 //     push it fetches the ref (for a remote other than "."), rebuilds the event
-//     on the new tip and retries, at most AppendOptions.Attempts times (5).
+//     on the new tip and retries after a backoff with jitter (Backoff), for
+//     at most AppendOptions.Patience (DefaultPatience, two minutes) or
+//     Attempts pushes when set. A push git ended without reporting (broken
+//     pipe, killed connection) is read back: the ref holding the event is
+//     success, anything else is retried like a lost race.
 //     A hook refusal is returned as *RefusedError holding the hook's
 //     "git+: ..." lines with git's "remote: " prefix removed.
 //   - Append writes the event as a loose object itself (zlib, temporary file,

@@ -147,6 +147,9 @@ type Check struct {
 	Head       string `json:"head"`
 	Conclusion string `json:"conclusion,omitempty"` // success, failure, cancelled
 	URL        string `json:"url,omitempty"`
+	// Attempts (check.completed of `git+ check run --retries`): how many
+	// times the command ran before this conclusion; zero means once.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // QueueOpened is the root of refs/hub/queue/<id>.
@@ -182,6 +185,11 @@ type QueueLeft struct {
 	Head   string `json:"head"`
 	Reason string `json:"reason"` // landed, failed, conflict, stale, withdrawn
 	Detail string `json:"detail,omitempty"`
+	// Step and Run (failed only): the red candidate and the check.completed
+	// event that made it red, so a re-entered pull request is not evicted
+	// again by the same run (docs/queue.md, "Fresh verdicts").
+	Step string `json:"step,omitempty"`
+	Run  string `json:"run,omitempty"`
 }
 
 // QueueReset is queue.reset.

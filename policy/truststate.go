@@ -6,10 +6,11 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v2\n" + trust tip)
-//	entry: "gpts" 1 | trust tip (20) | repo id | name | rules id (20) |
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v3\n" + trust tip)
+//	entry: "gpts" 3 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       branch count | per branch: pattern | flags | approvals | depth |
+//	       check timeout (nanoseconds) |
 //	       check count + 1 (0: none) | checks |
 //	       events per ref | event bytes | parents per event |
 //	       skipped count | per skip: id (20) | type | reason |
@@ -27,6 +28,7 @@ package policy
 import (
 	"encoding/binary"
 	"sort"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -34,11 +36,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x01")
+var trustStateMagic = []byte("gpts\x03")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v2\n", t)
+	return derivedKey("gitplus trust state v3\n", t)
 }
 
 const (
@@ -90,6 +92,7 @@ func encodeTrustState(st *trust.State) []byte {
 		b = append(b, f)
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
 		b = binary.AppendVarint(b, int64(br.QueueDepth))
+		b = binary.AppendVarint(b, int64(br.CheckTimeout))
 		if br.RequiredChecks == nil {
 			b = binary.AppendUvarint(b, 0)
 		} else {
@@ -182,6 +185,7 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
 			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0}
 		br.RequiredApprovals, br.QueueDepth = r.int(), r.int()
+		br.CheckTimeout = time.Duration(r.varint())
 		if k := r.uvarint(); k > 0 && !r.bad {
 			if k-1 > uint64(len(r.b)) {
 				r.bad = true

@@ -3,6 +3,7 @@ package policy
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -57,7 +58,7 @@ func TestTrustStateCodecCoversEveryField(t *testing.T) {
 		reflect.TypeOf(trust.State{}):    7, // RepoID Name Members Rules RulesID Tip Skipped
 		reflect.TypeOf(trust.Member{}):   5, // Name Key KeyLine Caps wire (wire is derived from Key)
 		reflect.TypeOf(trust.Rules{}):    3, // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   7,
+		reflect.TypeOf(trust.Branch{}):   8, // ... QueueDepth CheckTimeout
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,
 	} {
@@ -114,4 +115,13 @@ func FuzzDecodeTrustState(f *testing.F) {
 			t.Fatalf("a decoded trust state does not round-trip")
 		}
 	})
+}
+
+// TestTrustStateKeepsCheckTimeout: the cached state carries checkTimeout.
+func TestTrustStateKeepsCheckTimeout(t *testing.T) {
+	st := foldedTrust(t, `{"protected":{"refs/heads/main":{"queueCandidates":true,"checkTimeout":"45m"}}}`)
+	got, ok := decodeTrustState(st.Tip, encodeTrustState(st))
+	if !ok || got.Rules.Protected["refs/heads/main"].CheckTimeout != 45*time.Minute {
+		t.Fatalf("decoded %v: %+v", ok, got)
+	}
 }

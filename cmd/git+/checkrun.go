@@ -20,7 +20,21 @@ package main
 //     judged with pr.Authorize first (hub.check:N).
 //   - The command inherits standard input, output and error, runs in its own
 //     process group, and the whole group is killed on timeout.
-//   - The verb exits 0 when the check succeeded and 1 otherwise.
+//   - The verb exits 0 when the check succeeded (or another worker holds
+//     the lease) and 1 otherwise.
+//   - --retries N runs a failed (or timed-out) command again, up to N more
+//     times, before recording the failure; check.completed says how many
+//     attempts it took ("attempts", omitted for one).
+//   - check.started is a lease on (revision, check name) (docs/queue.md,
+//     "CI once per candidate"): a check run that finds a live start — a
+//     check.started of this name at this revision by a current holder of
+//     hub.check:<name>, with no check.completed after it, younger than the
+//     lease — does not run the command and exits 0. The lease is the
+//     reader's --lease; by default (retries+1) × --timeout + 1 minute with a
+//     timeout, else 30 minutes, so a crashed worker's start expires. The
+//     start is appended as a compare-and-swap on the tip the lease was judged
+//     on: when two workers race, the loser re-reads, sees the winner's live
+//     start and steps aside.
 
 import (
 	"context"
@@ -51,6 +65,8 @@ func init() {
 				&cli.StringFlag{Name: "rev", Usage: "the revision to test (a candidate branch or commit)"},
 				&cli.StringFlag{Name: "name", Usage: "the check name (needs hub.check:NAME)"},
 				&cli.DurationFlag{Name: "timeout", Usage: "cancel the command after this long (0: no limit)"},
+				&cli.IntFlag{Name: "retries", Usage: "run a failed command again up to N times before recording a failure"},
+				&cli.DurationFlag{Name: "lease", Usage: "how long another worker's check.started holds the check (default: (retries+1) × timeout + 1m, or 30m without a timeout)"},
 				remoteFlag(),
 			},
 			Action: checkRun,
@@ -61,8 +77,8 @@ func init() {
 func checkRun(c *cli.Context) error {
 	id, rev, name := c.String("pr"), c.String("rev"), c.String("name")
 	argv := c.Args().Slice()
-	if id == "" || rev == "" || name == "" || len(argv) == 0 {
-		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] -- CMD [ARGS...]")
+	if id == "" || rev == "" || name == "" || len(argv) == 0 || c.Int("retries") < 0 {
+		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--lease D] -- CMD [ARGS...]")
 	}
 	if err := trust.ValidCheckName(name); err != nil {
 		return usageErr("--name: %v", err)
@@ -82,26 +98,67 @@ func checkRun(c *cli.Context) error {
 	if err != nil {
 		return fail(1, fmt.Errorf("--rev: %w", err))
 	}
-
-	tmp, err := os.MkdirTemp("", "gitplus-check-")
+	retries := c.Int("retries")
+	lease := c.Duration("lease")
+	if lease <= 0 {
+		lease = 30 * time.Minute
+		if d := c.Duration("timeout"); d > 0 {
+			lease = time.Duration(retries+1)*d + time.Minute
+		}
+	}
+	holder, err := w.startLease(id, name, commit, lease)
 	if err != nil {
 		return fail(1, err)
 	}
-	defer os.RemoveAll(tmp)
-	wt := filepath.Join(tmp, "tree")
-	if err := checkout(w.h.GitDir, wt, commit); err != nil {
-		return fail(1, fmt.Errorf("checking %s out into a temporary directory: %w", commit, err))
+	if holder != "" {
+		fmt.Fprintf(c.App.ErrWriter, "check %s on pull request %s at %s: %s; not running it again\n", name, id, commit, holder)
+		return nil
 	}
 
-	started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: w.t.RepoID}, Name: name, Head: commit}
-	if _, err := w.write(id, started); err != nil {
-		return fail(1, err)
+	conclusion, attempts := pr.Failure, 0
+	for attempts < retries+1 {
+		attempts++
+		conclusion, err = runCheckOnce(c, w.h.GitDir, commit, name, argv)
+		if err != nil {
+			return fail(1, err)
+		}
+		if conclusion == pr.Success {
+			break
+		}
+		if attempts < retries+1 {
+			fmt.Fprintf(c.App.ErrWriter, "check %s at %s: attempt %d %s; running it again\n", name, commit, attempts, conclusion)
+		}
 	}
 	// Re-read the pull request so check.completed is judged on the new tip.
 	if w.st, _, err = w.h.prState(id, w.t); err != nil {
 		return fail(1, err)
 	}
+	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: w.t.RepoID}, Name: name, Head: commit, Conclusion: conclusion}
+	if attempts > 1 {
+		done.Attempts = attempts
+	}
+	if _, err := w.write(id, done); err != nil {
+		return fail(1, fmt.Errorf("the command finished (%s) but recording check.completed failed: %w", conclusion, err))
+	}
+	fmt.Fprintf(c.App.ErrWriter, "check %s on pull request %s at %s: %s (%d attempt(s))\n", name, id, commit, conclusion, attempts)
+	if conclusion != pr.Success {
+		return fail(1, errors.New(""))
+	}
+	return nil
+}
 
+// runCheckOnce checks commit out into a fresh temporary directory and runs
+// argv there; the conclusion is success, failure or cancelled (timeout).
+func runCheckOnce(c *cli.Context, gitDir, commit, name string, argv []string) (string, error) {
+	tmp, err := os.MkdirTemp("", "gitplus-check-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	wt := filepath.Join(tmp, "tree")
+	if err := checkout(gitDir, wt, commit); err != nil {
+		return "", fmt.Errorf("checking %s out into a temporary directory: %w", commit, err)
+	}
 	ctx := context.Background()
 	if d := c.Duration("timeout"); d > 0 {
 		var cancel context.CancelFunc
@@ -115,26 +172,94 @@ func checkRun(c *cli.Context) error {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	runErr := cmd.Run()
-	conclusion := pr.Success
 	switch {
 	case ctx.Err() != nil && runErr != nil:
-		conclusion = pr.Cancelled
+		return pr.Cancelled, nil
 	case runErr != nil:
-		conclusion = pr.Failure
 		var ee *exec.ExitError
 		if !errors.As(runErr, &ee) {
 			fmt.Fprintf(c.App.ErrWriter, "git+: check %s: %v\n", name, runErr)
 		}
+		return pr.Failure, nil
 	}
-	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: w.t.RepoID}, Name: name, Head: commit, Conclusion: conclusion}
-	if _, err := w.write(id, done); err != nil {
-		return fail(1, fmt.Errorf("the command finished (%s) but recording check.completed failed: %w", conclusion, err))
+	return pr.Success, nil
+}
+
+// liveStart returns a description of the live lease on (name, rev) in the
+// pull request's events, or "" when there is none (see the decisions).
+func liveStart(evs []hubrefs.Event, t *trust.State, name, rev string, lease time.Duration, now time.Time) string {
+	var start *hubrefs.Event
+	for i := range evs {
+		ev := evs[i]
+		if ev.Type != hubrefs.TypeCheckStarted && ev.Type != hubrefs.TypeCheckCompleted {
+			continue
+		}
+		var p hubrefs.Check
+		if ev.Unmarshal(&p) != nil || p.Name != name || p.Head != rev || !t.Has(ev.Signer, trust.CheckCap(name)) {
+			continue
+		}
+		if ev.Type == hubrefs.TypeCheckStarted {
+			start = &evs[i]
+		} else {
+			start = nil
+		}
 	}
-	fmt.Fprintf(c.App.ErrWriter, "check %s on pull request %s at %s: %s\n", name, id, commit, conclusion)
-	if conclusion != pr.Success {
-		return fail(1, errors.New(""))
+	if start == nil {
+		return ""
 	}
-	return nil
+	until := time.Unix(start.Time, 0).Add(lease)
+	if !now.Before(until) {
+		return ""
+	}
+	who := fingerprint(start.Signer)
+	if m, ok := t.MemberByKey(start.Signer); ok {
+		who = m.Name
+	}
+	return fmt.Sprintf("already running: check.started %s by %s, lease until %s", start.ID, who, until.UTC().Format(time.RFC3339))
+}
+
+// startLease appends check.started unless a live start holds the check
+// (then it returns who holds it). The append is a compare-and-swap on the
+// tip the lease was judged on; a lost race re-reads and judges again.
+func (w *prWriter) startLease(id, name, commit string, lease time.Duration) (holder string, err error) {
+	begin := time.Now()
+	for attempt := 1; ; attempt++ {
+		st, evs, err := w.h.prState(id, w.t)
+		if err != nil {
+			return "", err
+		}
+		w.st = st
+		if holder := liveStart(evs, w.t, name, commit, lease, time.Now()); holder != "" {
+			return holder, nil
+		}
+		started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: w.t.RepoID}, Name: name, Head: commit}
+		ev, err := newEvent(started, st.Tip, w.key, time.Now())
+		if err != nil {
+			return "", err
+		}
+		if err := pr.Authorize(ev, st, w.t); err != nil {
+			return "", fmt.Errorf("check.started on pull request %s refused, nothing written: %w", id, err)
+		}
+		_, err = hubrefs.Append(context.Background(), hubrefs.AppendOptions{
+			GitDir: w.h.GitDir, Remote: w.h.Remote, Ref: hubrefs.PRRefPrefix + id, Payload: started,
+			Signer: w.key.Signer, Name: w.m.Name, Ceilings: eventCeilings(w.t), Attempts: 1,
+		})
+		if err == nil {
+			return "", nil
+		}
+		if !errors.Is(err, hubrefs.ErrStale) || time.Since(begin) > hubrefs.DefaultPatience {
+			return "", fmt.Errorf("appending check.started to pull request %s: %w", id, err)
+		}
+		time.Sleep(hubrefs.Backoff(attempt))
+		if w.h.Remote != "." {
+			if err := hubrefs.Fetch(context.Background(), w.h.GitDir, w.h.Remote); err != nil {
+				return "", err
+			}
+		}
+		if err := w.h.open(); err != nil {
+			return "", err
+		}
+	}
 }
 
 // checkout makes dir a repository whose objects are gitDir's (alternates)

@@ -1,10 +1,13 @@
 package main
 
-// Crash safety of `git+ queue run` (docs/queue.md: a pass may crash
-// anywhere, the next pass must converge, even when the queue agent dies
-// mid-batch). The test-only switch GITPLUS_QUEUE_CRASH=<step>[:n] (see
-// queuerun.go) kills a pass at each step boundary; fresh passes and a CI
-// simulator then drive the queue until nothing changes, and the world is
+// Crash safety of `git+ queue run` (docs/queue.md: "A pass may crash
+// anywhere; the next pass must converge"; docs/queue.md, "The queue agent dies
+// mid-batch"). The executor (receive/queuerun) is run in-process with a
+// crash point injected through Options.At: the pass stops there as a killed
+// process would (each phase is one atomic push, so the points between
+// phases are the only places a crash can leave a state behind); fresh
+// passes and a CI simulator then drive the queue until nothing changes, and
+// the world is
 // checked: every queued pull request landed once or left with a reason,
 // pr.merged exactly once per landing, no candidate branch left behind, the
 // target holds every landed head, a further pass appends nothing.
@@ -15,16 +18,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive/queuerun"
 )
 
 // qworld is a queue world: an e2e world with a queue on main and pull
@@ -323,39 +329,32 @@ func TestQueueCrashConverges(t *testing.T) {
 		t.Fatalf("pushing the direct pull request: %v\n%s", err, out)
 	}
 
-	type crash struct {
+	// Crash points: point:n stops the pass the n-th time it reaches point.
+	// "planned" is after the phase's objects are written and before its
+	// push; "pushed" after the push took effect, before the re-read.
+	cases := map[string]struct {
 		stage string // A or B
 		at    []string
+	}{
+		"planned1":   {"A", []string{"planned:1"}},
+		"pushed1":    {"A", []string{"pushed:1"}},
+		"read1":      {"B", []string{"read:1"}},
+		"landing":    {"B", []string{"planned:1", "planned:1"}},
+		"landed":     {"B", []string{"pushed:1"}},
+		"reset":      {"B", []string{"pushed:1"}},
+		"lockedB":    {"B", []string{"locked:1"}},
+		"directLand": {"B", nil},
 	}
-	cases := map[string]crash{
-		"branch1":    {"A", []string{"branch:1"}},
-		"candidate1": {"A", []string{"candidate:1"}},
-		"swap+settle": {"B", []string{"swap:1", "settle-merged:1", "settled:1", "settle-merged:1",
-			"deleted:1"}},
-		"merged2":  {"B", []string{"merged:2"}},
-		"landed1":  {"B", []string{"landed:1"}},
-		"evicted":  {"B", []string{"evicted:1"}},
-		"deleted1": {"B", []string{"deleted:1"}},
-		"reset":    {"B", []string{"reset:1"}},
-	}
-	// The target moves under a pass about to land (no crash): the swap
-	// fails, the pass appends queue.reset and rebuilds on the new tip; a
-	// pass after it appends nothing; CI on the rebuilt chain, and it lands.
+	// The target moves under a pass about to land (no crash): its phase
+	// push fails as stale, the pass re-reads, appends queue.reset (the tip
+	// is no candidate of this queue) and rebuilds on the new tip; a pass
+	// after it appends nothing; CI on the rebuilt chain, and it lands.
 	t.Run("direct", func(t *testing.T) {
 		t.Parallel()
 		dir := qw.clone(t, stageB)
-		pdir := t.TempDir()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			qw.waitFile(filepath.Join(pdir, "paused"))
-			qw.directMerge(t, dir, dp.ID)
-			_ = os.WriteFile(filepath.Join(pdir, "go"), nil, 0o644)
-		}()
-		rep, out, code := qw.pass(t, dir, []string{"GITPLUS_QUEUE_PAUSE=before-swap:" + pdir})
-		<-done
-		if code != 0 || len(rep.Resets) != 1 || len(rep.Landed) != 0 || len(rep.Published) != 3 || rep.Tip != dh {
-			t.Fatalf("pass racing a direct landing: exit %d, want one reset, nothing landed, the three entries rebuilt on %s\n%s", code, dh, out)
+		rep, err := qw.passAt(t, dir, "", func() { qw.directMerge(t, dir, dp.ID) })
+		if err != nil || len(rep.Resets) != 1 || len(rep.Landed) != 0 || len(rep.Published) != 3 || rep.Tip != dh || rep.Stale != 1 {
+			t.Fatalf("pass racing a direct landing: %v, want one reset, nothing landed, the three entries rebuilt on %s\n%+v", err, dh, rep)
 		}
 		for _, p := range rep.Published {
 			if parents := qw.gitDir(t, dir, "rev-parse", p.Step+"^1"); p.PR == qw.ids[0] && parents != dh {
@@ -378,27 +377,16 @@ func TestQueueCrashConverges(t *testing.T) {
 			}
 			dir := qw.clone(t, from)
 			for i, at := range c.at {
-				env := []string{"GITPLUS_QUEUE_CRASH=" + at}
-				var paused chan struct{}
-				if name == "reset" {
-					// Pause before the swap, land the direct pull
-					// request, let the swap fail.
-					pdir := t.TempDir()
-					env = append(env, "GITPLUS_QUEUE_PAUSE=before-swap:"+pdir)
-					paused = make(chan struct{})
-					go func() {
-						defer close(paused)
-						qw.waitFile(filepath.Join(pdir, "paused"))
-						qw.directMerge(t, dir, dp.ID)
-						_ = os.WriteFile(filepath.Join(pdir, "go"), nil, 0o644)
-					}()
+				var onPlanned func()
+				if name == "reset" && i == 0 {
+					// The direct pull request lands under the pass's
+					// first plan: the pass records the reset and the
+					// rebuilt chain in one phase, then dies.
+					onPlanned = func() { qw.directMerge(t, dir, dp.ID) }
 				}
-				_, out, code := qw.pass(t, dir, env)
-				if paused != nil {
-					<-paused
-				}
-				if code != 3 {
-					t.Fatalf("pass %d with crash at %s: exit %d, want 3\n%s", i+1, at, code, out)
+				_, err := qw.passAt(t, dir, at, onPlanned)
+				if !errors.Is(err, queuerun.ErrCrash) {
+					t.Fatalf("pass %d with crash at %s: %v, want the crash", i+1, at, err)
 				}
 			}
 			if name == "reset" {
@@ -416,6 +404,29 @@ func TestQueueCrashConverges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// passAt runs one pass in-process on dir as q, stopping at crash point at
+// ("point:n", or "" for none); onPlanned, if set, runs the first time the
+// pass reaches "planned" (before its push).
+func (qw *qworld) passAt(t *testing.T, dir, at string, onPlanned func()) (*queuerun.Report, error) {
+	t.Helper()
+	point, nth, _ := strings.Cut(at, ":")
+	n, _ := strconv.Atoi(nth)
+	reached := map[string]int{}
+	return queuerun.Run(context.Background(), queuerun.Options{
+		GitDir: dir, Signer: qw.signer("q"), Name: "q", Target: "refs/heads/main", Env: qw.env,
+		At: func(p string) error {
+			reached[p]++
+			if p == "planned" && reached[p] == 1 && onPlanned != nil {
+				onPlanned()
+			}
+			if p == point && reached[p] == n {
+				return errors.New("killed")
+			}
+			return nil
+		},
+	})
 }
 
 // TestQueueAutoEnterDepth covers --auto-enter and --depth, and that a pass
@@ -462,5 +473,49 @@ func TestQueueAutoEnterDepth(t *testing.T) {
 	// chain is one the hook refuses to land, and the queue would stall.
 	if rep := qw.okPass(t, dir, "--depth", "20"); len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "queueDepth 8") {
 		t.Fatalf("pass --depth 20: warnings %v", rep.Warnings)
+	}
+}
+
+// TestQueueLockDefersAndRepeats: a pass started while another holds the
+// queue's lock exits 0 at once, deferred, and marks the queue dirty; the
+// running pass then goes round once more (reads the state again) instead of
+// a second process working on the same state.
+func TestQueueLockDefersAndRepeats(t *testing.T) {
+	t.Parallel()
+	qw := newQWorld(t, 2, true)
+	dir := qw.origin
+	var second runReport
+	reads := 0
+	rep, err := queuerun.Run(context.Background(), queuerun.Options{
+		GitDir: dir, Signer: qw.signer("q"), Name: "q", Target: "refs/heads/main", Env: qw.env,
+		At: func(p string) error {
+			if p != "read" {
+				return nil
+			}
+			reads++
+			if reads == 1 {
+				var out string
+				var code int
+				second, out, code = qw.pass(t, dir, nil)
+				if code != 0 || second.Deferred == "" || second.Rounds != 0 {
+					t.Errorf("a pass during a pass: exit %d, want deferred without work\n%s", code, out)
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Published) != 2 {
+		t.Fatalf("the running pass: %+v", rep)
+	}
+	// Round 1 publishes, round 2 finds nothing; the dirty mark makes it read
+	// once more.
+	if reads < 3 {
+		t.Fatalf("the running pass read the state %d times; want a further round for the deferred wake", reads)
+	}
+	if rep := qw.okPass(t, dir); rep.Deferred != "" || rep.Rounds != 1 || rep.Pushes != 0 {
+		t.Fatalf("a pass after the lock was released: %+v", rep)
 	}
 }

@@ -11,6 +11,7 @@ package main
 // as failed.
 
 import (
+	"encoding/json"
 	"math/rand"
 	"os"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gitplus/gitplus/hubrefs"
 )
 
 func TestQueueRunnersRace(t *testing.T) {
@@ -47,7 +50,10 @@ func TestQueueRunnersRace(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, out, code := qw.pass(t, dir, nil)
+				// --no-lock: the runners race as on separate machines,
+				// through compare-and-swap alone; the lock is tested
+				// on its own.
+				_, out, code := qw.pass(t, dir, nil, "--no-lock")
 				if code != 0 {
 					mu.Lock()
 					failures = append(failures, out)
@@ -78,4 +84,20 @@ func TestQueueRunnersRace(t *testing.T) {
 		t.Logf("waiting %+v warnings %v tip %s\n%s", rep.Waiting, rep.Warnings, rep.Tip, qw.gitDir(t, dir, "for-each-ref", "refs/heads/"))
 	}
 	qw.converged(t, dir, broken)
+	// Exactly once under overlap: one queue.candidate per published step.
+	seen := map[string]int{}
+	for _, line := range strings.Split(qw.gitDir(t, dir, "log", "--format=%b", hubrefs.QueueRefPrefix+qw.qid), "\n") {
+		var c hubrefs.QueueCandidate
+		if json.Unmarshal([]byte(line), &c) == nil && c.Type == hubrefs.TypeQueueCandidate {
+			seen[c.PR+" "+c.Step]++
+		}
+	}
+	if len(seen) < len(qw.ids) {
+		t.Errorf("read %d queue.candidate records for %d pull requests: the log format changed?", len(seen), len(qw.ids))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("queue.candidate %s recorded %d times", k, n)
+		}
+	}
 }

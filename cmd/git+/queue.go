@@ -390,6 +390,9 @@ type queueJSON struct {
 	Left    []queueEntryJSON `json:"left"`
 	Resets  []string         `json:"resets"`
 	Ignored int              `json:"ignored"`
+	// TargetRed: why the queue believes the target is broken and stopped
+	// evicting (docs/queue.md, "A red target"); empty otherwise.
+	TargetRed string `json:"targetRed,omitempty"`
 }
 
 func queueSummary(q *queueLog, logs map[string]*queueLog) queueSummaryJSON {
@@ -487,6 +490,9 @@ func queueShow(c *cli.Context) error {
 	for _, r := range q.st.Resets {
 		j.Resets = append(j.Resets, r.Tip)
 	}
+	if tip, err := prMergeRemoteRef(h, q.st.Target); err == nil && !tip.IsZero() {
+		j.TargetRed = queue.RedTarget(q.st, tip.String(), nil)
+	}
 	if wantJSON(c) {
 		return printJSON(c, j)
 	}
@@ -496,6 +502,9 @@ func queueShow(c *cli.Context) error {
 		state = "closed"
 	}
 	fmt.Fprintf(out, "queue %s on %s (%s, %d events)\n", q.st.ID, q.st.Target, state, q.st.Count)
+	if j.TargetRed != "" {
+		fmt.Fprintf(out, "target red: %s\n", j.TargetRed)
+	}
 	if len(j.Active) == 0 {
 		fmt.Fprintln(out, "no active entries")
 	}

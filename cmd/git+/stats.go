@@ -11,6 +11,10 @@ package main
 //   - Times are event committer times: fine for statistics, never trusted for
 //     policy. Events are counted as written (no trust filtering): a stray
 //     event from a removed key skews a figure, it authorizes nothing.
+//   - Only events that took effect count (docs/queue.md, "Stats"): a
+//     queue.entered of a pull request already queued, or a queue.left of one
+//     not queued (a runner that raced another and lost, in the days before
+//     compare-and-swap phases), is skipped as the fold skips it.
 //   - entered: queue.entered events; landed: queue.left(landed) events; per
 //     day of their own time. entered→landed: per landed entry, from the pull
 //     request's first queue.entered on the target (past evictions and
@@ -181,13 +185,15 @@ func computeQueueStats(target string, since int64, queues, prs map[string][]hubr
 			continue
 		}
 		st.Queues = append(st.Queues, id)
+		active := map[string]bool{}
 		for _, ev := range evs {
 			switch ev.Type {
 			case hubrefs.TypeQueueEntered:
 				var e hubrefs.QueueEntered
-				if ev.Unmarshal(&e) != nil {
+				if ev.Unmarshal(&e) != nil || active[e.PR] {
 					continue
 				}
+				active[e.PR] = true
 				if t, ok := firstEntered[e.PR]; !ok || ev.Time < t {
 					firstEntered[e.PR] = ev.Time
 				}
@@ -206,7 +212,11 @@ func computeQueueStats(target string, since int64, queues, prs map[string][]hubr
 				candidates[e.PR][e.Step] = true
 			case hubrefs.TypeQueueLeft:
 				var e hubrefs.QueueLeft
-				if ev.Unmarshal(&e) != nil || ev.Time < since {
+				if ev.Unmarshal(&e) != nil || !active[e.PR] {
+					continue
+				}
+				active[e.PR] = false
+				if ev.Time < since {
 					continue
 				}
 				if e.Reason == "landed" {

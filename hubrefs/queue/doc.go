@@ -27,8 +27,10 @@
 // # The pass
 //
 // PlanPass (the planner; named so because the output type is Plan) decides
-// steps 2–8 of docs/queue.md from a PlanInput. The caller carries out the Plan
-// in field order:
+// steps 2–8 of docs/queue.md from a PlanInput. The executor (receive/queuerun)
+// carries a whole Plan out in one atomic push, every ref with the expected
+// old value it was planned from, and plans again on a stale push
+// (docs/queue.md). The effects, in field order:
 //
 //  1. Settle: for each, append pr.merged when Merged is set, then queue.left.
 //  2. Enter: append queue.entered (auto-enter).
@@ -60,4 +62,16 @@
 // entry is evicted (failed) and the chain rebuilt without it, repeatedly;
 // pending → whatever is behind waits. The longest green prefix lands.
 // Merge results are memoised per (parent, head, pr) within a pass.
+//
+// Episodes (docs/queue.md): an entry's episode runs from its queue.entered to
+// its queue.left. A failure that an earlier queue.left(failed) of the same
+// pull request cited (its "run") does not count again, and a step whose
+// latest queue.candidate is older than the entry's queue.entered is
+// published again, so a re-entered pull request gets a fresh verdict. With
+// Branch.CheckTimeout and PlanInput.Now, a step announced in this episode
+// whose required checks are still missing that long after its
+// queue.candidate is red (detail names the checks and the timeout). When
+// RedTargetEvictions different pull requests already failed as the first
+// candidate on the current tip (log and this plan together), the next red
+// first candidate is not evicted: Plan.TargetRed says why.
 package queue

@@ -52,6 +52,7 @@ type Entry struct {
 	Head      string        `json:"head"`
 	Base      string        `json:"base"`
 	EnteredAt plumbing.Hash `json:"-"` // the queue.entered event
+	Seq       int           `json:"-"` // its position in the fold (events counted from 1)
 }
 
 // Left is one queue.left that took effect.
@@ -60,6 +61,8 @@ type Left struct {
 	Head   string        `json:"head"`
 	Reason string        `json:"reason"`
 	Detail string        `json:"detail,omitempty"`
+	Step   string        `json:"step,omitempty"` // failed: the red candidate
+	Run    string        `json:"run,omitempty"`  // failed: the check.completed that made it red
 	Event  plumbing.Hash `json:"-"`
 }
 
@@ -71,6 +74,8 @@ type Recorded struct {
 	Parents []string
 	Branch  string
 	Event   plumbing.Hash
+	Seq     int   // position of the queue.candidate in the fold (from 1)
+	Time    int64 // its committer time (writer-chosen; used for checkTimeout only)
 	// Invalidated is the queue.reset that declared this candidate stale
 	// (its chain was built on another tip); zero while it stands.
 	Invalidated plumbing.Hash
@@ -127,6 +132,19 @@ func (s *State) Active(prID string) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+// IsStep reports whether commit is a candidate step some queue.candidate of
+// this queue recorded.
+func (s *State) IsStep(commit string) bool {
+	_, ok := s.bases[commit]
+	return ok
+}
+
+// StepParent returns the first parent recorded for candidate step commit.
+func (s *State) StepParent(commit string) (string, bool) {
+	p, ok := s.bases[commit]
+	return p, ok
 }
 
 // chainBase follows first parents through recorded candidate steps down to
@@ -191,10 +209,10 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 			case active:
 				s.ignore(ev, "pull request "+p.PR+" is already queued")
 			default:
-				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID})
+				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count})
 			}
 		case *hubrefs.QueueCandidate:
-			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch, Event: ev.ID}
+			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch, Event: ev.ID, Seq: s.Count, Time: ev.Time}
 			if _, seen := s.bases[p.Step]; !seen {
 				s.bases[p.Step] = p.Parents[0]
 			}
@@ -205,7 +223,7 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 				continue
 			}
 			s.Entries = append(s.Entries[:i:i], s.Entries[i+1:]...)
-			s.Left = append(s.Left, Left{PR: p.PR, Head: p.Head, Reason: p.Reason, Detail: p.Detail, Event: ev.ID})
+			s.Left = append(s.Left, Left{PR: p.PR, Head: p.Head, Reason: p.Reason, Detail: p.Detail, Step: p.Step, Run: p.Run, Event: ev.ID})
 		case *hubrefs.QueueReset:
 			s.Resets = append(s.Resets, Reset{Tip: p.Tip, Detail: p.Detail, Event: ev.ID})
 			for _, c := range s.latest {

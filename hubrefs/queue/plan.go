@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -43,6 +44,9 @@ type PlanInput struct {
 	Approved  []string
 	// Ceiling is the events-per-ref ceiling (zero: the default).
 	Ceiling int
+	// Now is the time of the pass (unix seconds), passed in by the runner so
+	// the planner stays pure; zero turns Branch.CheckTimeout off.
+	Now int64
 }
 
 // Merged is a pr.merged to append to a pull request.
@@ -78,6 +82,10 @@ type Step struct {
 	Verdict string   `json:"verdict"`
 	Failed  []string `json:"failed,omitempty"`  // required checks that failed at C_i
 	Missing []string `json:"missing,omitempty"` // required checks not yet success (pending)
+
+	run        string // the check.completed event that made it red
+	timeout    string // why silence made it red (checkTimeout), if it did
+	enteredSeq int    // fold position of the entry's queue.entered
 }
 
 // Landed is one pull request carried by the landing.
@@ -107,6 +115,7 @@ type Evict struct {
 	Checks []string `json:"checks,omitempty"` // failed checks (failed)
 	Paths  []string `json:"paths,omitempty"`  // conflicted paths (conflict)
 	Step   string   `json:"step,omitempty"`   // the red candidate (failed)
+	Run    string   `json:"run,omitempty"`    // the check.completed event that made it red (failed)
 }
 
 // Publish is a candidate to publish: force-push Step to Branch, then append
@@ -142,6 +151,9 @@ type Plan struct {
 	Delete   []string  `json:"delete"` // candidate branches to delete
 	Waiting  []Wait    `json:"waiting"`
 	Warnings []string  `json:"warnings"`
+	// TargetRed says why the queue believes the target itself is broken
+	// and stopped evicting (docs/queue.md, "A red target"); empty otherwise.
+	TargetRed string `json:"targetRed,omitempty"`
 }
 
 // Appends counts the events carrying out p appends (queue and pull request
@@ -164,6 +176,7 @@ func (p Plan) Appends() int {
 type candidateEntry struct {
 	pr, head string
 	p        *pr.State
+	seq      int // the fold position of its queue.entered (max for one entered by this plan)
 }
 
 // PlanPass decides one pass (docs/queue.md steps 2–8) purely from in. See the
@@ -212,7 +225,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 			del(e.PR)
 			continue
 		}
-		live = append(live, candidateEntry{pr: e.PR, head: e.Head, p: in.PRs[e.PR]})
+		live = append(live, candidateEntry{pr: e.PR, head: e.Head, p: in.PRs[e.PR], seq: e.Seq})
 	}
 	if in.AutoEnter {
 		for _, id := range in.Approved {
@@ -234,7 +247,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 				continue
 			}
 			out.Enter = append(out.Enter, Enter{PR: id, Head: p.Head, Base: p.Base})
-			live = append(live, candidateEntry{pr: id, head: p.Head, p: p})
+			live = append(live, candidateEntry{pr: id, head: p.Head, p: p, seq: int(^uint(0) >> 1)})
 		}
 	}
 
@@ -270,6 +283,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	}
 	var chain []Step
 	var beyond []candidateEntry
+	var firstRed []string // evicted by this plan as the first candidate on the tip
 	for {
 		chain, beyond = nil, nil
 		parent := in.Tip
@@ -292,7 +306,13 @@ func PlanPass(in PlanInput) (Plan, error) {
 			}
 			rest = append(rest, c)
 			st := Step{PR: c.pr, Head: c.head, Parent: parent.String(), Commit: r.step.String()}
-			st.Verdict, st.Failed, st.Missing = verdict(c.p, in.Branch.RequiredChecks, st.Commit)
+			st.Verdict, st.Failed, st.Missing, st.run = verdict(in, c, st.Commit)
+			st.enteredSeq = c.seq
+			if st.Verdict == Pending {
+				if why := silent(in, c, st.Commit, st.Missing); why != "" {
+					st.Verdict, st.Failed, st.Missing, st.timeout = Red, st.Missing, nil, why
+				}
+			}
 			chain = append(chain, st)
 			parent = r.step
 		}
@@ -312,8 +332,22 @@ func PlanPass(in PlanInput) (Plan, error) {
 			break
 		}
 		st := chain[culprit]
+		if culprit == 0 {
+			if why := targetRed(in, firstRed); why != "" {
+				out.TargetRed = why
+				break
+			}
+			firstRed = append(firstRed, st.PR)
+		}
+		detail := "failed: " + strings.Join(st.Failed, ", ") + " at " + st.Commit
+		if st.run != "" {
+			detail += " (run " + st.run + ")"
+		}
+		if st.timeout != "" {
+			detail = "failed: " + st.timeout + " at " + st.Commit
+		}
 		out.Evict = append(out.Evict, Evict{PR: st.PR, Head: st.Head, Reason: ReasonFailed,
-			Detail: "failed: " + strings.Join(st.Failed, ", ") + " at " + st.Commit, Checks: st.Failed, Step: st.Commit})
+			Detail: detail, Checks: st.Failed, Step: st.Commit, Run: st.run})
 		del(st.PR)
 		kept := ready[:0:0]
 		for _, c := range ready {
@@ -358,7 +392,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	for _, st := range chain[j:] {
 		parents := []string{st.Parent, st.Head}
 		if rec, ok := q.LatestCandidate(st.PR); ok && rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head &&
-			len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.Parents[1] == st.Head {
+			len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.Parents[1] == st.Head && rec.Seq > st.enteredSeq {
 			continue
 		}
 		out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: parents, Branch: Branch(q.Target, st.PR)})
@@ -411,25 +445,106 @@ func settle(in PlanInput, e Entry) (Settle, bool) {
 	return s, true
 }
 
+// silent reports, for a pending step at rev, why its required checks
+// (missing) count as failed: Branch.CheckTimeout is set, the step was
+// announced by a queue.candidate in the entry's current episode, and Now is
+// at least the timeout past that event's time. Empty otherwise.
+func silent(in PlanInput, c candidateEntry, rev string, missing []string) string {
+	limit := in.Branch.CheckTimeout
+	if in.Now <= 0 || limit <= 0 || len(missing) == 0 {
+		return ""
+	}
+	rec, ok := in.Queue.LatestCandidate(c.pr)
+	if !ok || rec.Step != rev || rec.Seq <= c.seq || !rec.Invalidated.IsZero() {
+		return ""
+	}
+	if time.Duration(in.Now-rec.Time)*time.Second < limit {
+		return ""
+	}
+	return fmt.Sprintf("check %s not concluded within checkTimeout %s of its queue.candidate %s", strings.Join(missing, ", "), limit, rec.Event)
+}
+
+// latestRun is the latest check.completed of name at rev from a current
+// holder of hub.check:<name> (the one pr.State.Check reports).
+func latestRun(p *pr.State, t *trust.State, name, rev string) (pr.CheckRun, bool) {
+	for i := len(p.Runs) - 1; i >= 0; i-- {
+		r := p.Runs[i]
+		if r.Name == name && r.Revision == rev && t.Has(r.Key, trust.CheckCap(name)) {
+			return r, true
+		}
+	}
+	return pr.CheckRun{}, false
+}
+
+// targetRed reports why the target is believed red: at least
+// RedTargetEvictions different pull requests were already evicted as the
+// first candidate on this very tip (their red steps' parent is the tip),
+// counting those the queue log records and those this plan evicts (planned).
+func targetRed(in PlanInput, planned []string) string {
+	return RedTarget(in.Queue, in.Tip.String(), planned)
+}
+
+// RedTarget is targetRed from the queue's records alone (for `queue show`):
+// why the target at tip looks red, or "".
+func RedTarget(q *State, tip string, planned []string) string {
+	seen := map[string]bool{}
+	for _, id := range planned {
+		seen[id] = true
+	}
+	for _, l := range q.Left {
+		if l.Reason != ReasonFailed || l.Step == "" {
+			continue
+		}
+		if parent, ok := q.StepParent(l.Step); ok && parent == tip {
+			seen[l.PR] = true
+		}
+	}
+	if len(seen) < RedTargetEvictions {
+		return ""
+	}
+	return fmt.Sprintf("%s at %s looks broken: %d different pull requests failed as the first candidate on it; evictions stop until the target moves or a candidate on it turns green", q.Target, tip, len(seen))
+}
+
+// RedTargetEvictions is how many different pull requests must have failed
+// as the first candidate on one target tip before the queue believes the
+// target itself is red.
+const RedTargetEvictions = 2
+
 // verdict judges a chain step from the pull request's checks at the step:
-// all required success → green; any failure → red; otherwise pending
-// (cancelled and absent are pending).
-func verdict(p *pr.State, required []string, rev string) (v string, failed, missing []string) {
-	for _, name := range required {
-		c, _ := p.Check(name, rev)
-		switch c {
+// all required success → green; any failure (not already cited by an
+// earlier eviction of this pull request) → red; otherwise pending
+// (cancelled and absent are pending), or red once checkTimeout ran out.
+func verdict(in PlanInput, c candidateEntry, rev string) (v string, failed, missing []string, run string) {
+	p := c.p
+	cited := map[string]bool{}
+	for _, l := range in.Queue.Left {
+		if l.PR == c.pr && l.Run != "" {
+			cited[l.Run] = true
+		}
+	}
+	for _, name := range in.Branch.RequiredChecks {
+		cur, _ := p.Check(name, rev)
+		switch cur {
 		case pr.Success:
 		case pr.Failure:
+			r, _ := latestRun(p, in.Trust, name, rev)
+			if cited[r.Event.String()] {
+				missing = append(missing, name)
+				continue
+			}
 			failed = append(failed, name)
+			if run == "" {
+				run = r.Event.String()
+			}
 		default:
 			missing = append(missing, name)
 		}
 	}
 	switch {
 	case len(failed) > 0:
-		return Red, failed, missing
+		return Red, failed, missing, run
 	case len(missing) > 0:
-		return Pending, nil, missing
+		return Pending, nil, missing, ""
 	}
-	return Green, nil, nil
+	return Green, nil, nil, ""
 }

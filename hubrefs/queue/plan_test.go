@@ -75,7 +75,7 @@ func (w *world) apply(p Plan) {
 		}
 	}
 	for _, e := range p.Evict {
-		w.q.add(r, hubrefs.TypeQueueLeft, "pr", e.PR, "head", e.Head, "reason", e.Reason, "detail", e.Detail)
+		w.q.add(r, hubrefs.TypeQueueLeft, "pr", e.PR, "head", e.Head, "reason", e.Reason, "detail", e.Detail, "step", e.Step, "run", e.Run)
 	}
 	for _, pb := range p.Publish {
 		w.q.add(r, hubrefs.TypeQueueCandidate, "pr", pb.PR, "head", pb.Head, "step", pb.Step, "parents", pb.Parents, "branch", pb.Branch)

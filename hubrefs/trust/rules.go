@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Rules is the rules object of the latest rules.set (docs/trust.md), with
@@ -30,6 +31,11 @@ type Branch struct {
 	RequireProvenance      bool
 	QueueCandidates        bool
 	QueueDepth             int
+	// CheckTimeout (rules "checkTimeout", a duration string such as "30m";
+	// zero = wait forever): how long after its queue.candidate a candidate
+	// may go without a required check concluding before the queue evicts
+	// its pull request (docs/queue.md, "Silence").
+	CheckTimeout time.Duration
 }
 
 // Ceilings bound every hub ref (docs/events.md).
@@ -80,7 +86,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -219,6 +225,17 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 			return Branch{}, err
 		}
 	}
+	var timeout string
+	if err := field(m, "checkTimeout", path, &timeout); err != nil {
+		return Branch{}, err
+	}
+	if timeout != "" {
+		d, err := time.ParseDuration(timeout)
+		if err != nil || d <= 0 {
+			return Branch{}, fmt.Errorf("%w: %s.checkTimeout %q: want a positive duration such as \"30m\" or \"2h\"", ErrInvalidRules, path, timeout)
+		}
+		b.CheckTimeout = d
+	}
 	if raw, ok := m["requiredChecks"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		var checks []string
 		if err := json.Unmarshal(raw, &checks); err != nil {
@@ -250,6 +267,9 @@ func (r Rules) Validate() error {
 		b := r.Protected[k]
 		if b.RequiredApprovals < 0 {
 			return fmt.Errorf("%w: %s.requiredApprovals is %d; use 0 or more", ErrInvalidRules, path, b.RequiredApprovals)
+		}
+		if b.CheckTimeout < 0 {
+			return fmt.Errorf("%w: %s.checkTimeout is %s; use a positive duration, or leave it out to wait forever", ErrInvalidRules, path, b.CheckTimeout)
 		}
 		if b.QueueDepth < 1 {
 			return fmt.Errorf("%w: %s.queueDepth is %d; use 1 or more (turn candidates off with queueCandidates: false)", ErrInvalidRules, path, b.QueueDepth)
@@ -287,6 +307,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		RequireProvenance      bool     `json:"requireProvenance"`
 		QueueCandidates        bool     `json:"queueCandidates"`
 		QueueDepth             int      `json:"queueDepth"`
+		CheckTimeout           string   `json:"checkTimeout,omitempty"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -303,7 +324,11 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if checks == nil {
 			checks = []string{}
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth}
+		timeout := ""
+		if b.CheckTimeout > 0 {
+			timeout = b.CheckTimeout.String()
+		}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout}
 	}
 	return json.Marshal(out)
 }

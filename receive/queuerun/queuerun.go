@@ -1,0 +1,916 @@
+// Package queuerun is the executor of the merge queue: `git+ queue run` as
+// an importable package. A pass reads the state once, asks the pure planner
+// (hubrefs/queue.PlanPass) what to do, carries the whole plan out in one
+// `git push --atomic` with an expected old value on every ref it moves, then
+// reads the state again and plans again, until a plan has nothing to do
+// (bounded by Options.MaxRounds, reported). docs/queue.md explains the
+// rules; this comment lists the decisions of the code.
+//
+// Decisions:
+//   - One phase, one push. The events a plan appends (queue.left,
+//     queue.entered, queue.reset, queue.candidate on the queue ref; pr.merged
+//     on pull request refs), the landing of the target and the candidate
+//     branches it publishes, restores or deletes travel in a single atomic
+//     push. Each hub ref gets a single chain of single-parent events on the
+//     tip the plan was made from, and that tip is the push's expected old
+//     value: a moved tip fails the whole push as stale, and the pass re-reads
+//     and re-plans; it never re-appends a decision taken on old state. A
+//     landing and its records therefore appear together or not at all, so no
+//     other pass can see the target holding a head whose queue.left is not
+//     written yet.
+//   - The hook judges every update against the refs before the push, so the
+//     pull requests a landing carries are still open when it judges the
+//     target, and their pr.merged is judged on the same state.
+//   - A hook refusal that names the target refuses the landing: it is
+//     reported under Refused, the landing is left out of the plan for the rest
+//     of the pass (its candidates stand) and the rest of the phase is pushed
+//     again. Any other refusal stops the pass with an error.
+//   - A push that fails in transport (broken pipe, a killed connection: git
+//     exits without reporting the refs) is retried after re-reading, with
+//     backoff and jitter, at most TransportRetries times; never fatal at once.
+//   - queue.reset is appended only when the target moved to a commit that is
+//     no candidate step this queue recorded (someone landed outside the
+//     queue) and a step is republished because of it; never for a stale push
+//     of our own, nor when another runner landed exactly our chain.
+//   - One pass per queue at a time on a repository: an flock on
+//     <gitdir>/gitplus/queue/<target>.lock. A pass that finds it held marks
+//     <target>.dirty and exits 0 (Report.Deferred); the holder goes round once
+//     more when it sees the mark, also after releasing the lock (it re-takes
+//     the lock if nobody did), so no wake is lost. The kernel releases an flock
+//     when its process dies, so a crashed pass's lock is taken over by the
+//     next pass at once; the pid written in the file is informational.
+//     Correctness never rests on the lock (Options.NoLock turns it off):
+//     every append is a compare-and-swap.
+//   - Crash points are Options.At: called at "locked", "read", "planned"
+//     (objects written, nothing pushed) and "pushed" (the phase landed, not
+//     yet re-read); an error returned stops the pass there, as a crash would.
+//     The shipped binary passes none.
+//   - The clock (Options.Now) stamps events and is handed to the planner for
+//     checkTimeout; the planner itself reads no clock.
+package queuerun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive"
+)
+
+// Sentinel errors.
+var (
+	// ErrNoQueue: Options.QueueID names no queue in the repository.
+	ErrNoQueue = errors.New("no such queue")
+	// ErrCrash is what a test's Options.At returns to stop a pass as a
+	// crash would; Run returns it wrapped.
+	ErrCrash = errors.New("crash point")
+	// ErrRefused: the receiving hook refused a phase for a reason other than
+	// the landing (the pass's own records).
+	ErrRefused = errors.New("queue phase refused by the hook")
+	// ErrTransport: pushes kept failing in transport.
+	ErrTransport = errors.New("queue phase push kept failing")
+)
+
+// Defaults.
+const (
+	DefaultMaxRounds = 40
+	TransportRetries = 6
+)
+
+// Options say which queue to run and how.
+type Options struct {
+	GitDir string // the repository (bare, or a clone with Remote)
+	Remote string // "." (default) or the remote holding the refs
+	Signer hubrefs.Signer
+	Name   string // the signer's member name (author of the events)
+	Target string // full branch ref, refs/heads/...
+	// QueueID names the queue; empty: the queue counting for Target.
+	QueueID   string
+	Depth     int
+	AutoEnter bool
+	// PushOptions go on every push (--push-option).
+	PushOptions []string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// MaxRounds bounds plan→act→re-read rounds (default DefaultMaxRounds).
+	MaxRounds int
+	// NoLock skips the per-queue lock (tests of cross-machine races).
+	NoLock bool
+	// At is called at each crash point (see the package doc); an error stops
+	// the pass there.
+	At func(point string) error
+	// Sleep waits between retries (default time.Sleep).
+	Sleep func(time.Duration)
+	// Env is added to the environment of the git processes (inherited).
+	Env []string
+}
+
+// Report is what a pass did, over all its rounds.
+type Report struct {
+	Queue     string          `json:"queue,omitempty"`
+	Target    string          `json:"target"`
+	Tip       string          `json:"tip,omitempty"`
+	Idle      string          `json:"idle,omitempty"`
+	Deferred  string          `json:"deferred,omitempty"`
+	TargetRed string          `json:"targetRed,omitempty"`
+	Settled   []queue.Settle  `json:"settled"`
+	Entered   []queue.Enter   `json:"entered"`
+	Landed    []queue.Landed  `json:"landed"`
+	Commit    string          `json:"commit,omitempty"`
+	Evicted   []queue.Evict   `json:"evicted"`
+	Published []queue.Publish `json:"published"`
+	Deleted   []string        `json:"deleted"`
+	Waiting   []queue.Wait    `json:"waiting"`
+	Refused   []string        `json:"refused"`
+	Resets    []string        `json:"resets"`
+	Warnings  []string        `json:"warnings"`
+	Chain     []queue.Step    `json:"chain"`
+	// Undelivered: the pass's own deliveries (mirrors, webhooks) that did
+	// not arrive within the bounded wait the caller makes after the pass
+	// (docs/delivery.md); Run itself leaves it empty.
+	Undelivered []string `json:"undelivered"`
+	// Rounds counts plans made; Pushes the phases that took effect; Stale
+	// the phases that lost a race and were re-planned; Retries the pushes
+	// retried after a transport failure.
+	Rounds  int `json:"rounds"`
+	Pushes  int `json:"pushes"`
+	Stale   int `json:"stale"`
+	Retries int `json:"retries"`
+}
+
+// NewReport is an empty report for target.
+func NewReport(target string) *Report {
+	return &Report{Target: target, Settled: []queue.Settle{}, Entered: []queue.Enter{}, Landed: []queue.Landed{},
+		Evicted: []queue.Evict{}, Published: []queue.Publish{}, Deleted: []string{}, Waiting: []queue.Wait{},
+		Refused: []string{}, Resets: []string{}, Warnings: []string{}, Chain: []queue.Step{}, Undelivered: []string{}}
+}
+
+// Run runs the queue of o.Target: passes until a plan is empty, under the
+// per-queue lock unless o.NoLock. The report is filled in as far as the pass
+// got, also when it returns an error.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	rep := NewReport(o.Target)
+	if err := o.norm(); err != nil {
+		return rep, err
+	}
+	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, refusedLand: map[string]bool{}}
+	if o.NoLock {
+		return rep, r.passes(ctx)
+	}
+	l := newLock(o.GitDir, o.Target)
+	got, err := l.acquire()
+	if err != nil {
+		return rep, err
+	}
+	if !got {
+		rep.Deferred = "another pass holds " + l.path + ": marked it dirty; that pass goes round once more"
+		return rep, nil
+	}
+	defer l.release()
+	if err := r.at("locked"); err != nil {
+		return rep, err
+	}
+	for {
+		l.clearDirty()
+		if err := r.passes(ctx); err != nil {
+			return rep, err
+		}
+		if l.dirty() {
+			continue
+		}
+		l.release()
+		if !l.dirty() {
+			return rep, nil
+		}
+		if got, err := l.acquire(); err != nil || !got {
+			return rep, err // the new holder goes round for that wake
+		}
+	}
+}
+
+func (o *Options) norm() error {
+	if o.Remote == "" {
+		o.Remote = "."
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = time.Sleep
+	}
+	if o.MaxRounds <= 0 {
+		o.MaxRounds = DefaultMaxRounds
+	}
+	if !strings.HasPrefix(o.Target, "refs/heads/") {
+		return fmt.Errorf("queue run: target %q is not a branch (refs/heads/...)", o.Target)
+	}
+	if o.Signer == nil || o.Name == "" {
+		return errors.New("queue run: no signing key or member name")
+	}
+	gitDir, err := hubrefs.ResolveGitDir(o.GitDir)
+	if err != nil {
+		return err
+	}
+	o.GitDir = gitDir
+	return nil
+}
+
+type runner struct {
+	o           Options
+	rep         *Report
+	anc         map[[2]plumbing.Hash]bool
+	refusedLand map[string]bool // landings (New) the hook refused in this pass
+	transport   int
+}
+
+func (r *runner) at(point string) error {
+	if r.o.At == nil {
+		return nil
+	}
+	if err := r.o.At(point); err != nil {
+		return fmt.Errorf("%w at %s: %w", ErrCrash, point, err)
+	}
+	return nil
+}
+
+func (r *runner) warn(s ...string) { r.rep.Warnings = appendNew(r.rep.Warnings, s...) }
+
+// passes runs rounds until a plan is empty or the bound is reached.
+func (r *runner) passes(ctx context.Context) error {
+	for round := 0; round < r.o.MaxRounds; round++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		more, err := r.round(ctx, round == 0 && r.rep.Rounds == 0)
+		if err != nil || !more {
+			return err
+		}
+	}
+	r.warn(fmt.Sprintf("still finding work after %d rounds: stopped; the next pass continues", r.o.MaxRounds))
+	return nil
+}
+
+// backoff sleeps before retry n (1-based): 20 ms doubling to 1 s, with
+// jitter of up to the same again.
+func (r *runner) backoff(n int) {
+	d := 20 * time.Millisecond << min(n, 6)
+	if d > time.Second {
+		d = time.Second
+	}
+	r.o.Sleep(d + time.Duration(rand.Int63n(int64(d))))
+}
+
+// round reads, plans and carries out one plan; more is false when the plan
+// had nothing to do.
+func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
+	st, err := r.read(ctx)
+	if err != nil {
+		return false, err
+	}
+	if st.objs.Store != nil {
+		defer st.objs.Store.Close()
+	}
+	if st.idle != "" {
+		r.rep.Idle = st.idle
+		return false, nil
+	}
+	if err := r.at("read"); err != nil {
+		return false, err
+	}
+	r.rep.Rounds++
+	r.rep.Queue, r.rep.Tip = st.q.ID, st.target.String()
+	plan, err := r.plan(st)
+	if err != nil {
+		return false, err
+	}
+	r.rep.Chain, r.rep.Waiting, r.rep.TargetRed = plan.Chain, plan.Waiting, plan.TargetRed
+	r.warn(plan.Warnings...)
+	ph, err := r.build(st, &plan)
+	if err != nil {
+		return false, err
+	}
+	if ph.empty() {
+		if first && plan.Idle != "" {
+			r.rep.Idle = plan.Idle
+		}
+		return false, nil
+	}
+	if err := r.at("planned"); err != nil {
+		return false, err
+	}
+	_, err = receive.Push(ctx, receive.PushOptions{GitDir: r.o.GitDir, Remote: r.o.Remote, Updates: ph.updates, PushOptions: r.o.PushOptions, Env: r.o.Env})
+	var refused *receive.PushRefusedError
+	switch {
+	case err == nil:
+		r.rep.Pushes++
+		r.record(st, plan, ph)
+		if err := r.at("pushed"); err != nil {
+			return false, err
+		}
+		return true, nil
+	case errors.Is(err, receive.ErrPushStale) || errors.As(err, &refused) && onlyMoved(refused.Lines):
+		r.rep.Stale++
+		r.backoff(r.rep.Stale)
+		return true, nil
+	case refused != nil && plan.Land != nil && namesRef(refused.Lines, plan.Land.Ref):
+		msg := fmt.Sprintf("landing %s on %s (%s)", plan.Land.New, plan.Land.Ref, refused.Status)
+		if len(refused.Lines) > 0 {
+			msg += ": " + strings.Join(refused.Lines, "; ")
+		}
+		r.rep.Refused = append(r.rep.Refused, msg)
+		r.refusedLand[plan.Land.New] = true
+		return true, nil
+	case refused != nil:
+		return false, fmt.Errorf("%w: %w", ErrRefused, err)
+	case ctx.Err() != nil:
+		return false, err
+	default:
+		// Transport: git ended without reporting the refs. Whatever it did
+		// is read back by the next round; the push's expected old values
+		// make a repeat harmless.
+		r.transport++
+		r.rep.Retries++
+		if r.transport > TransportRetries {
+			return false, fmt.Errorf("%w: %d attempts: %w", ErrTransport, r.transport, err)
+		}
+		r.warn(fmt.Sprintf("push failed in transport (retried after re-reading): %v", err))
+		r.backoff(r.transport)
+		return true, nil
+	}
+}
+
+// record adds what a phase that took effect did to the report.
+func (r *runner) record(st *state, plan queue.Plan, ph *phase) {
+	rep := r.rep
+	rep.Settled = append(rep.Settled, plan.Settle...)
+	rep.Entered = append(rep.Entered, plan.Enter...)
+	if plan.Land != nil {
+		rep.Landed = append(rep.Landed, plan.Land.Landed...)
+		rep.Commit = plan.Land.New
+	}
+	rep.Evicted = append(rep.Evicted, plan.Evict...)
+	rep.Published = append(rep.Published, plan.Publish...)
+	rep.Deleted = append(rep.Deleted, ph.deleted...)
+	rep.Resets = append(rep.Resets, ph.resets...)
+	rep.Warnings = appendNew(rep.Warnings, ph.restored...)
+}
+
+// state is one read of everything a plan is made from.
+type state struct {
+	idle     string
+	trust    *trust.State
+	q        *queue.State
+	target   plumbing.Hash
+	prs      map[string]*pr.State
+	approved []string
+	branches map[string]plumbing.Hash // candidate branches of the target
+	objs     receive.Objects
+	branch   trust.Branch
+}
+
+// read reads the refs, folds trust, the queue and the pull requests.
+func (r *runner) read(ctx context.Context) (*state, error) {
+	o := r.o
+	prefix := queue.Branch(o.Target, "")
+	var refs map[string]plumbing.Hash
+	var err error
+	if o.Remote == "." {
+		refs, err = receive.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
+		if err != nil {
+			return nil, fmt.Errorf("reading refs of %s: %w", o.GitDir, err)
+		}
+	} else {
+		if refs, err = r.readRemote(ctx, prefix); err != nil {
+			return nil, err
+		}
+	}
+	store, err := receive.OpenStore(o.GitDir, receive.QuarantineEnv{})
+	if err != nil {
+		return nil, fmt.Errorf("opening the objects of %s: %w", o.GitDir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			store.Close()
+		}
+	}()
+	st := &state{objs: receive.Objects{Store: store}, target: refs[o.Target], prs: map[string]*pr.State{}, branches: map[string]plumbing.Hash{}}
+	trustTip := refs[hubrefs.TrustRef]
+	if trustTip.IsZero() {
+		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", o.GitDir, hubrefs.TrustRef)
+	}
+	tevs, err := hubrefs.ReadLog(store, trustTip, hubrefs.Ceilings{EventsPerRef: 1 << 20, EventBytes: 16 << 20, Parents: 64})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", hubrefs.TrustRef, err)
+	}
+	if st.trust, err = trust.Fold(tevs); err != nil {
+		return nil, fmt.Errorf("folding %s: %w", hubrefs.TrustRef, err)
+	}
+	t := st.trust
+	c := t.Rules.Ceilings
+	ceil := hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}
+	st.branch, _ = t.Rules.For(o.Target)
+	switch {
+	case st.branch.RequireProvenance:
+		st.idle = "refused: " + o.Target + " requires provenance, and candidate commits carry none (land pull requests directly with `git+ pr merge`)"
+		ok = true
+		return st, nil
+	case !st.branch.QueueCandidates:
+		st.idle = "queueCandidates is off for " + o.Target + " (turn it on with `git+ rules set`)"
+		ok = true
+		return st, nil
+	}
+	var states []*queue.State
+	for name, tip := range refs {
+		if !strings.HasPrefix(name, hubrefs.QueueRefPrefix) {
+			continue
+		}
+		id := strings.TrimPrefix(name, hubrefs.QueueRefPrefix)
+		if o.QueueID != "" && id != o.QueueID {
+			continue
+		}
+		evs, err := hubrefs.ReadLog(store, tip, ceil)
+		var q *queue.State
+		if err == nil {
+			q, err = queue.Fold(evs, t)
+		}
+		if err != nil {
+			if o.QueueID != "" {
+				return nil, fmt.Errorf("reading %s: %w", name, err)
+			}
+			r.warn("queue " + id + " cannot be read (" + err.Error() + "): not considered")
+			continue
+		}
+		states = append(states, q)
+	}
+	if o.QueueID != "" {
+		if len(states) == 0 {
+			return nil, fmt.Errorf("%w: %s in %s (see `git+ queue list`)", ErrNoQueue, o.QueueID, o.GitDir)
+		}
+		if states[0].Target != o.Target {
+			return nil, fmt.Errorf("queue %s lands on %s, not %s", o.QueueID, states[0].Target, o.Target)
+		}
+		if states[0].Closed {
+			st.q = states[0]
+		}
+	}
+	if st.q == nil {
+		st.q = queue.SelectQueue(states, o.Target)
+	}
+	if st.q == nil {
+		st.idle = "no open queue for " + o.Target + " (open one with `git+ queue open --target " + o.Target + "`)"
+		ok = true
+		return st, nil
+	}
+	if st.target.IsZero() {
+		st.idle = o.Target + " does not exist yet: push it first"
+		ok = true
+		return st, nil
+	}
+	var ids []string
+	for name := range refs {
+		if strings.HasPrefix(name, hubrefs.PRRefPrefix) {
+			ids = append(ids, strings.TrimPrefix(name, hubrefs.PRRefPrefix))
+		}
+		if strings.HasPrefix(name, prefix) {
+			st.branches[name] = refs[name]
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		evs, err := hubrefs.ReadLog(store, refs[hubrefs.PRRefPrefix+id], ceil)
+		var p *pr.State
+		if err == nil {
+			p, err = pr.Fold(evs, t)
+		}
+		if err != nil {
+			r.warn("skipped pull request " + id + ": " + err.Error())
+			continue
+		}
+		st.prs[id] = p
+		if p.State == pr.Open && p.Base == o.Target {
+			st.approved = append(st.approved, id)
+		}
+	}
+	ok = true
+	return st, nil
+}
+
+// readRemote fetches the hub refs and the target from the remote and lists
+// its candidate branches.
+func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plumbing.Hash, error) {
+	o := r.o
+	local := "refs/gitplus/queue-target/" + strings.TrimPrefix(o.Target, "refs/heads/")
+	if _, err := r.git(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", o.Remote, "+refs/hub/*:refs/hub/*", "+"+o.Target+":"+local); err != nil {
+		return nil, fmt.Errorf("fetching from %s: %w", o.Remote, err)
+	}
+	refs, err := receive.ReadRefsUnder(o.GitDir, []string{"refs/hub/"}, []string{local})
+	if err != nil {
+		return nil, err
+	}
+	refs[o.Target] = refs[local]
+	delete(refs, local)
+	out, err := r.git(ctx, "ls-remote", "--refs", o.Remote, prefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("listing candidate branches on %s: %w", o.Remote, err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[1], prefix) && plumbing.IsHash(f[0]) {
+			refs[f[1]] = plumbing.NewHash(f[0])
+		}
+	}
+	return refs, nil
+}
+
+// plan asks the planner, leaving out a landing the hook refused.
+func (r *runner) plan(st *state) (queue.Plan, error) {
+	titles := map[string]string{}
+	for id, p := range st.prs {
+		titles[id] = p.Title
+	}
+	o := r.o
+	depth := o.Depth
+	if b := st.branch; b.QueueDepth > 0 && depth > b.QueueDepth {
+		r.warn(fmt.Sprintf("--depth %d is over %s's queueDepth %d: using %d", depth, o.Target, b.QueueDepth, b.QueueDepth))
+		depth = b.QueueDepth
+	}
+	plan, err := queue.PlanPass(queue.PlanInput{
+		Queue: st.q, PRs: st.prs, Trust: st.trust, Branch: st.branch, Tip: st.target,
+		Contains: r.contains,
+		Merge: func(parent, head plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
+			step, conflicts, err := queue.BuildCandidate(st.objs, st.objs, parent, head, prID, o.Target, titles[prID])
+			if err != nil {
+				return plumbing.ZeroHash, nil, err
+			}
+			var paths []string
+			for _, c := range conflicts {
+				paths = append(paths, c.Path)
+			}
+			return step, paths, nil
+		},
+		Depth: depth, AutoEnter: o.AutoEnter, Approved: st.approved,
+		Ceiling: st.trust.Rules.Ceilings.EventsPerRef,
+		Now:     o.Now().Unix(),
+	})
+	if err != nil {
+		return plan, err
+	}
+	if l := plan.Land; l != nil && r.refusedLand[l.New] {
+		keep := map[string]bool{}
+		for _, x := range l.Landed {
+			keep[queue.Branch(st.q.Target, x.PR)] = true
+			plan.Waiting = append(plan.Waiting, queue.Wait{PR: x.PR, Head: x.Head, Reason: "green, but the hook refused the landing at " + l.New})
+		}
+		var del []string
+		for _, d := range plan.Delete {
+			if !keep[d] {
+				del = append(del, d)
+			}
+		}
+		plan.Delete, plan.Land = del, nil
+	}
+	return plan, nil
+}
+
+// phase is one plan turned into objects and ref updates.
+type phase struct {
+	updates  []receive.PushUpdate
+	deleted  []string
+	resets   []string
+	restored []string
+}
+
+func (p *phase) empty() bool { return len(p.updates) == 0 }
+
+// build writes the plan's events (one chain per hub ref, on the tip read)
+// and lists every ref update of the phase.
+func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
+	o := r.o
+	ph := &phase{}
+	tips := map[string]plumbing.Hash{}
+	olds := map[string]plumbing.Hash{}
+	var order []string
+	base := func(typ string) hubrefs.Base { return hubrefs.Base{Type: typ, Repo: st.trust.RepoID} }
+	now := o.Now()
+	add := func(ref string, old plumbing.Hash, payload any) error {
+		if _, ok := tips[ref]; !ok {
+			tips[ref], olds[ref] = old, old
+			order = append(order, ref)
+		}
+		var parents []plumbing.Hash
+		if cur := tips[ref]; !cur.IsZero() {
+			parents = []plumbing.Hash{cur}
+		}
+		raw, err := hubrefs.EncodeEvent(payload, parents, o.Name, now, o.Signer)
+		if err != nil {
+			return fmt.Errorf("encoding an event for %s: %w", ref, err)
+		}
+		id, err := st.objs.WriteObject(plumbing.CommitObject, raw)
+		if err != nil {
+			return fmt.Errorf("writing an event for %s: %w", ref, err)
+		}
+		tips[ref] = id
+		return nil
+	}
+	qref := hubrefs.QueueRefPrefix + st.q.ID
+	qadd := func(payload any) error { return add(qref, st.q.Tip, payload) }
+	merged := func(id string, m queue.Merged) error {
+		p := st.prs[id]
+		if p == nil {
+			return fmt.Errorf("pull request %s vanished during the pass", id)
+		}
+		for _, x := range p.Merged {
+			if x.Revision == m.Revision && x.Branch == m.Branch {
+				return nil
+			}
+		}
+		return add(hubrefs.PRRefPrefix+id, p.Tip, hubrefs.PRMerged{Base: base(hubrefs.TypePRMerged), Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
+	}
+	left := func(prID, head, reason, detail, step, run string) error {
+		return qadd(hubrefs.QueueLeft{Base: base(hubrefs.TypeQueueLeft), PR: prID, Head: head, Reason: reason, Detail: detail, Step: step, Run: run})
+	}
+	for _, s := range plan.Settle {
+		if s.Merged != nil {
+			if err := merged(s.PR, *s.Merged); err != nil {
+				return nil, err
+			}
+		}
+		if err := left(s.PR, s.Head, s.Reason, s.Detail, "", ""); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range plan.Enter {
+		if err := qadd(hubrefs.QueueEntered{Base: base(hubrefs.TypeQueueEntered), PR: e.PR, Head: e.Head, BaseRef: e.Base}); err != nil {
+			return nil, err
+		}
+	}
+	branchTo := map[string]plumbing.Hash{}
+	var branchOrder []string
+	setBranch := func(ref string, to plumbing.Hash) {
+		if _, ok := branchTo[ref]; !ok {
+			branchOrder = append(branchOrder, ref)
+		}
+		branchTo[ref] = to
+	}
+	if l := plan.Land; l != nil {
+		for _, x := range l.Landed {
+			if err := merged(x.PR, queue.Merged{Revision: x.Head, Branch: l.Ref, Commit: x.Commit}); err != nil {
+				return nil, err
+			}
+			if err := left(x.PR, x.Head, queue.ReasonLanded, "landed as "+x.Commit, "", ""); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, e := range plan.Evict {
+		if err := left(e.PR, e.Head, e.Reason, e.Detail, e.Step, e.Run); err != nil {
+			return nil, err
+		}
+	}
+	if len(plan.Publish) > 0 && r.needsReset(st, plan) {
+		detail := fmt.Sprintf("%s moved to %s outside the queue", o.Target, st.target)
+		if err := qadd(hubrefs.QueueReset{Base: base(hubrefs.TypeQueueReset), Tip: st.target.String(), Detail: detail}); err != nil {
+			return nil, err
+		}
+		ph.resets = append(ph.resets, detail+"; rebuilt on "+st.target.String())
+	}
+	for _, p := range plan.Publish {
+		if err := qadd(hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch}); err != nil {
+			return nil, err
+		}
+		setBranch(p.Branch, plumbing.NewHash(p.Step))
+	}
+	for _, d := range plan.Delete {
+		if !st.branches[d].IsZero() {
+			setBranch(d, plumbing.ZeroHash)
+		}
+	}
+	// Put each chain step's branch back on its step when something else
+	// (a racing runner's older plan) left it elsewhere; CI must test what
+	// the queue.candidate names.
+	skip := map[string]bool{}
+	if plan.Land != nil {
+		for _, x := range plan.Land.Landed {
+			skip[x.PR] = true
+		}
+	}
+	for _, s := range plan.Chain {
+		ref := queue.Branch(st.q.Target, s.PR)
+		if _, set := branchTo[ref]; set || skip[s.PR] || s.Commit == "" {
+			continue
+		}
+		if rec, ok := st.q.LatestCandidate(s.PR); !ok || rec.Step != s.Commit {
+			continue // not announced yet: Publish does it
+		}
+		if st.branches[ref] != plumbing.NewHash(s.Commit) {
+			setBranch(ref, plumbing.NewHash(s.Commit))
+			ph.restored = append(ph.restored, "restored "+ref+" to "+s.Commit)
+		}
+	}
+	// Delete the candidate branches of pull requests that left the queue and
+	// are not active (a pass that crashed between leaving and deleting, in
+	// the old sequential runner, or a branch pushed behind the queue's back).
+	active := map[string]bool{}
+	for _, e := range st.q.Entries {
+		active[e.PR] = true
+	}
+	for _, e := range plan.Enter {
+		active[e.PR] = true
+	}
+	leftPR := map[string]bool{}
+	for _, l := range st.q.Left {
+		leftPR[l.PR] = true
+	}
+	for _, s := range plan.Settle {
+		leftPR[s.PR] = true
+		active[s.PR] = false
+	}
+	prefix := queue.Branch(st.q.Target, "")
+	var names []string
+	for ref := range st.branches {
+		names = append(names, ref)
+	}
+	sort.Strings(names)
+	for _, ref := range names {
+		id := strings.TrimPrefix(ref, prefix)
+		if _, set := branchTo[ref]; set || !leftPR[id] || active[id] {
+			continue
+		}
+		setBranch(ref, plumbing.ZeroHash)
+	}
+	if plan.Land != nil {
+		ph.updates = append(ph.updates, receive.PushUpdate{Ref: plan.Land.Ref, Old: plumbing.NewHash(plan.Land.Old), New: plumbing.NewHash(plan.Land.New)})
+	}
+	for _, ref := range order {
+		ph.updates = append(ph.updates, receive.PushUpdate{Ref: ref, Old: olds[ref], New: tips[ref]})
+	}
+	for _, ref := range branchOrder {
+		to, cur := branchTo[ref], st.branches[ref]
+		if to == cur {
+			continue
+		}
+		ph.updates = append(ph.updates, receive.PushUpdate{Ref: ref, Old: cur, New: to})
+		if to.IsZero() {
+			ph.deleted = append(ph.deleted, ref)
+		}
+	}
+	return ph, nil
+}
+
+// needsReset reports whether the target moved outside the queue under a
+// standing chain: the tip is no step this queue recorded, no queue.reset
+// names it yet, and a step being published replaces a standing record.
+func (r *runner) needsReset(st *state, plan *queue.Plan) bool {
+	tip := st.target.String()
+	if st.q.IsStep(tip) {
+		return false
+	}
+	if n := len(st.q.Resets); n > 0 && st.q.Resets[n-1].Tip == tip {
+		return false
+	}
+	for _, p := range plan.Publish {
+		rec, ok := st.q.LatestCandidate(p.PR)
+		if ok && rec.Invalidated.IsZero() && rec.Head == p.Head && rec.Step != p.Step {
+			return true
+		}
+	}
+	return false
+}
+
+// contains reports whether rev is tip or an ancestor of it.
+func (r *runner) contains(tip, rev plumbing.Hash) bool {
+	if tip == rev {
+		return true
+	}
+	k := [2]plumbing.Hash{tip, rev}
+	if v, ok := r.anc[k]; ok {
+		return v
+	}
+	cmd := exec.Command("git", "--git-dir="+r.o.GitDir, "merge-base", "--is-ancestor", rev.String(), tip.String())
+	cmd.Env = r.env()
+	v := cmd.Run() == nil
+	r.anc[k] = v
+	return v
+}
+
+// onlyMoved reports whether every hook line is a [ref-moved] refusal: the
+// hook saw a ref already moved by a concurrent push, a lost race.
+func onlyMoved(lines []string) bool {
+	for _, l := range lines {
+		if !strings.Contains(l, "[ref-moved]") {
+			return false
+		}
+	}
+	return len(lines) > 0
+}
+
+// namesRef reports whether a hook line refuses ref.
+func namesRef(lines []string, ref string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, "refused "+ref+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// env is the git processes' environment: inherited plus Options.Env (nil
+// means inherited only).
+func (r *runner) env() []string {
+	if len(r.o.Env) == 0 {
+		return nil
+	}
+	return append(os.Environ(), r.o.Env...)
+}
+
+func (r *runner) git(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + r.o.GitDir}, args...)...)
+	cmd.Env = r.env()
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+func appendNew(list []string, xs ...string) []string {
+	for _, x := range xs {
+		dup := false
+		for _, y := range list {
+			dup = dup || x == y
+		}
+		if !dup {
+			list = append(list, x)
+		}
+	}
+	return list
+}
+
+// lock is the per-queue lock and dirty mark (see the package doc).
+type lock struct {
+	path, dirtyPath string
+	f               *os.File
+}
+
+func newLock(gitDir, target string) *lock {
+	name := strings.ReplaceAll(strings.TrimPrefix(target, "refs/heads/"), "/", "%")
+	dir := filepath.Join(gitDir, "gitplus", "queue")
+	return &lock{path: filepath.Join(dir, name+".lock"), dirtyPath: filepath.Join(dir, name+".dirty")}
+}
+
+// acquire marks the queue dirty, then tries the lock without waiting; got
+// is false when another process holds it (the mark stays for it).
+func (l *lock) acquire() (got bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
+		return false, fmt.Errorf("queue lock: %w", err)
+	}
+	if err := os.WriteFile(l.dirtyPath, nil, 0o644); err != nil {
+		return false, fmt.Errorf("queue lock: marking %s: %w", l.dirtyPath, err)
+	}
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return false, fmt.Errorf("queue lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, nil
+		}
+		return false, fmt.Errorf("queue lock %s: %w", l.path, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	l.f = f
+	return true, nil
+}
+
+func (l *lock) release() {
+	if l.f != nil {
+		_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+		l.f.Close()
+		l.f = nil
+	}
+}
+
+func (l *lock) clearDirty() { _ = os.Remove(l.dirtyPath) }
+
+func (l *lock) dirty() bool {
+	_, err := os.Stat(l.dirtyPath)
+	return err == nil
+}
