@@ -426,7 +426,10 @@ func settle(in PlanInput, e Entry) (Settle, bool) {
 		for _, m := range p.Merged {
 			recorded = recorded || m.Revision == e.Head
 		}
-		if !recorded {
+		// pr.merged names the pull request's base (the hook refuses another
+		// branch, docs/events.md): one retargeted after it landed leaves
+		// without it.
+		if !recorded && p.Base == in.Queue.Target {
 			commit := e.Head
 			if c, ok := in.Queue.LatestCandidate(e.PR); ok && c.Head == e.Head && pr.ValidOID(c.Step) == nil && in.Contains(in.Tip, plumbing.NewHash(c.Step)) {
 				commit = c.Step

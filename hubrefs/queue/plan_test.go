@@ -360,3 +360,25 @@ func TestPlanClosedQueueAndCeiling(t *testing.T) {
 		t.Errorf("no ceiling warning: %+v", p)
 	}
 }
+
+// TestSettleRetargetedAfterLanding: an entry whose head the target holds
+// leaves as landed, but pr.merged (which must name the pull request's base)
+// is written only while the pull request is still based on the target.
+func TestSettleRetargetedAfterLanding(t *testing.T) {
+	c := newCast(t)
+	w := newWorld(t, c, []string{"a"}, map[string]prSpec{"a": {head: "ha"}})
+	w.contains[plumbing.NewHash(hex("ha"))] = true
+	for _, base := range []string{main, "refs/heads/other"} {
+		w.prs[prID("a")].Base = base
+		p, err := PlanPass(w.input(t, tip0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Settle) != 1 || p.Settle[0].Reason != ReasonLanded {
+			t.Fatalf("base %s: settle %+v, want one landed", base, p.Settle)
+		}
+		if got := p.Settle[0].Merged != nil; got != (base == main) {
+			t.Fatalf("base %s: pr.merged planned = %v", base, got)
+		}
+	}
+}
