@@ -193,6 +193,15 @@ func TestQueueOrdinaryStates(t *testing.T) {
 	root := t.TempDir()
 	bare := filepath.Join(root, "repo.git")
 	e.ok(root, "admin", "init", bare)
+	// A target without a queue is a mistake: exit 1 naming the targets
+	// that have queues.
+	if _, errs, code := e.run(bare, "admin", nil, "queue", "run", "--target", "main"); code != 1 || !strings.Contains(errs, "no target has an open queue") {
+		t.Fatalf("queue run without a queue: exit %d\n%s", code, errs)
+	}
+	id := lastLine(e.ok(bare, "admin", "queue", "open", "--target", "main"))
+	if _, errs, code := e.run(bare, "admin", nil, "queue", "run", "--target", "nosuch"); code != 1 || !strings.Contains(errs, "open queues exist for refs/heads/main") {
+		t.Fatalf("queue run --target nosuch: exit %d\n%s", code, errs)
+	}
 	// queueCandidates off (no rules): exit 0 with the reason.
 	out := e.ok(bare, "admin", "queue", "run", "--target", "main")
 	if !strings.Contains(out, "queueCandidates is off") {
@@ -207,10 +216,7 @@ func TestQueueOrdinaryStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ok(bare, "admin", "rules", "set", rules)
-	if out := e.ok(bare, "admin", "queue", "run", "--target", "main"); !strings.Contains(out, "no open queue") {
-		t.Fatalf("queue run without a queue: %s", out)
-	}
-	id := lastLine(e.ok(bare, "admin", "queue", "open", "--target", "main"))
+	e.ok(bare, "admin", "queue", "run", "--target", "main") // rules set: a pass with nothing to do
 	var list []queueSummaryJSON
 	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "list", "--json")), &list); err != nil || len(list) != 1 || list[0].ID != id || !list[0].Counts {
 		t.Fatalf("queue list: %v %+v", err, list)

@@ -57,6 +57,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -425,16 +426,6 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 	c := t.Rules.Ceilings
 	ceil := hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}
 	st.branch, _ = t.Rules.For(o.Target)
-	switch {
-	case st.branch.RequireProvenance:
-		st.idle = "refused: " + o.Target + " requires provenance, and candidate commits carry none (land pull requests directly with `git+ pr merge`)"
-		ok = true
-		return st, nil
-	case !st.branch.QueueCandidates:
-		st.idle = "queueCandidates is off for " + o.Target + " (turn it on with `git+ rules set`)"
-		ok = true
-		return st, nil
-	}
 	var states []*queue.State
 	for name, tip := range refs {
 		if !strings.HasPrefix(name, hubrefs.QueueRefPrefix) {
@@ -473,7 +464,28 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 		st.q = queue.SelectQueue(states, o.Target)
 	}
 	if st.q == nil {
-		st.idle = "no open queue for " + o.Target + " (open one with `git+ queue open --target " + o.Target + "`)"
+		// An unknown target is a mistake to report, not an idle pass
+		// (docs/queue.md): name the targets that have open queues.
+		var targets []string
+		for _, q := range states {
+			if !q.Closed && !slices.Contains(targets, q.Target) {
+				targets = append(targets, q.Target)
+			}
+		}
+		sort.Strings(targets)
+		have := "no target has an open queue"
+		if len(targets) > 0 {
+			have = "open queues exist for " + strings.Join(targets, ", ")
+		}
+		return nil, fmt.Errorf("%w for %s (%s); open one with `git+ queue open --target %s`", ErrNoQueue, o.Target, have, o.Target)
+	}
+	switch {
+	case st.branch.RequireProvenance:
+		st.idle = "refused: " + o.Target + " requires provenance, and candidate commits carry none (land pull requests directly with `git+ pr merge`)"
+		ok = true
+		return st, nil
+	case !st.branch.QueueCandidates:
+		st.idle = "queueCandidates is off for " + o.Target + " (turn it on with `git+ rules set`)"
 		ok = true
 		return st, nil
 	}
