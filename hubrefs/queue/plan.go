@@ -236,6 +236,9 @@ func PlanPass(in PlanInput) (Plan, error) {
 			if p == nil || p.State != pr.Open || p.Base != q.Target || contains(in, p.Head) {
 				continue
 			}
+			if evictedAt(q, id, p.Head) {
+				continue // evicted at this head: a person re-enters it, not a wake
+			}
 			if ok, _ := p.Satisfies(in.Branch, p.Head, in.Trust); !ok {
 				continue
 			}
@@ -405,6 +408,19 @@ func PlanPass(in PlanInput) (Plan, error) {
 
 func contains(in PlanInput, rev string) bool {
 	return pr.ValidOID(rev) == nil && in.Contains(in.Tip, plumbing.NewHash(rev))
+}
+
+// evictedAt reports whether the latest queue.left of pull request id evicted
+// it (failed or conflict) at head: --auto-enter does not enter it again at
+// the same head, or a broken pull request would go round for ever
+// (docs/queue.md). A new head, or a `git+ queue enter` by hand, brings it back.
+func evictedAt(q *State, id, head string) bool {
+	for i := len(q.Left) - 1; i >= 0; i-- {
+		if l := q.Left[i]; l.PR == id {
+			return l.Head == head && (l.Reason == ReasonFailed || l.Reason == ReasonConflict)
+		}
+	}
+	return false
 }
 
 // settle decides whether entry e leaves before the chain is built.

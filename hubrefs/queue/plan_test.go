@@ -382,3 +382,37 @@ func TestSettleRetargetedAfterLanding(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoEnterSkipsEvictedHead: --auto-enter does not enter again a pull
+// request evicted at its current head; a new head enters.
+func TestAutoEnterSkipsEvictedHead(t *testing.T) {
+	c := newCast(t)
+	for _, tc := range []struct {
+		reason, evictedHead, head string
+		enter                     bool
+	}{
+		{ReasonFailed, "ha", "ha", false},
+		{ReasonConflict, "ha", "ha", false},
+		{ReasonFailed, "ha", "ha2", true},
+		{ReasonWithdrawn, "ha", "ha", true},
+	} {
+		w := newWorld(t, c, []string{"a"}, map[string]prSpec{"a": {head: tc.head}})
+		// The entry left: as the runner records an eviction.
+		w.q.add(c.runner, hubrefs.TypeQueueLeft, "pr", prID("a"), "head", hex(tc.head), "reason", tc.reason)
+		if tc.evictedHead != tc.head {
+			w.q.evs = w.q.evs[:len(w.q.evs)-1]
+			w.q.add(c.runner, hubrefs.TypeQueueLeft, "pr", prID("a"), "head", hex(tc.head), "reason", ReasonWithdrawn)
+			w.q.add(c.runner, hubrefs.TypeQueueEntered, "pr", prID("a"), "head", hex(tc.evictedHead), "base", main)
+			w.q.add(c.runner, hubrefs.TypeQueueLeft, "pr", prID("a"), "head", hex(tc.evictedHead), "reason", tc.reason)
+		}
+		in := w.input(t, tip0)
+		in.AutoEnter, in.Approved = true, []string{prID("a")}
+		p, err := PlanPass(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(p.Enter) == 1; got != tc.enter {
+			t.Fatalf("left %s at %s, head now %s: entered = %v, want %v", tc.reason, tc.evictedHead, tc.head, got, tc.enter)
+		}
+	}
+}
