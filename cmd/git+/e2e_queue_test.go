@@ -66,6 +66,12 @@ func queueSetup(t *testing.T, e *hubEnv, n int) (string, []string) {
 	if show.ID != qid || len(show.Active) != n || show.Active[0].PR != ids[0] {
 		t.Fatalf("queue show: %+v", show)
 	}
+	// Each waiting entry says why it waits (no candidate yet, behind whom).
+	for i, a := range show.Active {
+		if !strings.Contains(a.Waiting, "no candidate yet") || (i > 0) != strings.Contains(a.Waiting, "behind") {
+			t.Fatalf("queue show: entry %d waits for %q", i+1, a.Waiting)
+		}
+	}
 	return bare, ids
 }
 

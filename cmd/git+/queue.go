@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/urfave/cli/v2"
 
+	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
@@ -381,6 +382,10 @@ type queueEntryJSON struct {
 	Detail    string `json:"detail,omitempty"`
 	Candidate string `json:"candidate,omitempty"`
 	Branch    string `json:"branch,omitempty"`
+	// Waiting says why a queued entry has not landed yet: review missing,
+	// a check pending or red on which candidate, or the entries ahead of
+	// it (the page's reasons, hooks/webview).
+	Waiting string `json:"waiting,omitempty"`
 }
 
 type queueJSON struct {
@@ -477,8 +482,19 @@ func queueShow(c *cli.Context) error {
 		}
 	}
 	j := queueJSON{queueSummaryJSON: queueSummary(q, logs), Tip: q.st.Tip.String(), Active: []queueEntryJSON{}, Left: []queueEntryJSON{}, Resets: []string{}, Ignored: len(q.st.Ignored)}
+	why := map[string]string{} // pull request → why it waits
+	if snap, err := webview.Load(h.GitDir); err == nil {
+		for _, vq := range snap.Queues {
+			if vq.ID != q.st.ID {
+				continue
+			}
+			for _, e := range vq.Entries {
+				why[e.PR] = e.Waiting
+			}
+		}
+	}
 	for i, e := range q.st.Entries {
-		ej := queueEntryJSON{PR: e.PR, Head: e.Head, Base: e.Base, State: "queued", Position: i + 1}
+		ej := queueEntryJSON{PR: e.PR, Head: e.Head, Base: e.Base, State: "queued", Position: i + 1, Waiting: why[e.PR]}
 		if r, ok := q.st.LatestCandidate(e.PR); ok && r.Invalidated.IsZero() && r.Head == e.Head {
 			ej.Candidate, ej.Branch = r.Step, r.Branch
 		}
@@ -514,6 +530,9 @@ func queueShow(c *cli.Context) error {
 			fmt.Fprintf(out, ", candidate %s on %s", e.Candidate, e.Branch)
 		}
 		fmt.Fprintln(out)
+		if e.Waiting != "" {
+			fmt.Fprintf(out, "   waits: %s\n", e.Waiting)
+		}
 	}
 	for _, e := range j.Left {
 		fmt.Fprintf(out, "-  %s left (%s) at %s", e.PR, e.Reason, e.Head)
