@@ -86,7 +86,7 @@ func TestQueueSoak(t *testing.T) {
 		perClone = v
 	}
 	deadline := 150*time.Second + time.Duration(clones*perClone)*20*time.Second
-	w := newE2E(t, map[string][]string{"dev": {"hub.pr", "hub.queue"}, "rev": {"hub.review"}, "bot": {"hub.queue", "hub.check:ci"}})
+	w := newE2E(t, map[string][]string{"dev": {"hub.pr", "hub.queue", "source.push"}, "rev": {"hub.review"}, "bot": {"hub.queue", "hub.check:ci"}})
 	base := w.commit(nil, map[string]string{"base.txt": "base\n", "shared.txt": "one\ntwo\nthree\n"}, "base")
 	if out, err := w.push("origin", base+":refs/heads/main"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)
@@ -103,6 +103,7 @@ func TestQueueSoak(t *testing.T) {
 	// hub.queue and hub.check:ci.
 	srv := startServe(t, w.bin, append(append([]string{}, w.env...), "GITPLUS_KEY="+w.keys["bot"].Path), filepath.Dir(w.origin))
 	url := srv.URL + "/" + filepath.Base(w.origin)
+	token := strings.TrimSpace(w.mustGP("", w.origin, "", "member", "token", "issue", "dev"))
 
 	// Kinds: pull request k of clone c. One conflicting pair (both edit
 	// line two of shared.txt), one broken, one flaky, the rest good.
@@ -127,6 +128,8 @@ func TestQueueSoak(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), fmt.Sprintf("clone%d", c))
 		cloneDirs = append(cloneDirs, dir)
 		w.git(filepath.Dir(dir), "clone", "-q", url, dir)
+		// Writes over HTTP carry a member token (docs/serving.md).
+		w.git(dir, "remote", "set-url", "origin", strings.Replace(url, "http://", "http://dev:"+token+"@", 1))
 		w.git(dir, "config", "user.name", "dev")
 		w.git(dir, "config", "user.email", "dev@example.invalid")
 		wg.Add(1)

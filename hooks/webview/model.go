@@ -11,6 +11,7 @@
 package webview
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -247,11 +248,26 @@ func loadPR(store *receive.Store, tip plumbing.Hash, ceil hubrefs.Ceilings, t *t
 	threads := map[string]int{}
 	for _, ev := range evs {
 		it := Item{Event: ev.ID.String(), Time: time.Unix(ev.Time, 0).UTC(), Who: who(t, ev.Signer), Type: ev.Type}
+		// The fields the page shows, of whichever type ev is. pr.Fold has
+		// decoded ev strictly already (exact keys, none unknown or
+		// repeated: docs/events.md), so a plain decode of this union of
+		// fields, with exact tags, reads the same values.
 		var f struct {
-			Head, Base, Title, Body, Verdict, Thread, Name, Conclusion, URL string
-			Revision, Branch, Commit, Source                                string
+			Head       string `json:"head"`
+			Base       string `json:"base"`
+			Title      string `json:"title"`
+			Body       string `json:"body"`
+			Verdict    string `json:"verdict"`
+			Thread     string `json:"thread"`
+			Name       string `json:"name"`
+			Conclusion string `json:"conclusion"`
+			URL        string `json:"url"`
+			Revision   string `json:"revision"`
+			Branch     string `json:"branch"`
+			Commit     string `json:"commit"`
+			Source     string `json:"source"`
 		}
-		_ = ev.Unmarshal(&f) // Fold decoded it already
+		_ = json.Unmarshal(ev.Payload, &f)
 		switch ev.Type {
 		case hubrefs.TypePROpened:
 			p.Opened = it.Time
