@@ -328,7 +328,9 @@ func TestPRHookFoldAgree(t *testing.T) {
 	h2 := w.commit(h1, "a.txt", "2\n")
 	p := w.open(h1)
 	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
-	oid := func() string { return pick(h1.String(), h2.String(), w.c0.String(), strings.ToUpper(h2.String()), "abc") }
+	oid := func() string {
+		return pick(h1.String(), h2.String(), w.c0.String(), strings.ToUpper(h2.String()), "abc")
+	}
 	var all []plumbing.Hash
 	all = append(all, w.refs[p.ref])
 	accepted, refused := 0, 0
