@@ -220,15 +220,7 @@ func valueOffset(data []byte, s string) int64 {
 // position renders "file:line:column" for byte offset off of data (the
 // offset of the first byte at fault, lines and columns from 1).
 func position(p string, data []byte, off int64) string {
-	if off < 0 {
-		off = 0
-	}
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	line, col := lineCol(data, off)
 	return fmt.Sprintf("%s:%d:%d", p, line, col)
 }
 

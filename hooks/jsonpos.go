@@ -48,14 +48,21 @@ func LocateJSONError(data []byte, err error) error {
 // encoding/json's offsets point just past the byte at fault; the position
 // given is that byte's.
 func Position(data []byte, off int64) (line, col int) {
-	if off > int64(len(data)) {
-		off = int64(len(data))
+	return lineCol(data, off-1)
+}
+
+// lineCol returns the 1-based line and column (in bytes) of the byte at
+// index at of data, clamped to data: the one place positions in JSON files
+// are counted (rules files here, after-push configuration in config.go).
+func lineCol(data []byte, at int64) (line, col int) {
+	if at > int64(len(data)) {
+		at = int64(len(data))
 	}
-	if off > 0 {
-		off-- // the byte read last, which broke the syntax
+	if at < 0 {
+		at = 0
 	}
-	before := data[:off]
+	before := data[:at]
 	line = 1 + bytes.Count(before, []byte{'\n'})
-	col = int(off) - bytes.LastIndexByte(before, '\n')
+	col = int(at) - bytes.LastIndexByte(before, '\n')
 	return line, col
 }
