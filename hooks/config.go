@@ -170,15 +170,12 @@ func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
 	}
 	if err != nil {
 		off := dec.InputOffset()
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
+		end, located := jsonErrorEnd(err)
 		switch {
 		case extraAt >= 0:
 			off = extraAt + int64(len(data[extraAt:])-len(bytes.TrimLeft(data[extraAt:], " \t\r\n")))
-		case errors.As(err, &se):
-			off = se.Offset - 1 // the offset counts the byte at fault
-		case errors.As(err, &te):
-			off = te.Offset - 1
+		case located:
+			off = end - 1 // the offset counts the byte at fault
 		default:
 			if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 				if i := keyOffset(data, f); i >= 0 {

@@ -26,22 +26,29 @@ func (e *JSONError) Unwrap() error { return e.Err }
 // *JSONError when it carries a byte offset (a syntax error, a value of the
 // wrong type); other errors are returned unchanged.
 func LocateJSONError(data []byte, err error) error {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		off = int64(len(data)) // a json.Decoder at a truncated document
+	off, ok := jsonErrorEnd(err)
+	if !ok && errors.Is(err, io.ErrUnexpectedEOF) {
+		off, ok = int64(len(data)), true // a json.Decoder at a truncated document
 	}
-	if off < 0 {
+	if !ok {
 		return err
 	}
 	line, col := Position(data, off)
 	return &JSONError{Line: line, Column: col, Err: err}
+}
+
+// jsonErrorEnd returns the offset encoding/json gives with err (a syntax
+// error, a value of the wrong type): just past the byte at fault.
+func jsonErrorEnd(err error) (int64, bool) {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return se.Offset, true
+	case errors.As(err, &te):
+		return te.Offset, true
+	}
+	return -1, false
 }
 
 // Position returns the 1-based line and column of byte offset off in data.
