@@ -3,7 +3,6 @@ package mergetree
 import (
 	"bytes"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -74,17 +73,6 @@ func parseTree(data []byte) ([]entry, error) {
 		return nil, err
 	}
 	return es, nil
-}
-
-// findFile returns the index of the non-tree entry called name in es (in
-// git order), or -1.
-func findFile(es []entry, name string) int {
-	probe := entry{name: name, mode: modeFile}
-	i := sort.Search(len(es), func(i int) bool { return !gitLess(es[i], probe) })
-	if i < len(es) && es[i].name == name && !es[i].isTree() {
-		return i
-	}
-	return -1
 }
 
 // gitCmp is gitLess as a three-way comparison.

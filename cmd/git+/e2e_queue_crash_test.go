@@ -27,7 +27,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive/queuerun"
@@ -277,15 +276,6 @@ func (qw *qworld) converged(t *testing.T, dir string, broken map[string]bool) {
 	rep := qw.okPass(t, dir)
 	if after := qw.allRefs(t, dir); after != before {
 		t.Errorf("a further pass changed refs:\n%s\n---\n%s\n%+v", before, after, rep)
-	}
-}
-
-// waitFile waits up to a minute for a file to exist.
-func (qw *qworld) waitFile(path string) {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
 	}
 }
 
