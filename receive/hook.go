@@ -212,15 +212,17 @@ func resolveUpdates(gitDir string, updates []policy.Update) ([]policy.Update, er
 // SymbolicTarget returns the ref that an update of name writes: name itself
 // unless it is a symbolic ref, else the end of its chain of symbolic refs
 // (which need not exist yet). A chain deeper than git follows is an error.
+// Only loose ref files are read: packed-refs holds no symbolic ref, so a
+// push of packed or new refs costs no packed-refs read here.
 func SymbolicTarget(gitDir, name string) (string, error) {
 	cur := name
 	for depth := 0; depth <= maxSymrefDepth; depth++ {
-		target, ok, err := ReadSymbolicRef(gitDir, cur)
-		if errors.Is(err, plumbing.ErrReferenceNotFound) || (err == nil && !ok) {
-			return cur, nil
-		}
+		target, ok, err := looseSymbolicRef(gitDir, cur)
 		if err != nil {
 			return "", err
+		}
+		if !ok {
+			return cur, nil
 		}
 		if !validRefName(target) {
 			return "", fmt.Errorf("ref %s: %w: symbolic ref to %q", cur, ErrBadRef, target)

@@ -259,6 +259,24 @@ func ReadSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
 	return v.target, v.target != "", nil
 }
 
+// looseSymbolicRef returns the target of name when its loose ref file is
+// a symbolic ref; ok is false for an id, a missing file or a directory.
+func looseSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
+	if !validRefName(name) {
+		return "", false, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
+	}
+	path := filepath.Join(gitDir, filepath.FromSlash(name))
+	data, err := readLineFile(path, 128, maxRefFile)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || isDirErr(path) {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("read ref %s: %w", name, err)
+	}
+	v, err := parseRefFile(name, data)
+	return v.target, err == nil && v.target != "", err
+}
+
 func readOneRef(gitDir, name string) (refValue, bool, error) {
 	return readRefIn(gitDir, name, nil)
 }
