@@ -235,7 +235,14 @@ func childEnv(environ []string, config [][2]string, extra ...string) []string {
 			k == "GIT_ALTERNATE_OBJECT_DIRECTORIES", k == "GIT_PROTOCOL", k == WakeEnv,
 			k == "GIT_WORK_TREE", k == "GIT_INDEX_FILE",
 			strings.HasPrefix(k, "GIT_PUSH_OPTION_"), strings.HasPrefix(k, "GIT_CONFIG_KEY_"),
-			strings.HasPrefix(k, "GIT_CONFIG_VALUE_"), k == "GIT_CONFIG_COUNT":
+			strings.HasPrefix(k, "GIT_CONFIG_VALUE_"), k == "GIT_CONFIG_COUNT",
+			// Who pushed (receive/pusher.go): the identity of the push being
+			// received must not travel into the pushes a child makes. A wake
+			// pass identifies itself; carrying GIT_PUSH_CERT* over would make
+			// its own pushes present the outer push's certificate (replayed
+			// nonce), and GITKIT_KEY/GITPLUS_TOKEN_KEY would lend it the
+			// identity of whoever's push woke it.
+			strings.HasPrefix(k, "GIT_PUSH_CERT"), k == "GITKIT_KEY", k == "GITPLUS_TOKEN_KEY", k == "GITPLUS_SERVED":
 			continue
 		}
 		out = append(out, kv)

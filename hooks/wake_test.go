@@ -51,7 +51,9 @@ func TestExpandPerEvent(t *testing.T) {
 func TestChildEnv(t *testing.T) {
 	env := childEnv([]string{"PATH=/bin", "GIT_DIR=.", "GIT_PUSH_OPTION_COUNT=1", "GIT_PUSH_OPTION_0=x",
 		"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=push.pushOption", "GIT_CONFIG_VALUE_0=old",
-		"GIT_CONFIG_KEY_1=user.name", "GIT_CONFIG_VALUE_1=u", "GITPLUS_WAKE_RULE=a"},
+		"GIT_CONFIG_KEY_1=user.name", "GIT_CONFIG_VALUE_1=u", "GITPLUS_WAKE_RULE=a",
+		"GIT_PUSH_CERT=abc", "GIT_PUSH_CERT_NONCE=n", "GIT_PUSH_CERT_NONCE_STATUS=OK", "GITKIT_KEY=ssh-ed25519 AAAA",
+		"GITPLUS_TOKEN_KEY=ssh-ed25519 BBBB", "GITPLUS_SERVED=1"},
 		[][2]string{{"push.pushOption", "gitplus-wake=b"}}, "GITPLUS_WAKE_RULE=b")
 	want := "PATH=/bin GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=u GIT_CONFIG_KEY_1=push.pushOption GIT_CONFIG_VALUE_1=gitplus-wake=b GITPLUS_WAKE_RULE=b"
 	if got := strings.Join(env, " "); got != want {

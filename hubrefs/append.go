@@ -41,10 +41,18 @@ type AppendOptions struct {
 	// Attempts, when positive, bounds the pushes when the ref keeps moving;
 	// zero means no count bound (Patience bounds the time).
 	Attempts int
-	// Patience bounds the time spent retrying a push that lost a race or
-	// failed in transport (default DefaultPatience). Retries back off with
-	// jitter, re-reading the tip each time.
+	// Patience bounds the time spent retrying without progress: a push that
+	// keeps losing while the ref stands still, or keeps failing in transport
+	// (default DefaultPatience). While the ref keeps moving — other writers
+	// are landing — retries go on up to MaxPatience (default
+	// DefaultMaxPatience), so a writer that lost many races in a row under
+	// load is not starved out. Retries back off with jitter, re-reading the
+	// tip each time (docs/queue.md, "Concurrent writers").
 	Patience time.Duration
+	// MaxPatience bounds the whole retrying, moving ref or not.
+	MaxPatience time.Duration
+	// Clock measures the patience (default time.Now).
+	Clock func() time.Time
 	// Sleep waits between retries (default time.Sleep).
 	Sleep func(time.Duration)
 	// Ceilings bound the payload and parents written (defaults as usual).
@@ -86,10 +94,21 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 	if o.Patience <= 0 {
 		o.Patience = DefaultPatience
 	}
+	if o.MaxPatience <= 0 {
+		o.MaxPatience = DefaultMaxPatience
+	}
+	if o.MaxPatience < o.Patience {
+		o.MaxPatience = o.Patience
+	}
 	if o.Sleep == nil {
 		o.Sleep = time.Sleep
 	}
-	start := time.Now()
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	start := o.Clock()
+	progress := start // when the ref was last seen to move
+	var seen plumbing.Hash
 	transport := 1
 	c := o.Ceilings.norm()
 	if !strings.HasPrefix(o.Ref, "refs/hub/") {
@@ -111,6 +130,10 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
+		if attempt > 1 && old != seen {
+			progress = o.Clock()
+		}
+		seen = old
 		var parents []plumbing.Hash
 		if !old.IsZero() {
 			parents = []plumbing.Hash{old}
@@ -149,9 +172,9 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		if !errors.Is(err, ErrStale) {
 			return plumbing.ZeroHash, err
 		}
-		if o.Attempts > 0 && attempt >= o.Attempts || time.Since(start) >= o.Patience {
-			return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the ref kept moving: gave up after %d attempts in %s (others are writing to it; try again): %w",
-				o.Ref, o.Remote, attempt, time.Since(start).Round(time.Millisecond), err)
+		if now := o.Clock(); o.Attempts > 0 && attempt >= o.Attempts || now.Sub(progress) >= o.Patience || now.Sub(start) >= o.MaxPatience {
+			return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the push kept losing: gave up after %d attempts in %s (others are writing to it; try again): %w",
+				o.Ref, o.Remote, attempt, now.Sub(start).Round(time.Millisecond), err)
 		}
 		o.Sleep(Backoff(attempt))
 		if o.Remote != "." {
@@ -167,14 +190,20 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 // that is down or refuses the credentials fails soon.
 const TransportAttempts = 3
 
-// DefaultPatience is how long Append keeps retrying a ref that keeps moving.
-const DefaultPatience = 2 * time.Minute
+// DefaultPatience is how long Append keeps retrying while the ref does not
+// move; DefaultMaxPatience how long it keeps retrying while it does.
+const (
+	DefaultPatience    = 2 * time.Minute
+	DefaultMaxPatience = 10 * time.Minute
+)
 
 // Backoff is the wait before retry n (1-based) of a lost race: 10 ms
-// doubling up to 640 ms, plus a random jitter of up to the same again, so
-// writers that collided spread out instead of colliding again.
+// doubling up to 160 ms, plus a random jitter of up to the same again, so
+// writers that collided spread out instead of colliding again. The cap is
+// about one push through the hooks: a writer that lost many races in a row
+// must not wait much longer than a newcomer, or it starves under load.
 func Backoff(n int) time.Duration {
-	d := 10 * time.Millisecond << min(max(n-1, 0), 6)
+	d := 10 * time.Millisecond << min(max(n-1, 0), 4)
 	return d + time.Duration(rand.Int63n(int64(d)))
 }
 

@@ -240,3 +240,74 @@ func TestAppendRetriesTransportFailure(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(len(log), 1)
 }
+
+// TestAppendPatienceCountsProgress: the patience bounds time without
+// progress. A writer that loses race after race while others land keeps
+// trying (up to MaxPatience); one whose pushes fail while the ref stands
+// still gives up after Patience. The clock is fake: each backoff advances
+// it by a minute.
+func TestAppendPatienceCountsProgress(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ref := "refs/hub/pr/3"
+	type world struct {
+		repo      string
+		now       time.Time
+		attempts  int
+		loseFirst int // attempts on which another writer lands first
+	}
+	run := func(w *world) error {
+		racing := func() time.Time { // called after our read of the tip, before our push
+			w.attempts++
+			if w.attempts <= w.loseFirst {
+				if _, err := Append(ctx, AppendOptions{GitDir: w.repo, Ref: ref, Payload: Base{Type: TypePRReopened, Repo: testRepo},
+					Signer: quickSigner(), Name: "bob", Now: clock(int64(1700000000 + 10*w.attempts))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return time.Unix(int64(1700001000+w.attempts), 0)
+		}
+		_, err := Append(ctx, AppendOptions{GitDir: w.repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: racing,
+			Clock: func() time.Time { return w.now }, Sleep: func(time.Duration) { w.now = w.now.Add(time.Minute) }})
+		return err
+	}
+	newWorld := func(loseFirst int) *world {
+		w := &world{repo: bareRepo(t), now: time.Unix(1800000000, 0), loseFirst: loseFirst}
+		if _, err := Append(ctx, AppendOptions{GitDir: w.repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: clock(1700000000)}); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+
+	// Six lost races, six minutes: far over the two-minute patience, but the
+	// ref moved each time, so the seventh attempt lands.
+	w := newWorld(6)
+	if err := run(w); err != nil {
+		t.Fatalf("a writer that lost 6 races while others landed gave up: %v", err)
+	}
+	if w.attempts != 7 {
+		t.Errorf("%d attempts, want 7", w.attempts)
+	}
+
+	// Losing forever while others land: bounded by MaxPatience (ten minutes).
+	w = newWorld(1 << 30)
+	err := run(w)
+	if !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "gave up") {
+		t.Fatalf("err = %v, want ErrStale giving up", err)
+	}
+	if w.attempts < 10 || w.attempts > 12 {
+		t.Errorf("gave up after %d attempts, want about ten (one a minute, ten minutes)", w.attempts)
+	}
+
+	// Refused as moved by the hook while the ref stands still: no
+	// progress, so the two-minute patience ends it.
+	w = newWorld(0)
+	installHook(t, w.repo, "echo 'git+: refused "+ref+": [ref-moved] "+ref+" moved' >&2; exit 1\n")
+	err = run(w)
+	if !errors.Is(err, ErrStale) {
+		t.Fatalf("err = %v, want ErrStale", err)
+	}
+	if w.attempts < 2 || w.attempts > 4 {
+		t.Errorf("gave up after %d attempts, want about three (two minutes without progress)", w.attempts)
+	}
+}

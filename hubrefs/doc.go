@@ -45,8 +45,9 @@
 //     makes the push fail as stale instead of being overwritten. On a stale
 //     push it fetches the ref (for a remote other than "."), rebuilds the event
 //     on the new tip and retries after a backoff with jitter (Backoff), for
-//     at most AppendOptions.Patience (DefaultPatience, two minutes) or
-//     Attempts pushes when set. A push git ended without reporting (broken
+//     at most AppendOptions.Patience (DefaultPatience, two minutes) without
+//     the ref moving, MaxPatience (ten minutes) in all, or Attempts pushes
+//     when set. A push git ended without reporting (broken
 //     pipe, killed connection) is read back: the ref holding the event is
 //     success, anything else is retried like a lost race.
 //     A hook refusal is returned as *RefusedError holding the hook's
