@@ -41,6 +41,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gitplus/gitplus/hubrefs"
 )
 
 // WakeEnv is the environment variable naming the wake rule that started a
@@ -178,9 +180,13 @@ func ruleWoken(r WakeRule, ups []RefUpdate) bool {
 }
 
 // PushOptions reads the push options git hands a hook through
-// GIT_PUSH_OPTION_COUNT and GIT_PUSH_OPTION_<n>.
+// GIT_PUSH_OPTION_COUNT and GIT_PUSH_OPTION_<n>, and those a push into "."
+// by git+ hands over through GITPLUS_PUSH_OPTIONS (hubrefs/pushenv.go).
 func PushOptions(environ []string) []string {
 	env := envMap(environ)
+	if v := env[hubrefs.EnvPushOptions]; v != "" {
+		return strings.Split(v, "\n")
+	}
 	n, err := strconv.Atoi(env["GIT_PUSH_OPTION_COUNT"])
 	if err != nil || n <= 0 {
 		return nil
@@ -242,7 +248,8 @@ func childEnv(environ []string, config [][2]string, extra ...string) []string {
 			// its own pushes present the outer push's certificate (replayed
 			// nonce), and GITKIT_KEY/GITPLUS_TOKEN_KEY would lend it the
 			// identity of whoever's push woke it.
-			strings.HasPrefix(k, "GIT_PUSH_CERT"), k == "GITKIT_KEY", k == "GITPLUS_TOKEN_KEY", k == "GITPLUS_SERVED":
+			strings.HasPrefix(k, "GIT_PUSH_CERT"), k == "GITKIT_KEY", k == "GITPLUS_TOKEN_KEY", k == "GITPLUS_SERVED",
+			k == hubrefs.EnvPushOptions:
 			continue
 		}
 		out = append(out, kv)

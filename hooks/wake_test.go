@@ -53,7 +53,7 @@ func TestChildEnv(t *testing.T) {
 		"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=push.pushOption", "GIT_CONFIG_VALUE_0=old",
 		"GIT_CONFIG_KEY_1=user.name", "GIT_CONFIG_VALUE_1=u", "GITPLUS_WAKE_RULE=a",
 		"GIT_PUSH_CERT=abc", "GIT_PUSH_CERT_NONCE=n", "GIT_PUSH_CERT_NONCE_STATUS=OK", "GITKIT_KEY=ssh-ed25519 AAAA",
-		"GITPLUS_TOKEN_KEY=ssh-ed25519 BBBB", "GITPLUS_SERVED=1"},
+		"GITPLUS_TOKEN_KEY=ssh-ed25519 BBBB", "GITPLUS_SERVED=1", "GITPLUS_PUSH_OPTIONS=gitplus.no-notify"},
 		[][2]string{{"push.pushOption", "gitplus-wake=b"}}, "GITPLUS_WAKE_RULE=b")
 	want := "PATH=/bin GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=u GIT_CONFIG_KEY_1=push.pushOption GIT_CONFIG_VALUE_1=gitplus-wake=b GITPLUS_WAKE_RULE=b"
 	if got := strings.Join(env, " "); got != want {
@@ -61,6 +61,11 @@ func TestChildEnv(t *testing.T) {
 	}
 	if o := PushOptions([]string{"GIT_PUSH_OPTION_COUNT=2", "GIT_PUSH_OPTION_0=a", "GIT_PUSH_OPTION_1=gitplus-wake=q"}); len(o) != 2 || !SkippedRules(o)["q"] {
 		t.Fatalf("PushOptions = %v", o)
+	}
+	// A push into "." hands its options over in the environment
+	// (hubrefs/pushenv.go); git then sets GIT_PUSH_OPTION_COUNT empty.
+	if o := PushOptions([]string{"GIT_PUSH_OPTION_COUNT=", "GITPLUS_PUSH_OPTIONS=a\ngitplus-wake=q"}); len(o) != 2 || !SkippedRules(o)["q"] {
+		t.Fatalf("PushOptions from GITPLUS_PUSH_OPTIONS = %v", o)
 	}
 }
 

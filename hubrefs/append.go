@@ -256,11 +256,18 @@ func ResolveGitDir(dir string) (string, error) {
 }
 
 func runGit(ctx context.Context, dir string, env []string, args ...string) (stdout, stderr []byte, err error) {
+	if len(env) > 0 {
+		env = append(os.Environ(), env...)
+	}
+	return runGitEnv(ctx, dir, env, args...)
+}
+
+// runGitEnv runs git with exactly env as its environment (nil: this
+// process's).
+func runGitEnv(ctx context.Context, dir string, env []string, args ...string) (stdout, stderr []byte, err error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	if len(env) > 0 {
-		cmd.Env = append(os.Environ(), env...)
-	}
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
@@ -300,15 +307,14 @@ func push(ctx context.Context, gitDir string, o AppendOptions, old, id plumbing.
 		expect = old.String()
 	}
 	args := []string{"--git-dir=" + gitDir, "push", "--porcelain"}
-	for _, po := range o.PushOptions {
-		args = append(args, "--push-option="+po)
-	}
+	optArgs, env := PushArgs(o.Remote, o.PushOptions, o.Env)
+	args = append(args, optArgs...)
 	args = append(args, "--force-with-lease="+o.Ref+":"+expect, o.Remote, id.String()+":"+o.Ref)
 	dir := ""
 	if o.Remote == "." {
 		dir = gitDir // "." is resolved against the working directory
 	}
-	out, errb, runErr := runGit(ctx, dir, o.Env, args...)
+	out, errb, runErr := runGitEnv(ctx, dir, env, args...)
 	flag, status, found := porcelainStatus(out, o.Ref)
 	if runErr == nil && found && flag != '!' {
 		return nil

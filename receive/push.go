@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -127,9 +126,10 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	if len(o.Updates) > 1 && !o.NotAtomic {
 		args = append(args, "--atomic")
 	}
-	for _, po := range o.PushOptions {
-		args = append(args, "--push-option="+po)
-	}
+	// A push into "." carries no push options (hubrefs/pushenv.go: an
+	// empty command list with options makes git die of SIGPIPE).
+	optArgs, env := hubrefs.PushArgs(o.Remote, o.PushOptions, o.Env)
+	args = append(args, optArgs...)
 	refs := make([]string, len(o.Updates))
 	var specs []string
 	for i, u := range o.Updates {
@@ -155,9 +155,7 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	if o.Remote == "." {
 		cmd.Dir = gitDir // "." is resolved against the working directory
 	}
-	if len(o.Env) > 0 {
-		cmd.Env = append(os.Environ(), o.Env...)
-	}
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	runErr := cmd.Run()

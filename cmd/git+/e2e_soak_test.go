@@ -326,8 +326,14 @@ func soakCheck(t *testing.T, w *e2e, qid string, prs []soakPR, logDir string, re
 	if out, errOut, code := w.gp("", w.origin, "", "verify", "--branch", "main"); code != 0 {
 		t.Errorf("verify --branch main: exit %d\n%s%s", code, out, errOut)
 	}
-	if logs := soakLogs(w.origin); strings.Contains(logs, "panic") {
+	logs := soakLogs(w.origin)
+	if strings.Contains(logs, "panic") {
 		t.Errorf("a panic in the logs:\n%s", logs)
+	}
+	// Server-side passes and appends push into "." without push options
+	// (docs/queue.md, "Transport failures"): none may die of SIGPIPE.
+	if strings.Contains(logs, "broken pipe") {
+		t.Errorf("a push died of SIGPIPE (broken pipe) in the logs:\n%s", logs)
 	}
 	if b := w.git(w.origin, "for-each-ref", "refs/heads/queue/"); b != "" {
 		t.Errorf("candidate branches left behind:\n%s", b)
