@@ -41,6 +41,18 @@ type HeaderReader interface {
 	ReadObjectHeader(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 }
 
+// PrefixReader is an optional extension of Store: ReadObjectPrefix returns
+// an object's type and its first n bytes (all of it when shorter), which
+// need not be checked against the rest of the object. When the Store has
+// it, a content merge first reads the first 8000 bytes of each version, and
+// when one is binary (git's test) reports the binary conflict without
+// reading any version whole: a conflict builds nothing from the bytes. On
+// any error the merge reads the objects with ReadObject, which reports the
+// fault. See docs/objects.md, "Reading large objects".
+type PrefixReader interface {
+	ReadObjectPrefix(h plumbing.Hash, n int) (plumbing.ObjectType, []byte, error)
+}
+
 // ObjectWriter stores new objects. It is used only in builder mode
 // (Options.Writer); the verifier hashes results in memory and writes nothing.
 type ObjectWriter interface {
