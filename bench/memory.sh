@@ -10,6 +10,8 @@
 #   MB      size of the binary file (default 100)
 #   FILES   files in the tree merge (default 200000)
 #   KEEP    1: keep the scratch directory (printed) for profiling
+#   BEFORE  a revision of this repository: also time git+ built from it
+#           (the "before" columns of BENCHMARKS.md)
 #
 # Merges:
 #   binary, loose   a MB-MiB file of random bytes changed on both sides (a
@@ -28,6 +30,7 @@ REPS=${1:-${REPS:-5}}
 MB=${MB:-100}
 FILES=${FILES:-200000}
 KEEP=${KEEP:-0}
+BEFORE=${BEFORE:-}
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
 unset GIT_DIR GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_QUARANTINE_PATH GIT_INDEX_FILE
@@ -39,6 +42,11 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/gitplus-memory.XXXXXX")
 if [ "$KEEP" = 1 ]; then echo "scratch: $TMP"; else trap 'rm -rf "$TMP"' EXIT; fi
 go build -o "$TMP/git+" ./cmd/git+
 GITPLUS=$TMP/git+
+if [ -n "$BEFORE" ]; then
+	mkdir "$TMP/before"
+	git archive "$BEFORE" | tar -x -C "$TMP/before"
+	(cd "$TMP/before" && go build -o "$TMP/git+before" ./cmd/git+)
+fi
 
 # --- binaries: base, ours, theirs (each side overwrites 1 MiB of its own).
 B=$TMP/bin.git
@@ -62,40 +70,49 @@ rm -f "$TMP"/*.bin
 cp -r "$B" "$TMP/binpack.git"
 git -C "$TMP/binpack.git" -c pack.window=0 repack -adq
 
-# --- a FILES-file tree, each side changing 50 files.
-T=$TMP/tree.git
-git init -q --bare "$T"
-awk -v files="$FILES" '
-function path(i) { return sprintf("src/d%02d/d%02d/f%06d.txt", i % 50, int(i / 50) % 20, i) }
-function blob(p, s) { printf "M 100644 inline %s\ndata %d\n%s\n", p, length(s), s }
-function header(ref, n, msg) {
-	printf "commit %s\nmark :%d\n", ref, n
-	printf "committer Gen <gen@example.invalid> %d +0000\n", 1700000000 + n * 60
-	printf "data %d\n%s\n", length(msg), msg
+# --- FILES-file trees, each side changing 50 files: nested
+# (src/dNN/dMM/fNNNNNN.txt, about 200 files a directory) and flat (all in
+# one directory, one tree object of FILES entries).
+gentree() { # gentree DIR PATHFORMAT
+	git init -q --bare "$1"
+	awk -v files="$FILES" -v flat="$2" '
+	function path(i) { return flat ? sprintf("f%06d.txt", i) : sprintf("src/d%02d/d%02d/f%06d.txt", i % 50, int(i / 50) % 20, i) }
+	function blob(p, s) { printf "M 100644 inline %s\ndata %d\n%s\n", p, length(s), s }
+	function header(ref, n, msg) {
+		printf "commit %s\nmark :%d\n", ref, n
+		printf "committer Gen <gen@example.invalid> %d +0000\n", 1700000000 + n * 60
+		printf "data %d\n%s\n", length(msg), msg
+	}
+	BEGIN {
+		header("refs/heads/base", 1, "root")
+		for (i = 0; i < files; i++) blob(path(i), sprintf("file %d\nline two\n", i))
+		print ""
+		header("refs/heads/ours", 2, "ours"); print "from :1"
+		for (k = 0; k < 50; k++) { i = (k * 3989) % files; blob(path(i), sprintf("file %d ours\n", i)) }
+		print ""
+		header("refs/heads/theirs", 3, "theirs"); print "from :1"
+		for (k = 0; k < 50; k++) { i = (k * 3989 + 1) % files; blob(path(i), sprintf("file %d theirs\n", i)) }
+		print ""
+	}' | git -C "$1" fast-import --quiet
+	git -C "$1" repack -adq
 }
-BEGIN {
-	header("refs/heads/base", 1, "root")
-	for (i = 0; i < files; i++) blob(path(i), sprintf("file %d\nline two\n", i))
-	print ""
-	header("refs/heads/ours", 2, "ours"); print "from :1"
-	for (k = 0; k < 50; k++) { i = (k * 3989) % files; blob(path(i), sprintf("file %d ours\n", i)) }
-	print ""
-	header("refs/heads/theirs", 3, "theirs"); print "from :1"
-	for (k = 0; k < 50; k++) { i = (k * 3989 + 1) % files; blob(path(i), sprintf("file %d theirs\n", i)) }
-	print ""
-}' | git -C "$T" fast-import --quiet
-git -C "$T" repack -adq
+gentree "$TMP/tree.git" 0
+gentree "$TMP/flat.git" 1
 
 # run LABEL DIR: REPS alternating runs; prints medians and ratios.
 run() {
 	label=$1 dir=$2
 	: >"$TMP/git.txt"
 	: >"$TMP/plus.txt"
+	: >"$TMP/before.txt"
 	i=0
 	while [ $i -lt "$REPS" ]; do
 		ge=0 pe=0
 		/usr/bin/time -f '%e %M' -a -o "$TMP/git.txt" git -C "$dir" merge-tree --write-tree ours theirs >"$TMP/git.out" || ge=$?
 		/usr/bin/time -f '%e %M' -a -o "$TMP/plus.txt" "$GITPLUS" merge-tree --git-dir "$dir" ours theirs >"$TMP/plus.out" || pe=$?
+		if [ -n "$BEFORE" ]; then
+			/usr/bin/time -f '%e %M' -a -o "$TMP/before.txt" "$TMP/git+before" merge-tree --git-dir "$dir" ours theirs >/dev/null || true
+		fi
 		i=$((i + 1))
 	done
 	# Both must agree on the outcome: exit 0 and the same tree id when
@@ -104,21 +121,28 @@ run() {
 	p="$pe $(head -n 1 "$TMP/plus.out")"
 	[ "$ge" = 1 ] && [ "$pe" = 1 ] && g=conflict p=conflict
 	[ "$g" = "$p" ] || { echo "memory.sh: $label: git says '$g', git+ says '$p'" >&2; exit 1; }
-	median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-	gt=$(grep -v '^Command' "$TMP/git.txt" | cut -d' ' -f1 | median)
-	gm=$(grep -v '^Command' "$TMP/git.txt" | cut -d' ' -f2 | median)
-	pt=$(grep -v '^Command' "$TMP/plus.txt" | cut -d' ' -f1 | median)
-	pm=$(grep -v '^Command' "$TMP/plus.txt" | cut -d' ' -f2 | median)
-	awk -v l="$label" -v gt="$gt" -v gm="$gm" -v pt="$pt" -v pm="$pm" 'BEGIN {
-		printf "| %-18s | %7.2f s | %7.2f s | %5.2f× | %7.0f MiB | %7.0f MiB | %5.2f× |\n",
-			l, gt, pt, (gt > 0 ? pt / gt : 0), gm / 1024, pm / 1024, pm / gm }'
+	median() { grep -v '^Command' | cut -d' ' -f"$1" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+	gt=$(median 1 <"$TMP/git.txt") gm=$(median 2 <"$TMP/git.txt")
+	pt=$(median 1 <"$TMP/plus.txt") pm=$(median 2 <"$TMP/plus.txt")
+	bt=0 bm=0
+	if [ -n "$BEFORE" ]; then bt=$(median 1 <"$TMP/before.txt") bm=$(median 2 <"$TMP/before.txt"); fi
+	awk -v l="$label" -v gt="$gt" -v gm="$gm" -v pt="$pt" -v pm="$pm" -v bt="$bt" -v bm="$bm" -v before="$BEFORE" 'BEGIN {
+		printf "| %-24s | %6.2f s | %6.2f s | %5.2f× | %5.0f MiB | %5.0f MiB | %5.2f× |", l, gt, pt, (gt > 0 ? pt / gt : 0), gm / 1024, pm / 1024, pm / gm
+		if (before != "") printf " %6.2f s (%5.2f×) | %5.0f MiB (%5.2f×) |", bt, (gt > 0 ? bt / gt : 0), bm / 1024, bm / gm
+		printf "\n" }'
 }
 
 echo
-echo "$REPS runs each, alternating; medians. ratio = git+ / git."
+echo "$REPS runs each, alternating; medians. ratio = git+ / git.${BEFORE:+ before = git+ built from $BEFORE.}"
 echo
-echo "| merge              |     git    |    git+    | time  |    git      |    git+     | memory |"
-echo "|--------------------|------------|------------|-------|-------------|-------------|--------|"
+if [ -n "$BEFORE" ]; then
+	echo "| merge                    |   git    |   git+   | time   |    git    |   git+    | memory | before: time         | before: memory       |"
+	echo "|--------------------------|----------|----------|--------|-----------|-----------|--------|----------------------|----------------------|"
+else
+	echo "| merge                    |   git    |   git+   | time   |    git    |   git+    | memory |"
+	echo "|--------------------------|----------|----------|--------|-----------|-----------|--------|"
+fi
 run "binary ${MB} MiB, loose" "$B"
 run "binary ${MB} MiB, packed" "$TMP/binpack.git"
-run "tree, $FILES files" "$T"
+run "tree, $FILES files" "$TMP/tree.git"
+run "flat, $FILES files" "$TMP/flat.git"
