@@ -477,8 +477,13 @@ func (m *merger) mergeContent(path string, o, a, b entry) (entry, bool, string, 
 	case b.id == o.id:
 		r.id = a.id
 	case kind(a.mode) == kind(modeFile):
+		withBase := o.present() && kind(o.mode) == kind(a.mode)
+		if m.binaryByPrefix(withBase, o.id, a.id, b.id) {
+			r.id = a.id
+			return r, false, KindBinary, nil
+		}
 		var base []byte
-		if o.present() && kind(o.mode) == kind(a.mode) {
+		if withBase {
 			var err error
 			if base, err = m.readBlob(o.id, path); err != nil {
 				return r, false, "", err
@@ -511,6 +516,31 @@ func (m *merger) mergeContent(path string, o, a, b entry) (entry, bool, string, 
 		return r, false, conflictKind, nil
 	}
 	return r, clean, conflictKind, nil
+}
+
+// binaryByPrefix reports whether the first binaryProbe bytes of one of the
+// blobs ours, theirs and (withBase) base show it binary, reading only those
+// bytes, when the Store is a PrefixReader. False means "read them whole":
+// not binary, or not known (no PrefixReader, a read error, not a blob),
+// and the whole reads decide and report faults as before.
+func (m *merger) binaryByPrefix(withBase bool, base, ours, theirs plumbing.Hash) bool {
+	pr, ok := m.s.(PrefixReader)
+	if !ok {
+		return false
+	}
+	ids := []plumbing.Hash{ours, theirs}
+	if withBase {
+		ids = append(ids, base)
+	}
+	binary := false
+	for _, id := range ids {
+		t, prefix, err := pr.ReadObjectPrefix(id, binaryProbe)
+		if err != nil || t != plumbing.BlobObject {
+			return false
+		}
+		binary = binary || isBinary(prefix)
+	}
+	return binary
 }
 
 // isBinary is git's test: a NUL byte within the first 8000 bytes.

@@ -1,13 +1,13 @@
 package receive
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,14 +65,25 @@ func looseHeader(zr io.Reader) (plumbing.ObjectType, int64, error) {
 	return t, size, nil
 }
 
+// looseMapAbove is the size from which a loose object file is mapped
+// rather than read into memory: a large object's compressed bytes then
+// never sit on the heap beside its inflated content (docs/objects.md,
+// "Reading large objects").
+const looseMapAbove = 1 << 20
+
 // readLoose reads a loose object from the object directory dir. A missing
 // file is an error wrapping os.ErrNotExist.
 func readLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	path := loosePath(dir, h)
-	raw, err := readFile(path, 4<<10, math.MaxInt32)
+	raw, err := readFile(path, 4<<10, looseMapAbove)
+	release := func() error { return nil }
+	if errors.Is(err, errTooLarge) {
+		raw, release, err = mapPath(path)
+	}
 	if err != nil {
 		return 0, nil, err
 	}
+	defer release()
 	t, data, err := decodeLoose(raw)
 	if err != nil {
 		return 0, nil, fmt.Errorf("object %s in %s: %w: %v", h, path, ErrCorruptObject, err)
@@ -90,26 +101,48 @@ func decodeLoose(raw []byte) (plumbing.ObjectType, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	data, err := readExactly(zr, size)
+	data, err := readExactly(zr, size, len(raw))
 	return t, data, err
 }
 
-// readExactly reads size bytes from an inflating reader that must end there.
-func readExactly(zr io.Reader, size int64) ([]byte, error) {
-	var out []byte
-	if size <= 64<<20 {
-		out = make([]byte, size)
-		if _, err := io.ReadFull(zr, out); err != nil {
-			return nil, fmt.Errorf("inflate %d bytes: %w", size, err)
+// maxTrustedSize is the most an object's header may make us allocate
+// before the data is inflated. A larger claim is believed only as the data
+// arrives: the buffer starts at this size and grows (docs/objects.md,
+// "Reading large objects"). A variable so tests can lower it.
+var maxTrustedSize int64 = 256 << 20
+
+// maxDeflateRatio bounds what one compressed byte can inflate to: DEFLATE's
+// longest match (258 bytes) costs at least two bits (a one-bit length code
+// and a one-bit distance code), so 8/2 × 258 = 1032 bytes.
+const maxDeflateRatio = 1032
+
+// readExactly reads size bytes from an inflating reader over srcLen
+// compressed bytes; the stream must end there. The buffer is sized from
+// size (up to maxTrustedSize), so inflating costs one allocation and no
+// copies; a size srcLen bytes cannot hold is refused before inflating.
+func readExactly(zr io.Reader, size int64, srcLen int) ([]byte, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("negative size %d", size)
+	}
+	if size/maxDeflateRatio > int64(srcLen) {
+		return nil, fmt.Errorf("size %d is more than %d compressed bytes can hold", size, srcLen)
+	}
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("size %d too large for this machine", size)
+	}
+	out := make([]byte, min(size, maxTrustedSize))
+	if n, err := io.ReadFull(zr, out); err != nil {
+		return nil, fmt.Errorf("inflate %d bytes (got %d): %w", size, n, err)
+	}
+	for int64(len(out)) < size {
+		// Past the trusted size, grow as the data proves the claim.
+		n := len(out)
+		bigger := make([]byte, min(size, 2*int64(n)))
+		copy(bigger, out)
+		out = bigger
+		if m, err := io.ReadFull(zr, out[n:]); err != nil {
+			return nil, fmt.Errorf("inflate %d bytes (got %d): %w", size, n+m, err)
 		}
-	} else {
-		// A corrupt header must not make us allocate its claim up front.
-		var buf bytes.Buffer
-		n, err := io.CopyN(&buf, zr, size)
-		if err != nil {
-			return nil, fmt.Errorf("inflate %d bytes (got %d): %w", size, n, err)
-		}
-		out = buf.Bytes()
 	}
 	var one [1]byte
 	if n, err := zr.Read(one[:]); n != 0 || err != io.EOF {
@@ -213,4 +246,30 @@ func forEachLoose(dir string, f func(plumbing.Hash)) error {
 		}
 	}
 	return nil
+}
+
+// loosePrefix reads the type and the first n bytes of a loose object (all
+// of it when shorter), inflating no further. A missing file is an error
+// wrapping os.ErrNotExist.
+func loosePrefix(dir string, h plumbing.Hash, n int) (plumbing.ObjectType, []byte, error) {
+	path := loosePath(dir, h)
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 16<<10))
+	if err != nil {
+		return 0, nil, fmt.Errorf("object %s in %s: %w: %v", h, path, ErrCorruptObject, err)
+	}
+	defer zr.Close()
+	t, size, err := looseHeader(zr)
+	if err != nil {
+		return 0, nil, fmt.Errorf("object %s in %s: %w: %v", h, path, ErrCorruptObject, err)
+	}
+	out := make([]byte, min(size, int64(n)))
+	if _, err := io.ReadFull(zr, out); err != nil {
+		return 0, nil, fmt.Errorf("object %s in %s: %w: inflate %d bytes: %v", h, path, ErrCorruptObject, len(out), err)
+	}
+	return t, out, nil
 }
