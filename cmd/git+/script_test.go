@@ -3,7 +3,7 @@ package main
 // Sessions as a user types them: testdata/script/*.txtar, run by
 // github.com/rogpeppe/go-internal/testscript against the built git+ binary
 // and the real git, each in a throwaway work directory whose users have
-// their own HOME, SSH key and git config (docs/testing.md).
+// their own HOME, SSH key and git config (testdata/script/README.md).
 
 import (
 	"errors"
