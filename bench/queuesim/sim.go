@@ -192,10 +192,10 @@ type sim struct {
 	evn      int
 	now      int64
 	inflight map[string]int64 // pull request + step → until when a CI run holds its lease
-	depth    int             // adaptive: the depth passed to the planner
-	entered  map[int]int64   // first entry time
-	done     map[int]bool    // landed or evicted for good
-	inspect  bool            // an inspection is scheduled
+	depth    int              // adaptive: the depth passed to the planner
+	entered  map[int]int64    // first entry time
+	done     map[int]bool     // landed or evicted for good
+	inspect  bool             // an inspection is scheduled
 	res      Result
 }
 
