@@ -1,388 +1,534 @@
-// Package main is a discrete-event simulation of merge-queue disciplines
-// (issue "The merge queue", item 6): the git+ exact-candidate queue of
-// docs/queue.md at fixed and adaptive depth, a serial queue, and docs/queue.md's
-// batch-and-halve queue.
+// Command queuesim is a discrete-event simulation of the merge queue that
+// runs the real planner (hubrefs/queue.PlanPass) over real records: pull
+// request and queue events folded by the real folds, candidate commits built
+// by queue.BuildCandidate with mergetree in an in-memory object store. What
+// it adds around the planner is what a deployment adds: arrivals over time,
+// CI with a latency distribution, flaky checks retried as `git+ check run
+// --retries` does, the checkTimeout, and the people who re-enter a pull
+// request evicted by a flake or take a pull request out when the queue
+// believes the target red. docs/queue.md ("The simulator") describes the
+// model and its figures.
 //
-// Model assumptions, shared by every discipline:
-//   - A PR is broken or not, decided once per seed. A candidate (or batch)
-//     fails iff it contains a broken PR. Green PRs never fail: no flakes, no
-//     semantic conflicts between two green PRs, no textual conflicts.
-//   - One CI run takes exactly T (= Tick time units); CI capacity is
-//     unlimited, so every published candidate runs at once, in parallel.
-//     A run that has started is never cancelled and always counts.
-//   - A pass takes no time. A pass runs whenever something happens (an
-//     arrival or a CI run finishing), as the wake rules of docs/operating.md do.
+// The clock is simulated: nothing sleeps, and a run is a pure function of its
+// parameters and seed.
 package main
 
 import (
 	"container/heap"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-// Tick is the number of clock units in one CI run (T). Integer time keeps the
-// simulation exact; results are reported in units of T.
-const Tick int64 = 1000
+// T is one median CI run, in simulated seconds; figures are reported in T.
+const T = 600
 
-// Params describes one scenario.
+// t0 is the simulated epoch (unix seconds); time 0 of a run.
+const t0 = 1_750_000_000
+
+// Params describe a scenario (drawn once per seed, the same for every
+// discipline compared on it).
 type Params struct {
-	PRs    int     // pull requests
-	Broken float64 // fraction broken; exactly round(PRs*Broken) are, at random positions
-	Gap    float64 // mean time between arrivals in units of T (exponential); 0 = all at time 0
-	Seed   uint64
+	PRs       int     // pull requests
+	Broken    float64 // fraction broken: exactly round(PRs*Broken), at random
+	Conflicts int     // conflicting pairs (two pull requests editing one line)
+	Gap       float64 // mean time between arrivals, in T (exponential); 0: all at once
+	Flaky     float64 // probability that one CI attempt of a good candidate fails
+	Retries   int     // `check run --retries`: attempts after a failed one
+	Sigma     float64 // CI latency is lognormal with median T and this sigma
+	Hang      float64 // probability that an attempt never reports (checkTimeout ends it)
+	Timeout   float64 // the rules' checkTimeout, in T (0: none)
+	Reenter   float64 // delay before an author re-enters a pull request evicted while good, in T
+	Intervene float64 // delay before a person takes out the red first entry of a queue stopped on a red target, in T
+	Seed      uint64
 }
 
-// Scenario is one seeded draw: which PRs are broken and when each arrives.
-type Scenario struct {
-	Broken []bool
-	Arrive []int64 // nondecreasing; Arrive[0] == 0
+// DefaultParams are the figures' parameters.
+func DefaultParams() Params {
+	return Params{PRs: 100, Broken: 0.10, Conflicts: 2, Gap: 0.1, Retries: 1, Sigma: 0.25, Timeout: 3, Reenter: 0.5, Intervene: 2}
 }
 
-// NewScenario draws a scenario deterministically from p.Seed.
-func NewScenario(p Params) Scenario {
-	r := rand.New(rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15))
-	s := Scenario{Broken: make([]bool, p.PRs), Arrive: make([]int64, p.PRs)}
+// scenario is one seeded draw.
+type scenario struct {
+	broken []bool
+	line   []int   // conflicting line of shared.txt, -1 for none
+	arrive []int64 // seconds after t0, nondecreasing
+}
+
+func newScenario(p Params) scenario {
+	r := rand.New(rand.NewPCG(p.Seed, 0x5eed))
+	s := scenario{broken: make([]bool, p.PRs), line: make([]int, p.PRs), arrive: make([]int64, p.PRs)}
+	perm := r.Perm(p.PRs)
 	nb := int(float64(p.PRs)*p.Broken + 0.5)
-	for _, i := range r.Perm(p.PRs)[:nb] {
-		s.Broken[i] = true
+	for _, i := range perm[:nb] {
+		s.broken[i] = true
+	}
+	for i := range s.line {
+		s.line[i] = -1
+	}
+	// Conflicting pairs among the good pull requests (a broken one would
+	// be evicted anyway).
+	var good []int
+	for _, i := range perm[nb:] {
+		good = append(good, i)
+	}
+	for k := 0; k < p.Conflicts && 2*k+1 < len(good); k++ {
+		s.line[good[2*k]], s.line[good[2*k+1]] = k*sharedGap, k*sharedGap
 	}
 	var t float64
-	for i := range s.Arrive {
+	for i := range s.arrive {
 		if i > 0 && p.Gap > 0 {
-			t += r.ExpFloat64() * p.Gap
+			t += r.ExpFloat64() * p.Gap * T
 		}
-		s.Arrive[i] = int64(t * float64(Tick))
+		s.arrive[i] = int64(t)
 	}
 	return s
 }
 
-// Result is what one discipline did on one scenario.
+// Discipline is how the queue is run: the rules' queueDepth, the depth the
+// runner passes to the planner (fixed or adaptive), and checkEvery.
+type Discipline struct {
+	Depth      int  // queueDepth; the cap when Adaptive
+	Adaptive   bool // grow the depth by one per landed pull request, halve it per eviction
+	Start      int  // adaptive: the first depth (default 1)
+	CheckEvery int  // batch checks (0 or 1: strict); needs batchSupport
+}
+
+func (d Discipline) Name() string {
+	s := fmt.Sprintf("strict, depth %d", d.Depth)
+	if d.Depth == 1 && !d.Adaptive {
+		s = "serial (strict, depth 1)"
+	}
+	if d.Adaptive {
+		s = fmt.Sprintf("adaptive, start %d, cap %d", max(d.Start, 1), d.Depth)
+	}
+	if d.CheckEvery > 1 {
+		s += fmt.Sprintf(", checkEvery %d", d.CheckEvery)
+	}
+	return s
+}
+
+// Result is one discipline on one scenario.
 type Result struct {
-	Landed, Evicted int
-	LandedBroken    int   // broken PRs that landed: must be 0
-	Runs            int   // CI runs started
-	Passes          int   // distinct wake times at which a pass changed something
-	Drain           int64 // time of the last landing or eviction, in ticks
+	Landed        int
+	LandedBroken  int // must be 0
+	EvictedBroken int // broken pull requests evicted (each once, for good)
+	Conflicts     int // conflict evictions (for good)
+	Innocent      int // evictions (failed) of a good pull request: flakes, timeouts
+	Removed       int // people taking the red first entry out of a stopped queue
+	Unsettled     int // neither landed nor evicted for good at the end: must be 0
+	Runs          int // CI attempts
+	Passes        int // runner wakes
+	Plans         int // plans made (PlanPass calls)
+	Drain         int64
+	ToLand        []int64 // per landed pull request: first entry → landing, seconds
 }
 
-// Discipline is one queue policy.
-type Discipline interface {
-	Name() string
-	Run(s Scenario) Result
+// event kinds of the simulation.
+const (
+	evArrive = iota
+	evCIDone
+	evWake    // checkTimeout ran out for a candidate: the runner runs
+	evReenter // the author enters again
+	evInspect // a person looks at a stopped queue
+)
+
+type event struct {
+	at   int64
+	seq  int // FIFO among equal times
+	kind int
+	pr   int
+	step string
+	ok   bool
+	runs int
 }
 
-// int64 min-heap of CI finish times.
-type timeHeap []int64
+type eventHeap []event
 
-func (h timeHeap) Len() int           { return len(h) }
-func (h timeHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timeHeap) Push(x any)        { *h = append(*h, x.(int64)) }
-func (h *timeHeap) Pop() any {
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *eventHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
 }
 
-// engine is the event loop shared by the disciplines: it admits arrivals,
-// calls pass at every event time, and advances to the next arrival or CI
-// finish. pass reports whether it landed or evicted anything (then it is
-// called again at the same time, since rebuilt work may reuse finished
-// results) and whether it changed anything at all.
-type engine struct {
-	s       Scenario
-	next    int // next PR to arrive
-	settled int
-	fin     timeHeap
-	res     Result
+// sim is one run.
+type sim struct {
+	p     Params
+	d     Discipline
+	sc    scenario
+	rng   *rand.Rand
+	repo  *repo
+	trust *trust.State
+	br    trust.Branch
+	seq   int64
+	q     *queueLog
+	prs   []*pullRequest
+	byID  map[string]*pr.State
+	tip   plumbing.Hash
+	anc   map[plumbing.Hash]bool // commits the target holds
+	steps map[string]int         // candidate step → the pull request it merges
+	first map[string]string      // candidate step → its first parent
+	merge map[[3]string]mergeRes // memo across passes (the merge is a pure function)
+
+	events   eventHeap
+	evn      int
+	now      int64
+	inflight map[string]int64 // pull request + step → until when a CI run holds its lease
+	depth    int              // adaptive: the depth passed to the planner
+	entered  map[int]int64    // first entry time
+	done     map[int]bool     // landed or evicted for good
+	inspect  bool             // an inspection is scheduled
+	res      Result
 }
 
-func (e *engine) startRun(t int64) {
-	e.res.Runs++
-	heap.Push(&e.fin, t+Tick)
+type mergeRes struct {
+	step      plumbing.Hash
+	conflicts []string
 }
 
-func (e *engine) land(pr int, t int64) {
-	e.settled++
-	e.res.Landed++
-	if e.s.Broken[pr] {
-		e.res.LandedBroken++
+// Run simulates discipline d on the scenario of p.
+func Run(p Params, d Discipline) (Result, error) {
+	return run(p, d, newScenario(p))
+}
+
+func run(p Params, d Discipline, sc scenario) (Result, error) {
+	if d.CheckEvery > 1 && batch.setCheckEvery == nil {
+		return Result{}, fmt.Errorf("checkEvery %d: batch checks are not in this build of the planner (bench/queuesim/batch.go)", d.CheckEvery)
 	}
-	e.res.Drain = t
-}
-
-func (e *engine) evict(t int64) {
-	e.settled++
-	e.res.Evicted++
-	e.res.Drain = t
-}
-
-// loop runs the simulation. admit is called for each arriving PR; pass(t)
-// returns (settledSomething, changedSomething).
-func (e *engine) loop(admit func(pr int), pass func(t int64) (bool, bool)) Result {
-	n := len(e.s.Broken)
-	t := int64(0)
-	for e.settled < n {
-		for e.next < n && e.s.Arrive[e.next] <= t {
-			admit(e.next)
-			e.next++
+	if d.Depth < 1 {
+		return Result{}, fmt.Errorf("depth %d: use 1 or more", d.Depth)
+	}
+	s := &sim{p: p, d: d, sc: sc, rng: rand.New(rand.NewPCG(p.Seed, 0xc1)),
+		anc: map[plumbing.Hash]bool{}, steps: map[string]int{}, first: map[string]string{}, merge: map[[3]string]mergeRes{},
+		byID: map[string]*pr.State{}, inflight: map[string]int64{}, entered: map[int]int64{}, done: map[int]bool{}}
+	s.repo = newRepo(s.sc.line, t0)
+	s.br = trust.DefaultBranch()
+	s.br.QueueCandidates = true
+	s.br.QueueDepth = d.Depth
+	s.br.CheckTimeout = timeDur(p.Timeout)
+	if d.CheckEvery > 1 {
+		batch.setCheckEvery(&s.br, d.CheckEvery)
+	}
+	s.trust = newTrust(s.br)
+	s.q = newQueueLog(&s.seq, t0)
+	s.tip = s.repo.base
+	s.anc[s.tip] = true
+	s.depth = d.Depth
+	if d.Adaptive {
+		s.depth = max(d.Start, 1)
+	}
+	s.prs = make([]*pullRequest, len(sc.arrive))
+	for i, at := range s.sc.arrive {
+		s.schedule(event{at: at, kind: evArrive, pr: i})
+	}
+	for s.events.Len() > 0 {
+		e := heap.Pop(&s.events).(event)
+		s.now = e.at
+		wake := s.handle(e)
+		// Everything that happens at one instant is one wake.
+		for s.events.Len() > 0 && s.events[0].at == s.now {
+			wake = s.handle(heap.Pop(&s.events).(event)) || wake
 		}
-		for len(e.fin) > 0 && e.fin[0] <= t {
-			heap.Pop(&e.fin)
-		}
-		changedAny := false
-		for {
-			settledNow, changed := pass(t)
-			changedAny = changedAny || changed
-			if !settledNow {
-				break
+		if wake {
+			if err := s.pass(); err != nil {
+				return s.res, err
 			}
 		}
-		if changedAny {
-			e.res.Passes++
-		}
-		if e.settled == n {
-			break
-		}
-		nt := int64(-1)
-		if e.next < n {
-			nt = e.s.Arrive[e.next]
-		}
-		if len(e.fin) > 0 && (nt < 0 || e.fin[0] < nt) {
-			nt = e.fin[0]
-		}
-		if nt < 0 {
-			panic(fmt.Sprintf("queue stuck at t=%d with %d/%d settled", t, e.settled, n))
-		}
-		t = nt
 	}
-	return e.res
-}
-
-// ---------------------------------------------------------------------------
-// git+ exact-candidate queue (docs/queue.md).
-
-// Exact is the git+ queue. Each pass builds the chain C_1..C_w over the head
-// of the queue from the target tip, C_i = candidate(C_{i-1}, H_i); lands the
-// longest green prefix in one swap; evicts the newest entry of the first red
-// candidate once everything ahead of it is green (docs/queue.md); and
-// publishes (starts one CI run for) every chain step whose id has no run yet.
-// A candidate's id is a pure function of its parents, so a result recorded
-// against an id holds in every later pass that builds the same id: after a
-// landing the candidates behind the landed prefix keep their ids and their
-// results; after an eviction every candidate behind the culprit is new.
-//
-// Fixed depth: Start = Cap = d. Adaptive (Zuul-style window): w starts at
-// Start, grows by 1 after each pass that landed something and saw no red,
-// halves (rounding down, at least 1) on an eviction, never exceeds Cap
-// (queueDepth).
-type Exact struct {
-	Start, Cap int
-	Adaptive   bool
-}
-
-func (x Exact) Name() string {
-	if x.Adaptive {
-		return fmt.Sprintf("git+ adaptive (start %d, cap %d)", x.Start, x.Cap)
+	for i := range s.prs {
+		if !s.done[i] {
+			s.res.Unsettled++
+		}
 	}
-	return fmt.Sprintf("git+ exact d=%d", x.Cap)
+	s.res.Drain -= s.sc.arrive[0]
+	return s.res, nil
 }
 
-type candRun struct {
-	finish int64
-	red    bool
+// timeDur is a duration of inT units of T.
+func timeDur(inT float64) time.Duration {
+	return time.Duration(inT * T * float64(time.Second))
 }
 
-// mix derives a candidate id from its first parent's id and the PR merged.
-func mix(parent uint64, pr int) uint64 {
-	h := parent ^ (uint64(pr)+1)*0x9e3779b97f4a7c15
-	h ^= h >> 31
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 29
-	return h
+func (s *sim) schedule(e event) {
+	s.evn++
+	e.seq = s.evn
+	heap.Push(&s.events, e)
 }
 
-func (x Exact) Run(s Scenario) Result {
-	e := &engine{s: s}
-	var queue []int
-	tip := uint64(0x243f6a8885a308d3) // C_0
-	runs := map[uint64]candRun{}
-	w := x.Start
-	pass := func(t int64) (bool, bool) {
-		// Verdicts of the chain as it stands.
-		n := min(w, len(queue))
-		ids := make([]uint64, n)
-		reds := make([]bool, n)
-		id, red := tip, false
-		for i := 0; i < n; i++ {
-			id, red = mix(id, queue[i]), red || s.Broken[queue[i]]
-			ids[i], reds[i] = id, red
-		}
-		j := 0 // longest green prefix
-		for j < n {
-			r, ok := runs[ids[j]]
-			if !ok || r.finish > t || r.red {
-				break
-			}
-			j++
-		}
-		for _, pr := range queue[:j] {
-			e.land(pr, t)
-		}
-		if j > 0 {
-			tip = ids[j-1]
-			queue = queue[j:]
-		}
-		evicted := false
-		if j < n {
-			if r, ok := runs[ids[j]]; ok && r.finish <= t && r.red {
-				if !s.Broken[queue[0]] {
-					panic("culprit is not broken") // no flakes: cannot happen
-				}
-				e.evict(t)
-				queue = queue[1:]
-				evicted = true
-			}
-		}
-		if x.Adaptive {
-			switch {
-			case evicted:
-				w = max(1, w/2)
-			case j > 0:
-				w = min(x.Cap, w+1)
-			}
-		}
-		// Build and publish.
-		published := 0
-		id, red = tip, false
-		for i := 0; i < min(w, len(queue)); i++ {
-			id, red = mix(id, queue[i]), red || s.Broken[queue[i]]
-			if _, ok := runs[id]; !ok {
-				runs[id] = candRun{finish: t + Tick, red: red}
-				e.startRun(t)
-				published++
-			}
-		}
-		settled := j > 0 || evicted
-		return settled, settled || published > 0
-	}
-	return e.loop(func(pr int) { queue = append(queue, pr) }, pass)
-}
+func (s *sim) at() int64 { return t0 + s.now }
 
-// ---------------------------------------------------------------------------
-// docs/queue.md's batch-and-halve queue.
-
-// Batch is docs/queue.md's queue: up to B waiting PRs (queue order) are stacked on
-// the branch and checked by one CI run. With Depth 2 the next batch is built
-// on the tip of the one being checked and checked as if it will pass (never
-// more than one ahead); it lands right after the one under it, and is dropped
-// (its PRs wait again) if that one fails. A failed batch of one ejects its PR.
-// A failed larger batch makes its PRs suspects, and no batch runs ahead while
-// there are suspects: the first half of the suspects (rounded up) runs alone
-// as the next batch; a half that passes lands and the rest stay suspects; a
-// half that fails becomes the suspects and the rest wait again, in queue
-// order; one suspect left after a landing is ejected without running. Only one
-// culprit is ejected per bisection; other broken PRs are found by later
-// batches. B=1, Depth=1 is the serial queue.
-type Batch struct {
-	B, Depth int
-	Label    string
-}
-
-func (b Batch) Name() string {
-	if b.Label != "" {
-		return b.Label
-	}
-	return fmt.Sprintf("batch-and-halve B=%d depth %d", b.B, b.Depth)
-}
-
-type flight struct {
-	prs    []int
-	finish int64
-	red    bool
-	halves bool // a halving batch: its PRs are the head of the suspects
-}
-
-func (b Batch) Run(s Scenario) Result {
-	e := &engine{s: s}
-	var waiting, suspects []int // both in queue order
-	var flights []flight
-	waitAgain := func(prs []int) { // merge back in queue (arrival) order
-		out := make([]int, 0, len(prs)+len(waiting))
-		i, k := 0, 0
-		for i < len(prs) || k < len(waiting) {
-			if k == len(waiting) || i < len(prs) && prs[i] < waiting[k] {
-				out = append(out, prs[i])
-				i++
-			} else {
-				out = append(out, waiting[k])
-				k++
-			}
+// handle applies one event; wake says whether the runner runs after it.
+func (s *sim) handle(e event) bool {
+	switch e.kind {
+	case evArrive:
+		s.prs[e.pr] = openPR(s.trust, &s.seq, e.pr, s.repo.heads[e.pr], s.at())
+		s.byID[prID(e.pr)] = s.prs[e.pr].state
+		s.entered[e.pr] = s.now
+		s.enter(e.pr)
+		return true
+	case evCIDone:
+		delete(s.inflight, prID(e.pr)+e.step)
+		conclusion := pr.Success
+		if !e.ok {
+			conclusion = pr.Failure
 		}
-		waiting = out
-	}
-	redOf := func(prs []int) bool {
-		for _, pr := range prs {
-			if s.Broken[pr] {
+		s.prs[e.pr].add(s.trust, people.ci, hubrefs.TypeCheckCompleted, hubrefs.Check{Base: base(hubrefs.TypeCheckCompleted), Name: "ci", Head: e.step,
+			Conclusion: conclusion, Attempts: attempts(e.runs)}, s.at())
+		return true
+	case evWake:
+		return true
+	case evReenter:
+		if !s.done[e.pr] && s.prs[e.pr].state.State == pr.Open {
+			if _, queued := s.q.fold(s.trust).Active(prID(e.pr)); !queued {
+				s.enter(e.pr)
 				return true
 			}
 		}
+	case evInspect:
+		s.inspect = false
+		return s.intervene()
+	}
+	return false
+}
+
+func attempts(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return n
+}
+
+// enter is a person's `git+ queue enter`.
+func (s *sim) enter(i int) {
+	s.q.add(people.runner, hubrefs.TypeQueueEntered, hubrefs.QueueEntered{Base: base(hubrefs.TypeQueueEntered), PR: prID(i),
+		Head: s.repo.heads[i].String(), BaseRef: target}, s.at())
+}
+
+// pass is one `git+ queue run`: plan, carry the plan out, plan again until a
+// plan appends nothing (receive/queuerun's rounds, without git).
+func (s *sim) pass() error {
+	s.res.Passes++
+	for round := 0; round < 40; round++ {
+		qs := s.q.fold(s.trust)
+		plan, err := queue.PlanPass(queue.PlanInput{
+			Queue: qs, PRs: s.byID, Trust: s.trust, Branch: s.br, Tip: s.tip,
+			Contains: s.contains, Merge: s.build, Depth: s.depth, Now: s.at(),
+		})
+		s.res.Plans++
+		if err != nil {
+			return err
+		}
+		if plan.TargetRed != "" && !s.inspect && s.p.Intervene > 0 {
+			s.inspect = true
+			s.schedule(event{at: s.now + int64(s.p.Intervene*T), kind: evInspect})
+		}
+		if plan.Appends() == 0 {
+			return nil
+		}
+		s.carry(plan)
+	}
+	return fmt.Errorf("queue pass at %.2fT: still finding work after 40 rounds", float64(s.now)/T)
+}
+
+// build is PlanInput.Merge: queue.BuildCandidate in the memory store,
+// memoised across passes.
+func (s *sim) build(parent, head plumbing.Hash, id string) (plumbing.Hash, []string, error) {
+	k := [3]string{parent.String(), head.String(), id}
+	if r, ok := s.merge[k]; ok {
+		return r.step, r.conflicts, nil
+	}
+	step, conflicts, err := queue.BuildCandidate(s.repo.store, s.repo.store, parent, head, id, target, s.byID[id].Title)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	var paths []string
+	for _, c := range conflicts {
+		paths = append(paths, c.Path)
+	}
+	s.merge[k] = mergeRes{step, paths}
+	return step, paths, nil
+}
+
+func (s *sim) contains(tip, rev plumbing.Hash) bool {
+	if tip != s.tip {
+		panic("contains asked about another tip than the target's")
+	}
+	return s.anc[rev]
+}
+
+// carry applies a plan as one atomic phase would.
+func (s *sim) carry(plan queue.Plan) {
+	now := s.at()
+	left := func(id, head, reason, detail, step, run string) {
+		s.q.add(people.runner, hubrefs.TypeQueueLeft, hubrefs.QueueLeft{Base: base(hubrefs.TypeQueueLeft), PR: id, Head: head,
+			Reason: reason, Detail: detail, Step: step, Run: run}, now)
+	}
+	merged := func(id string, m queue.Merged) {
+		s.prs[prIndex(id)].add(s.trust, people.runner, hubrefs.TypePRMerged, hubrefs.PRMerged{Base: base(hubrefs.TypePRMerged),
+			Revision: m.Revision, Branch: m.Branch, Commit: m.Commit}, now)
+	}
+	for _, x := range plan.Settle {
+		if x.Merged != nil {
+			merged(x.PR, *x.Merged)
+		}
+		left(x.PR, x.Head, x.Reason, x.Detail, "", "")
+	}
+	for _, x := range plan.Enter {
+		s.q.add(people.runner, hubrefs.TypeQueueEntered, hubrefs.QueueEntered{Base: base(hubrefs.TypeQueueEntered), PR: x.PR, Head: x.Head, BaseRef: x.Base}, now)
+	}
+	if l := plan.Land; l != nil {
+		s.moveTip(plumbing.NewHash(l.New))
+		for _, x := range l.Landed {
+			merged(x.PR, queue.Merged{Revision: x.Head, Branch: l.Ref, Commit: x.Commit})
+			left(x.PR, x.Head, queue.ReasonLanded, "landed as "+x.Commit, "", "")
+			i := prIndex(x.PR)
+			s.done[i] = true
+			s.res.Landed++
+			if s.sc.broken[i] {
+				s.res.LandedBroken++
+			}
+			s.res.ToLand = append(s.res.ToLand, s.now-s.entered[i])
+			s.res.Drain = s.now
+			if s.d.Adaptive {
+				s.depth = min(s.depth+1, s.d.Depth)
+			}
+		}
+	}
+	for _, x := range plan.Evict {
+		left(x.PR, x.Head, x.Reason, x.Detail, x.Step, x.Run)
+		i := prIndex(x.PR)
+		switch {
+		case x.Reason == queue.ReasonConflict:
+			s.res.Conflicts++
+			s.settle(i)
+		case s.sc.broken[i]:
+			s.res.EvictedBroken++
+			s.settle(i)
+		default:
+			s.res.Innocent++
+			s.schedule(event{at: s.now + int64(s.p.Reenter*T), kind: evReenter, pr: i})
+		}
+		if s.d.Adaptive && x.Reason == queue.ReasonFailed {
+			s.depth = max(s.depth/2, 1)
+		}
+	}
+	for _, x := range plan.Publish {
+		s.q.add(people.runner, hubrefs.TypeQueueCandidate, batch.candidate(x), now)
+		s.steps[x.Step] = prIndex(x.PR)
+		s.first[x.Step] = x.Parents[0]
+		if batch.ciRuns(x) {
+			s.startCI(prIndex(x.PR), x.Step)
+		}
+		if s.p.Timeout > 0 {
+			s.schedule(event{at: s.now + int64(s.p.Timeout*T) + 1, kind: evWake})
+		}
+	}
+}
+
+func (s *sim) settle(i int) {
+	s.done[i] = true
+	s.res.Drain = s.now
+}
+
+// moveTip lands: the target moves to tip, and holds everything below it.
+func (s *sim) moveTip(tip plumbing.Hash) {
+	stack := []plumbing.Hash{tip}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if s.anc[h] {
+			continue
+		}
+		s.anc[h] = true
+		stack = append(stack, s.repo.parents(h)...)
+	}
+	s.tip = tip
+}
+
+// brokenBelow reports whether the candidate step holds a broken pull
+// request: its own, or one of the steps below it down to the target.
+func (s *sim) brokenBelow(step string) bool {
+	for {
+		i, ok := s.steps[step]
+		if !ok {
+			return false // the target: nothing broken ever lands
+		}
+		if s.sc.broken[i] {
+			return true
+		}
+		step = s.first[step]
+	}
+}
+
+// startCI is the CI wake rule on queue.candidate running `git+ check run
+// --retries R`: nothing when a run of that candidate is going (the lease),
+// else attempts until one passes or R+1 failed. A run that hangs holds the
+// lease until it expires. A broken candidate fails
+// every attempt; a good one fails an attempt with probability Flaky.
+func (s *sim) startCI(i int, step string) {
+	k := prID(i) + step
+	if until, ok := s.inflight[k]; ok && s.now < until {
+		return
+	}
+	// The lease of `check run` without --timeout: 30 minutes (docs/queue.md).
+	s.inflight[k] = s.now + 30*60
+	bad := s.brokenBelow(step)
+	var took float64
+	runs, ok := 0, false
+	for a := 0; a <= s.p.Retries; a++ {
+		runs++
+		s.res.Runs++
+		if s.p.Hang > 0 && s.rng.Float64() < s.p.Hang {
+			return // never reports; the lease stays (checkTimeout evicts)
+		}
+		took += math.Exp(s.rng.NormFloat64() * s.p.Sigma)
+		if !bad && !(s.p.Flaky > 0 && s.rng.Float64() < s.p.Flaky) {
+			ok = true
+			break
+		}
+	}
+	s.schedule(event{at: s.now + int64(took*T), kind: evCIDone, pr: i, step: step, ok: ok, runs: runs})
+}
+
+// intervene is a person looking at a queue that stopped on a red target:
+// if it still has, they take the red first entry out (`git+ queue leave`).
+// A broken one is gone for good; a good one (a flake) is entered again
+// later by its author.
+func (s *sim) intervene() bool {
+	qs := s.q.fold(s.trust)
+	plan, err := queue.PlanPass(queue.PlanInput{Queue: qs, PRs: s.byID, Trust: s.trust, Branch: s.br, Tip: s.tip,
+		Contains: s.contains, Merge: s.build, Depth: s.depth, Now: s.at()})
+	if err != nil || plan.TargetRed == "" || len(plan.Chain) == 0 {
 		return false
 	}
-	start := func(prs []int, t int64, halves bool) {
-		flights = append(flights, flight{prs: prs, finish: t + Tick, red: redOf(prs), halves: halves})
-		e.startRun(t)
+	st := plan.Chain[0]
+	i := prIndex(st.PR)
+	s.q.add(people.runner, hubrefs.TypeQueueLeft, hubrefs.QueueLeft{Base: base(hubrefs.TypeQueueLeft), PR: st.PR, Head: st.Head,
+		Reason: queue.ReasonWithdrawn, Detail: "taken out by hand: the queue stopped on a red target"}, s.at())
+	s.res.Removed++
+	if s.sc.broken[i] {
+		s.res.EvictedBroken++
+		s.settle(i)
+	} else {
+		s.schedule(event{at: s.now + int64(s.p.Reenter*T), kind: evReenter, pr: i})
 	}
-	pass := func(t int64) (bool, bool) {
-		settled, changed := false, false
-		for len(flights) > 0 && flights[0].finish <= t {
-			f := flights[0]
-			flights = flights[1:]
-			settled = true
-			if !f.red {
-				for _, pr := range f.prs {
-					e.land(pr, t)
-				}
-				if f.halves {
-					suspects = suspects[len(f.prs):]
-					if len(suspects) == 1 { // the tree that failed: eject unrun
-						e.evict(t)
-						suspects = nil
-					}
-				}
-				continue
-			}
-			// Red: drop every batch built on top of it.
-			for _, g := range flights {
-				waitAgain(g.prs)
-			}
-			flights = nil
-			if f.halves {
-				waitAgain(suspects[len(f.prs):])
-			}
-			if len(f.prs) == 1 {
-				e.evict(t)
-				suspects = nil
-			} else {
-				suspects = f.prs
-			}
-		}
-		switch {
-		case len(suspects) > 0:
-			if len(flights) == 0 {
-				start(suspects[:(len(suspects)+1)/2], t, true)
-				changed = true
-			}
-		default:
-			for len(flights) < b.Depth && len(waiting) > 0 {
-				k := min(b.B, len(waiting))
-				start(waiting[:k:k], t, false)
-				waiting = waiting[k:]
-				changed = true
-			}
-		}
-		return settled, settled || changed
-	}
-	return e.loop(func(pr int) { waiting = append(waiting, pr) }, pass)
+	return true
 }

@@ -19,8 +19,9 @@ const e2eQueueRules = `{"protected": {"refs/heads/main": {"requiredApprovals": 1
 // queueSetup makes a bare repository with members dev (hub.pr), rev
 // (hub.review), ci (hub.check:ci) and q (hub.queue), queue rules, and n
 // approved pull requests each adding its own file; it returns the bare
-// repository and the pull request ids in order.
-func queueSetup(t *testing.T, e *hubEnv, n int) (string, []string) {
+// repository and the pull request ids in order. prios[i], when given and not
+// empty, is the --priority pull request i+1 enters with.
+func queueSetup(t *testing.T, e *hubEnv, n int, prios ...string) (string, []string) {
 	t.Helper()
 	root := t.TempDir()
 	bare := filepath.Join(root, "repo.git")
@@ -55,8 +56,15 @@ func queueSetup(t *testing.T, e *hubEnv, n int) (string, []string) {
 		fixtures.Git(t, work, "push", "-q", bare, br)
 		id := lastLine(e.ok(bare, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
 		e.ok(bare, "rev", "pr", "review", id, "--approve")
-		e.ok(bare, "q", "queue", "enter", id)
+		args := []string{"queue", "enter", id}
+		if i <= len(prios) && prios[i-1] != "" {
+			args = append(args, "--priority", prios[i-1])
+		}
+		e.ok(bare, "q", args...)
 		ids = append(ids, id)
+	}
+	if len(prios) > 0 {
+		return bare, ids
 	}
 	// queue show --target lists them in order, with the queue's id.
 	var show queueJSON

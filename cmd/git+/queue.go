@@ -13,6 +13,10 @@ package main
 //     queue is the one that counts for that base (SelectQueue) unless --queue
 //     names another. `queue leave` finds the queue the pull request is active
 //     in (--queue, else the one counting for its base, else any open queue).
+//   - `queue enter --priority high|normal` writes the priority on
+//     queue.entered. Entering a queued pull request again at its head with
+//     another priority changes its priority (the fold moves it to that class;
+//     nothing is evicted, the next pass rebuilds the chain: docs/queue.md).
 //   - `queue show` lists the active entries (state "queued", with their
 //     position and latest candidate) and then every entry that left, in causal
 //     order, with its reason and detail.
@@ -44,8 +48,9 @@ func init() {
 			Action: queueOpen,
 		},
 		&cli.Command{
-			Name: "enter", Usage: "enter a pull request at its current head and base", ArgsUsage: "PR_ID",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "queue id (default: the queue counting for the pull request's base)"}, remoteFlag()},
+			Name: "enter", Usage: "enter a pull request at its current head and base; again with another --priority to change its priority", ArgsUsage: "PR_ID",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "queue id (default: the queue counting for the pull request's base)"},
+				&cli.StringFlag{Name: "priority", Usage: "high or normal (default normal): high entries are planned ahead of normal ones"}, remoteFlag()},
 			Action: queueEnter,
 		},
 		&cli.Command{
@@ -240,9 +245,13 @@ func onePR(c *cli.Context, usage string) (string, error) {
 }
 
 func queueEnter(c *cli.Context) error {
-	prID, err := onePR(c, "enter PR_ID [--queue ID]")
+	prID, err := onePR(c, "enter PR_ID [--queue ID] [--priority high|normal]")
 	if err != nil {
 		return err
+	}
+	prio := c.String("priority")
+	if prio != "" && prio != queue.PriorityHigh && prio != queue.PriorityNormal {
+		return usageErr("--priority %q: use high or normal", prio)
 	}
 	w, err := queueContext(c)
 	if err != nil {
@@ -272,11 +281,19 @@ func queueEnter(c *cli.Context) error {
 			return fail(1, fmt.Errorf("no open queue for %s (pull request %s's base): open one with `git+ queue open --target %s`", p.Base, prID, p.Base))
 		}
 	}
-	evID, err := w.write(q.st.ID, q, hubrefs.QueueEntered{Base: w.base(hubrefs.TypeQueueEntered), PR: prID, Head: p.Head, BaseRef: p.Base})
+	i, queued := q.st.Active(prID)
+	if queued && prio == "" {
+		prio = q.st.Entries[i].Priority // no flag never changes a priority: "already queued"
+	}
+	evID, err := w.write(q.st.ID, q, hubrefs.QueueEntered{Base: w.base(hubrefs.TypeQueueEntered), PR: prID, Head: p.Head, BaseRef: p.Base, Priority: prio})
 	if err != nil {
 		return fail(1, err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "pull request %s entered queue %s at %s\n", prID, q.st.ID, p.Head)
+	if queued {
+		fmt.Fprintf(c.App.ErrWriter, "pull request %s in queue %s: priority %s (was %s)\n", prID, q.st.ID, prio, q.st.Entries[i].Priority)
+	} else {
+		fmt.Fprintf(c.App.ErrWriter, "pull request %s entered queue %s at %s\n", prID, q.st.ID, p.Head)
+	}
 	fmt.Fprintln(c.App.Writer, evID)
 	return nil
 }
@@ -378,6 +395,7 @@ type queueEntryJSON struct {
 	Base      string `json:"base,omitempty"`
 	State     string `json:"state"` // queued or left
 	Position  int    `json:"position,omitempty"`
+	Priority  string `json:"priority,omitempty"` // queued: high or normal
 	Reason    string `json:"reason,omitempty"`
 	Detail    string `json:"detail,omitempty"`
 	Candidate string `json:"candidate,omitempty"`
@@ -494,7 +512,7 @@ func queueShow(c *cli.Context) error {
 		}
 	}
 	for i, e := range q.st.Entries {
-		ej := queueEntryJSON{PR: e.PR, Head: e.Head, Base: e.Base, State: "queued", Position: i + 1, Waiting: why[e.PR]}
+		ej := queueEntryJSON{PR: e.PR, Head: e.Head, Base: e.Base, State: "queued", Position: i + 1, Priority: e.Priority, Waiting: why[e.PR]}
 		if r, ok := q.st.LatestCandidate(e.PR); ok && r.Invalidated.IsZero() && r.Head == e.Head {
 			ej.Candidate, ej.Branch = r.Step, r.Branch
 		}
@@ -526,6 +544,9 @@ func queueShow(c *cli.Context) error {
 	}
 	for _, e := range j.Active {
 		fmt.Fprintf(out, "%d. %s queued at %s", e.Position, e.PR, e.Head)
+		if e.Priority == queue.PriorityHigh {
+			fmt.Fprint(out, " (priority high)")
+		}
 		if e.Candidate != "" {
 			fmt.Fprintf(out, ", candidate %s on %s", e.Candidate, e.Branch)
 		}

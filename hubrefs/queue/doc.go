@@ -8,8 +8,12 @@
 // queue.opened (id, target). Only events signed by a current hub.queue holder
 // count; the others are recorded in State.Ignored, as are queue.entered of a
 // pull request already queued or after queue.closed, and queue.left of one not
-// queued. Position is the causal order of the queue.entered events; a
-// queue.left ends an entry and re-entering makes a new one at the end.
+// queued. Position is the causal order of the queue.entered events within a
+// priority class, high entries before normal ones (absent is normal); a
+// queue.left ends an entry and re-entering makes a new one at the end of its
+// class. A queue.entered of an active pull request at the entry's head and
+// base with another priority changes the entry's class and nothing else (its
+// episode continues); any other queue.entered of an active one is ignored.
 // queue.candidate records per pull request the latest (head, step, parents,
 // branch). queue.reset(tip) marks every recorded candidate whose chain (first
 // parents followed through recorded steps) is rooted on another tip as

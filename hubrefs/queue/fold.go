@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -53,6 +54,10 @@ type Entry struct {
 	Base      string        `json:"base"`
 	EnteredAt plumbing.Hash `json:"-"` // the queue.entered event
 	Seq       int           `json:"-"` // its position in the fold (events counted from 1)
+	// Priority is PriorityHigh or PriorityNormal: high entries come before
+	// normal ones, each class in the causal order of its queue.entered
+	// (docs/queue.md, "Priority").
+	Priority string `json:"priority"`
 }
 
 // Left is one queue.left that took effect.
@@ -203,13 +208,20 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 			}
 			s.ID, s.Target, rooted = p.ID, p.Target, true
 		case *hubrefs.QueueEntered:
-			switch _, active := s.Active(p.PR); {
+			prio := priority(p.Priority)
+			switch i, active := s.Active(p.PR); {
 			case s.Closed:
 				s.ignore(ev, "queue is closed")
+			case active && s.Entries[i].Head == p.Head && s.Entries[i].Base == p.BaseRef && s.Entries[i].Priority != prio:
+				// A change of priority: the entry keeps its episode
+				// (EnteredAt, Seq) and moves to its new class.
+				s.Entries[i].Priority = prio
+				s.order()
 			case active:
-				s.ignore(ev, "pull request "+p.PR+" is already queued")
+				s.ignore(ev, "pull request "+p.PR+" is already queued (priority "+s.Entries[i].Priority+")")
 			default:
-				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count})
+				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count, Priority: prio})
+				s.order()
 			}
 		case *hubrefs.QueueCandidate:
 			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch, Event: ev.ID, Seq: s.Count, Time: ev.Time}
@@ -239,6 +251,26 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 		return nil, fmt.Errorf("%w: no queue.opened by a hub.queue holder among %d events", ErrNoRoot, len(events))
 	}
 	return s, nil
+}
+
+// priority normalises a queue.entered priority (absent is normal).
+func priority(p string) string {
+	if p == PriorityHigh {
+		return PriorityHigh
+	}
+	return PriorityNormal
+}
+
+// order puts the active entries in queue order: high priority first, then
+// normal, each class by the fold position of its queue.entered.
+func (s *State) order() {
+	sort.SliceStable(s.Entries, func(i, j int) bool {
+		a, b := s.Entries[i], s.Entries[j]
+		if (a.Priority == PriorityHigh) != (b.Priority == PriorityHigh) {
+			return a.Priority == PriorityHigh
+		}
+		return a.Seq < b.Seq
+	})
 }
 
 func (s *State) ignore(ev hubrefs.Event, why string) {
