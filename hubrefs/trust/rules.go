@@ -65,10 +65,10 @@ const (
 	DefaultQueueDepth        = 8
 	// MaxCheckEvery caps checkEvery: a group's end vouches for at most this
 	// many steps.
-	MaxCheckEvery = 64
-	DefaultEventsPerRef      = 10000
-	DefaultEventBytes        = 65536
-	DefaultParentsPerEvent   = 8
+	MaxCheckEvery          = 64
+	DefaultEventsPerRef    = 10000
+	DefaultEventBytes      = 65536
+	DefaultParentsPerEvent = 8
 )
 
 // DefaultBranch is the protection a key with an empty object gets.
