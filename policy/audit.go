@@ -142,6 +142,7 @@ type auditor struct {
 	mergedBy map[plumbing.Hash][]*mergedRef // by landed commit
 	headsBy  map[plumbing.Hash][]*prLog     // every head ever proposed
 	trees    map[plumbing.Hash]error        // rule 3 results by candidate
+	marks    map[string]int                 // batch group ends on the chain → group size (vouched)
 	objs     *objChecker                    // fsck.go: trees checked so far
 }
 
@@ -202,8 +203,14 @@ func Audit(in AuditInput) (*AuditReport, error) {
 	}
 	rep := &AuditReport{Branch: in.Branch, Tip: tip, Since: chain[0].id, Commits: len(chain) - 1}
 	var pending []AuditFinding
-	for _, c := range chain[1:] {
+	for i, c := range chain[1:] {
 		l, err := a.justify(c)
+		var g *groupPending
+		if err != nil && errors.As(err, &g) {
+			if end, ok := a.vouched(chain[1:], i, g); ok {
+				l, err = AuditLanding{Commit: c.id, Kind: LandingCandidate, PR: g.pr, Record: "group end " + end.String(), Trust: "then"}, nil
+			}
+		}
 		if err != nil {
 			var r *refusal
 			if !errors.As(err, &r) {
@@ -574,7 +581,9 @@ func (a *auditor) atMerged(c *commit, m *mergedRef) (AuditLanding, error) {
 	}
 	var r *refusal
 	if errors.As(first, &r) {
-		return AuditLanding{}, refuse(r.Code, "%s (pull request %s as it stood at its pr.merged %s)", r.Reason, m.p.st.ID, short(m.ev.ID))
+		rr := refuse(r.Code, "%s (pull request %s as it stood at its pr.merged %s)", r.Reason, m.p.st.ID, short(m.ev.ID))
+		rr.err = r.err // a groupPending stays visible to Audit
+		return AuditLanding{}, rr
 	}
 	return AuditLanding{}, first
 }
@@ -611,10 +620,7 @@ func (a *auditor) judgeAt(c *commit, evs []hubrefs.Event, t *trust.State, rev pl
 		return a.provenance(c, b, t)
 	}
 	st, err := pr.Fold(evs, t)
-	if err := a.stateErr(st, err, b, rev, c.id, kind); err != nil {
-		return err
-	}
-	return a.landed(c, b, t, kind)
+	return a.finish(c, stateVerdict{b: b, required: true, err: a.stateErr(st, err, b, rev, c.id, kind)}, t, kind)
 }
 
 // judgeState is the part of judgeAt that reads only the pull request state
@@ -639,10 +645,14 @@ func (a *auditor) finish(c *commit, v stateVerdict, t *trust.State, kind string)
 	if !v.required {
 		return a.provenance(c, v.b, t)
 	}
-	if v.err != nil {
+	var g *groupPending
+	if v.err != nil && !errors.As(v.err, &g) {
 		return v.err
 	}
-	return a.landed(c, v.b, t, kind)
+	if err := a.landed(c, v.b, t, kind); err != nil {
+		return err
+	}
+	return v.err
 }
 
 // stateErr judges the pull request state st (foldErr: it cannot be folded)
@@ -673,7 +683,58 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 	if b.RequireProvenance {
 		return refuse(CodeProvenance, "%s required provenance, so it takes no queue candidates, yet candidate %s is on it", a.branch, short(landed))
 	}
-	return checks(st, b, landed.String(), "candidate")
+	err := checks(st, b, landed.String(), "candidate")
+	var r *refusal
+	if err != nil && b.Every() > 1 && errors.As(err, &r) {
+		// Batch checks: a green group end above it may vouch for it (Audit).
+		return &refusal{Code: r.Code, Reason: r.Reason, err: &groupPending{every: b.Every(), pr: st.ID}}
+	}
+	return err
+}
+
+// groupPending marks a candidate step refused for its own checks only,
+// under rules with checkEvery > 1: Audit then looks for a green group end
+// that vouches for it (docs/boundary.md, batch checks).
+type groupPending struct {
+	every int
+	pr    string
+}
+
+func (g *groupPending) Error() string {
+	return fmt.Sprintf("candidate checks wait for a group end (checkEvery %d)", g.every)
+}
+
+// vouched reports which landing of chain[e] vouches for chain[i], a
+// candidate step whose own checks are not green (g): a step at most
+// g.every-1 first parents above it that a queue.candidate on the branch
+// marked as a group's last, whose group (at most g.every steps) reaches
+// chain[i], and whose own landing is justified with its own checks.
+func (a *auditor) vouched(chain []*commit, i int, g *groupPending) (plumbing.Hash, bool) {
+	if a.marks == nil {
+		a.marks = map[string]int{}
+		states, err := a.j.queues(a.branch)
+		if err == nil {
+			for _, q := range states {
+				for _, c := range chain {
+					if n, ok := q.GroupEnd(c.id.String()); ok {
+						if old, seen := a.marks[c.id.String()]; !seen || n < old {
+							a.marks[c.id.String()] = n
+						}
+					}
+				}
+			}
+		}
+	}
+	for e := i + 1; e < len(chain) && e < i+g.every; e++ {
+		n, ok := a.marks[chain[e].id.String()]
+		if !ok || n > g.every || e-n >= i {
+			continue
+		}
+		if _, err := a.justify(chain[e]); err == nil {
+			return chain[e].id, true
+		}
+	}
+	return plumbing.ZeroHash, false
 }
 
 // landed is what judgeAt reads of the landed commit itself: its signature

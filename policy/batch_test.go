@@ -137,3 +137,53 @@ func TestBatchChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditBatch: the audit judges a batch landing by the rules in force
+// when it landed: steps vouched for by a green marked group end are
+// justified; the same steps without marks, or once the rules say
+// checkEvery 1, are not.
+func TestAuditBatch(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		marks      bool
+		strictNow  bool
+		unjustKeep int
+	}{
+		{"marked group", true, false, 0},
+		{"no marks", false, false, 2},
+		{"rules tightened after the landing", true, true, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, rulesBatch(3, 4))
+			steps, ps := batchChain(w, 3)
+			ps[2].check("ci", steps[2], "success")
+			if tt.marks {
+				publish(w, "queuer", steps, ps, 3)
+			}
+			if v := w.judge1(up(main, w.c0, steps[2])); v.Accepted() != tt.marks {
+				t.Fatalf("hook: %+v", v)
+			}
+			w.refs[main] = steps[2]
+			if tt.strictNow {
+				// The landing is pinned by pr.merged records, so it is
+				// judged under the trust of its time, not this one.
+				for i, p := range ps {
+					w.event(p.ref, "queuer", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: p.head.String(), Branch: main, Commit: steps[i].String()})
+				}
+				w.clock += 100
+				w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet), Rules: []byte(rulesBatch(1, 4))})
+			}
+			rep, err := Audit(AuditInput{Objects: GoGitObjects(w.store), Refs: w.refs, Branch: main})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Unjustified) != tt.unjustKeep || len(rep.Landings) != 3-tt.unjustKeep {
+				t.Fatalf("landings %+v, unjustified %+v; want %d unjustified", rep.Landings, rep.Unjustified, tt.unjustKeep)
+			}
+			if tt.marks && rep.Landings[0].Record != "group end "+steps[2].String() {
+				t.Errorf("first landing %+v, want it vouched by the group end %s", rep.Landings[0], steps[2])
+			}
+		})
+	}
+}

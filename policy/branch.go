@@ -561,6 +561,19 @@ func groupEndRefusal(e int, c *commit, n int, err error) error {
 // the smallest id among those targeting it, as the runner picks) for its
 // group marks. No queue: no marks, every step needs its own checks.
 func (j *judge) queueMarks(ref string) (*queue.State, error) {
+	states, err := j.queues(ref)
+	if err != nil {
+		return nil, err
+	}
+	if q := queue.SelectQueue(states, ref); q != nil {
+		return q, nil
+	}
+	return &queue.State{}, nil
+}
+
+// queues folds every queue ref whose target is ref (a queue that does not
+// fold vouches for nothing and is left out).
+func (j *judge) queues(ref string) ([]*queue.State, error) {
 	tips := map[string]plumbing.Hash{}
 	if j.in.PRRefs != nil {
 		all, err := j.in.PRRefs.Under(hubrefs.QueueRefPrefix)
@@ -575,22 +588,24 @@ func (j *judge) queueMarks(ref string) (*queue.State, error) {
 			}
 		}
 	}
+	names := make([]string, 0, len(tips))
+	for name := range tips {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	var states []*queue.State
-	for name, tip := range tips {
-		evs, err := j.readLog(tip)
+	for _, name := range names {
+		evs, err := j.readLog(tips[name])
 		if err != nil {
 			return nil, j.storedErr(CodeHubInvalid, name, err)
 		}
 		st, err := queue.Fold(evs, j.trust)
-		if err != nil {
-			continue // a queue that does not fold vouches for nothing
+		if err != nil || st.Target != ref {
+			continue
 		}
 		states = append(states, st)
 	}
-	if q := queue.SelectQueue(states, ref); q != nil {
-		return q, nil
-	}
-	return &queue.State{}, nil
+	return states, nil
 }
 
 // ConcurrentReader is implemented by an Objects whose reads are safe from
