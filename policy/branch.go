@@ -504,11 +504,15 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 // queue.candidate per step, signed by a hub.queue holder).
 func (j *judge) groups(u Update, b trust.Branch, steps []*commit, unchecked map[int]error) error {
 	last := len(steps) - 1
-	if err, ok := unchecked[last]; ok {
-		return err // the chain's last step always carries its own checks
-	}
 	marks, err := j.queueMarks(u.Ref)
 	if err != nil {
+		return err
+	}
+	if err, ok := unchecked[last]; ok {
+		// The chain's last step always carries its own checks.
+		if n, marked := marks.GroupEnd(steps[last].id.String()); marked {
+			return groupEndRefusal(last, steps[last], n, err)
+		}
 		return err
 	}
 	k := b.Every()

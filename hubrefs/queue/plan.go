@@ -427,6 +427,13 @@ func PlanPass(in PlanInput) (Plan, error) {
 			rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize {
 			continue
 		}
+		if rec, ok := q.LatestCandidate(st.PR); ok && every > 1 && st.Verdict != Pending && st.GroupEnd == st.Commit &&
+			rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head && rec.Seq > st.enteredSeq && rec.GroupEnd == rec.Step {
+			// Batch checks: a group end whose checks concluded keeps its
+			// record when its group shrinks (halving): announcing it again
+			// would make CI run it again for nothing.
+			continue
+		}
 		out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: parents, Branch: Branch(q.Target, st.PR),
 			GroupEnd: st.GroupEnd, GroupSize: st.GroupSize})
 	}
