@@ -127,7 +127,10 @@ func TestBatchDrain(t *testing.T) {
 		{name: "groups of 4, none broken", k: 4, n: 4, runs: 1, landed: "a,b,c,d"},
 		{name: "groups of 4, one broken", k: 4, n: 4, broken: []string{"c"}, runs: 4, landed: "a,b,d", evicted: "c"},
 		{name: "groups of 4, the first broken", k: 4, n: 4, broken: []string{"a"}, runs: 4, landed: "b,c,d", evicted: "a"},
-		{name: "groups of 4 over 8, two broken", k: 4, n: 8, broken: []string{"b", "g"}, landed: "a,c,d,e,f,h", evicted: "b,g"},
+		{name: "strict over 8, two broken", k: 1, n: 8, broken: []string{"b", "g"}, runs: 15, landed: "a,c,d,e,f,h", evicted: "b,g"},
+		{name: "groups of 4 over 8, two broken", k: 4, n: 8, broken: []string{"b", "g"}, runs: 8, landed: "a,c,d,e,f,h", evicted: "b,g"},
+		{name: "groups of 2 over 8, two broken", k: 2, n: 8, broken: []string{"b", "g"}, landed: "a,c,d,e,f,h", evicted: "b,g"},
+		{name: "groups of 8 over 8, none broken", k: 8, n: 8, runs: 1, landed: "a,b,c,d,e,f,g,h"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCast(t)
