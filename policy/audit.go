@@ -51,6 +51,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/mergetree"
 )
@@ -704,6 +705,59 @@ func (g *groupPending) Error() string {
 	return fmt.Sprintf("candidate checks wait for a group end (checkEvery %d)", g.every)
 }
 
+// groupMarks reads the batch group ends every queue of the branch recorded
+// (open or closed): per step, its queue's latest queue.candidate naming it,
+// when that marks it as a group's last; with differing marks across queues
+// the smallest group counts. A queue.candidate counts when its signer held
+// hub.queue under the trust of its time (as for landings, the longest
+// trust prefix not dated after it) or under the current trust, so removing
+// a runner's key later does not unjustify what it grouped.
+func (a *auditor) groupMarks() map[string]int {
+	marks := map[string]int{}
+	for name, tip := range a.j.in.Refs {
+		if !strings.HasPrefix(name, hubrefs.QueueRefPrefix) {
+			continue
+		}
+		evs, err := a.j.readLog(tip)
+		if err != nil {
+			continue // a queue that cannot be read vouches for nothing
+		}
+		target, latest := "", map[string]int{}
+		for _, ev := range evs {
+			v, err := queue.Validate(ev)
+			if err != nil || ev.Signer == nil {
+				continue
+			}
+			if !a.now.Has(ev.Signer, trust.CapQueue) {
+				if then, err := a.trustAt(ev.Time); err != nil || !then.Has(ev.Signer, trust.CapQueue) {
+					continue
+				}
+			}
+			switch p := v.(type) {
+			case *hubrefs.QueueOpened:
+				if target == "" {
+					target = p.Target
+				}
+			case *hubrefs.QueueCandidate:
+				if p.GroupEnd != "" && p.GroupEnd == p.Step {
+					latest[p.Step] = p.GroupSize
+				} else {
+					delete(latest, p.Step)
+				}
+			}
+		}
+		if target != a.branch {
+			continue
+		}
+		for step, n := range latest {
+			if old, seen := marks[step]; !seen || n < old {
+				marks[step] = n
+			}
+		}
+	}
+	return marks
+}
+
 // vouched reports which landing of chain[e] vouches for chain[i], a
 // candidate step whose own checks are not green (g): a step at most
 // g.every-1 first parents above it that a queue.candidate on the branch
@@ -711,19 +765,7 @@ func (g *groupPending) Error() string {
 // chain[i], and whose own landing is justified with its own checks.
 func (a *auditor) vouched(chain []*commit, i int, g *groupPending) (plumbing.Hash, bool) {
 	if a.marks == nil {
-		a.marks = map[string]int{}
-		states, err := a.j.queues(a.branch)
-		if err == nil {
-			for _, q := range states {
-				for _, c := range chain {
-					if n, ok := q.GroupEnd(c.id.String()); ok {
-						if old, seen := a.marks[c.id.String()]; !seen || n < old {
-							a.marks[c.id.String()] = n
-						}
-					}
-				}
-			}
-		}
+		a.marks = a.groupMarks()
 	}
 	for e := i + 1; e < len(chain) && e < i+g.every; e++ {
 		n, ok := a.marks[chain[e].id.String()]

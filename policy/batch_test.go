@@ -148,10 +148,12 @@ func TestAuditBatch(t *testing.T) {
 		marks      bool
 		strictNow  bool
 		unjustKeep int
+		removeQ    bool // the runner's key removed after the landing
 	}{
-		{"marked group", true, false, 0},
-		{"no marks", false, false, 2},
-		{"rules tightened after the landing", true, true, 0},
+		{"marked group", true, false, 0, false},
+		{"no marks", false, false, 2, false},
+		{"rules tightened after the landing", true, true, 0, false},
+		{"runner removed after the landing", true, false, 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -173,6 +175,10 @@ func TestAuditBatch(t *testing.T) {
 				}
 				w.clock += 100
 				w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet), Rules: []byte(rulesBatch(1, 4))})
+			}
+			if tt.removeQ {
+				w.clock += 100
+				w.event(hubrefs.TrustRef, "admin", hubrefs.MemberRemoved{Base: w.base(hubrefs.TypeMemberRemoved), Name: "queuer"})
 			}
 			rep, err := Audit(AuditInput{Objects: GoGitObjects(w.store), Refs: w.refs, Branch: main})
 			if err != nil {
