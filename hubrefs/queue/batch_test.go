@@ -186,6 +186,13 @@ func TestBatchDrain(t *testing.T) {
 				if len(p.Enter) > 0 {
 					t.Fatalf("round %d entered %v", round, p.Enter)
 				}
+				// Planning again before CI answers changes nothing.
+				again := w.input(t, tip)
+				again.Branch.CheckEvery = tt.k
+				again.PRs = w.prs
+				if p2, err := PlanPass(again); err != nil || p2.Appends() != 0 || p2.Land != nil {
+					t.Fatalf("round %d: planning again is not idle (%v): %+v", round, err, p2)
+				}
 				// CI: run the published group ends (every step with k = 1).
 				for _, pb := range p.Publish {
 					step := plumbing.NewHash(pb.Step)
