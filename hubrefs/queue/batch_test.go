@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -222,5 +223,43 @@ func TestBatchDrain(t *testing.T) {
 			}
 			t.Logf("checkEvery %d: %d pull requests, broken %v: %d CI runs", tt.k, tt.n, tt.broken, runs)
 		})
+	}
+}
+
+// TestBatchSilence: checkTimeout counts only against steps CI was asked
+// for. Steps inside a group never time out; a silent group end turns red,
+// which starts the search by halving instead of evicting anyone at once.
+func TestBatchSilence(t *testing.T) {
+	c := newCast(t)
+	specs := map[string]prSpec{"a": {head: "ha"}, "b": {head: "hb"}, "c": {head: "hc"}, "d": {head: "hd"}}
+	w := newWorld(t, c, []string{"a", "b", "c", "d"}, specs)
+	in := w.input(t, tip0)
+	in.Branch.CheckEvery = 4
+	p1, err := PlanPass(in)
+	if err != nil || len(p1.Publish) != 4 {
+		t.Fatalf("first pass: %v %+v", err, p1)
+	}
+	w.applyBatch(p1)
+	in = w.input(t, tip0)
+	in.Branch.CheckEvery = 4
+	in.Branch.CheckTimeout = time.Minute
+	rec, _ := in.Queue.LatestCandidate(prID("d"))
+	in.Now = rec.Time + 3600
+	p, err := PlanPass(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Evict) != 0 || chainStr(p) != "a=pending,b=pending,c=pending,d=red" {
+		t.Fatalf("evicted %v, chain %s; want no eviction and only the group end red", p.Evict, chainStr(p))
+	}
+	// The search starts: a and b become a group of their own, ending at b.
+	var ends []string
+	for _, pb := range p.Publish {
+		if pb.GroupEnd == pb.Step {
+			ends = append(ends, nameOf(pb.PR))
+		}
+	}
+	if strings.Join(ends, ",") != "b" {
+		t.Fatalf("newly announced group ends %v, want b", ends)
 	}
 }
