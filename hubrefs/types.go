@@ -176,6 +176,14 @@ type QueueCandidate struct {
 	Step    string   `json:"step"`
 	Parents []string `json:"parents"`
 	Branch  string   `json:"branch"`
+	// Batch checks (docs/queue.md, "Batch checks"), written only when the
+	// target's checkEvery is above 1: the step is in a group of GroupSize
+	// steps whose last step is GroupEnd. On the group's last step GroupEnd
+	// equals Step: CI runs that one, and its green checks vouch for the
+	// GroupSize-1 steps below it. On any other step CI runs nothing. Both
+	// absent: the step is checked on its own.
+	GroupEnd  string `json:"groupEnd,omitempty"`
+	GroupSize int    `json:"groupSize,omitempty"`
 }
 
 // QueueLeft is queue.left.

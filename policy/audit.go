@@ -51,6 +51,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/mergetree"
 )
@@ -142,6 +143,7 @@ type auditor struct {
 	mergedBy map[plumbing.Hash][]*mergedRef // by landed commit
 	headsBy  map[plumbing.Hash][]*prLog     // every head ever proposed
 	trees    map[plumbing.Hash]error        // rule 3 results by candidate
+	marks    map[string]int                 // batch group ends on the chain → group size (vouched)
 	objs     *objChecker                    // fsck.go: trees checked so far
 }
 
@@ -202,8 +204,14 @@ func Audit(in AuditInput) (*AuditReport, error) {
 	}
 	rep := &AuditReport{Branch: in.Branch, Tip: tip, Since: chain[0].id, Commits: len(chain) - 1}
 	var pending []AuditFinding
-	for _, c := range chain[1:] {
+	for i, c := range chain[1:] {
 		l, err := a.justify(c)
+		var g *groupPending
+		if err != nil && errors.As(err, &g) {
+			if end, ok := a.vouched(chain[1:], i, g); ok {
+				l, err = AuditLanding{Commit: c.id, Kind: LandingCandidate, PR: g.pr, Record: "group end " + end.String(), Trust: "then"}, nil
+			}
+		}
 		if err != nil {
 			var r *refusal
 			if !errors.As(err, &r) {
@@ -574,7 +582,9 @@ func (a *auditor) atMerged(c *commit, m *mergedRef) (AuditLanding, error) {
 	}
 	var r *refusal
 	if errors.As(first, &r) {
-		return AuditLanding{}, refuse(r.Code, "%s (pull request %s as it stood at its pr.merged %s)", r.Reason, m.p.st.ID, short(m.ev.ID))
+		rr := refuse(r.Code, "%s (pull request %s as it stood at its pr.merged %s)", r.Reason, m.p.st.ID, short(m.ev.ID))
+		rr.err = r.err // a groupPending stays visible to Audit
+		return AuditLanding{}, rr
 	}
 	return AuditLanding{}, first
 }
@@ -611,10 +621,7 @@ func (a *auditor) judgeAt(c *commit, evs []hubrefs.Event, t *trust.State, rev pl
 		return a.provenance(c, b, t)
 	}
 	st, err := pr.Fold(evs, t)
-	if err := a.stateErr(st, err, b, rev, c.id, kind); err != nil {
-		return err
-	}
-	return a.landed(c, b, t, kind)
+	return a.finish(c, stateVerdict{b: b, required: true, err: a.stateErr(st, err, b, rev, c.id, kind)}, t, kind)
 }
 
 // judgeState is the part of judgeAt that reads only the pull request state
@@ -639,10 +646,14 @@ func (a *auditor) finish(c *commit, v stateVerdict, t *trust.State, kind string)
 	if !v.required {
 		return a.provenance(c, v.b, t)
 	}
-	if v.err != nil {
+	var g *groupPending
+	if v.err != nil && !errors.As(v.err, &g) {
 		return v.err
 	}
-	return a.landed(c, v.b, t, kind)
+	if err := a.landed(c, v.b, t, kind); err != nil {
+		return err
+	}
+	return v.err
 }
 
 // stateErr judges the pull request state st (foldErr: it cannot be folded)
@@ -673,7 +684,99 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 	if b.RequireProvenance {
 		return refuse(CodeProvenance, "%s required provenance, so it takes no queue candidates, yet candidate %s is on it", a.branch, short(landed))
 	}
-	return checks(st, b, landed.String(), "candidate")
+	err := checks(st, b, landed.String(), "candidate")
+	var r *refusal
+	if err != nil && b.Every() > 1 && errors.As(err, &r) {
+		// Batch checks: a green group end above it may vouch for it (Audit).
+		return &refusal{Code: r.Code, Reason: r.Reason, err: &groupPending{every: b.Every(), pr: st.ID}}
+	}
+	return err
+}
+
+// groupPending marks a candidate step refused for its own checks only,
+// under rules with checkEvery > 1: Audit then looks for a green group end
+// that vouches for it (docs/boundary.md, batch checks).
+type groupPending struct {
+	every int
+	pr    string
+}
+
+func (g *groupPending) Error() string {
+	return fmt.Sprintf("candidate checks wait for a group end (checkEvery %d)", g.every)
+}
+
+// groupMarks reads the batch group ends every queue of the branch recorded
+// (open or closed): per step, its queue's latest queue.candidate naming it,
+// when that marks it as a group's last; with differing marks across queues
+// the smallest group counts. A queue.candidate counts when its signer held
+// hub.queue under the trust of its time (as for landings, the longest
+// trust prefix not dated after it) or under the current trust, so removing
+// a runner's key later does not unjustify what it grouped.
+func (a *auditor) groupMarks() map[string]int {
+	marks := map[string]int{}
+	for name, tip := range a.j.in.Refs {
+		if !strings.HasPrefix(name, hubrefs.QueueRefPrefix) {
+			continue
+		}
+		evs, err := a.j.readLog(tip)
+		if err != nil {
+			continue // a queue that cannot be read vouches for nothing
+		}
+		target, latest := "", map[string]int{}
+		for _, ev := range evs {
+			v, err := queue.Validate(ev)
+			if err != nil || ev.Signer == nil {
+				continue
+			}
+			if !a.now.Has(ev.Signer, trust.CapQueue) {
+				if then, err := a.trustAt(ev.Time); err != nil || !then.Has(ev.Signer, trust.CapQueue) {
+					continue
+				}
+			}
+			switch p := v.(type) {
+			case *hubrefs.QueueOpened:
+				if target == "" {
+					target = p.Target
+				}
+			case *hubrefs.QueueCandidate:
+				if p.GroupEnd != "" && p.GroupEnd == p.Step {
+					latest[p.Step] = p.GroupSize
+				} else {
+					delete(latest, p.Step)
+				}
+			}
+		}
+		if target != a.branch {
+			continue
+		}
+		for step, n := range latest {
+			if old, seen := marks[step]; !seen || n < old {
+				marks[step] = n
+			}
+		}
+	}
+	return marks
+}
+
+// vouched reports which landing of chain[e] vouches for chain[i], a
+// candidate step whose own checks are not green (g): a step at most
+// g.every-1 first parents above it that a queue.candidate on the branch
+// marked as a group's last, whose group (at most g.every steps) reaches
+// chain[i], and whose own landing is justified with its own checks.
+func (a *auditor) vouched(chain []*commit, i int, g *groupPending) (plumbing.Hash, bool) {
+	if a.marks == nil {
+		a.marks = a.groupMarks()
+	}
+	for e := i + 1; e < len(chain) && e < i+g.every; e++ {
+		n, ok := a.marks[chain[e].id.String()]
+		if !ok || n > g.every || e-n >= i {
+			continue
+		}
+		if _, err := a.justify(chain[e]); err == nil {
+			return chain[e].id, true
+		}
+	}
+	return plumbing.ZeroHash, false
 }
 
 // landed is what judgeAt reads of the landed commit itself: its signature

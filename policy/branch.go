@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/mergetree"
 )
@@ -435,6 +436,11 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 	}
 	used := map[string]plumbing.Hash{}
 	prev := u.Old
+	// Batch checks (docs/boundary.md): with checkEvery > 1 a step whose
+	// checks are not green is set aside here and judged by its group after
+	// the walk; unchecked[i] is rule 5's refusal for step i.
+	batch := b.Every() > 1
+	unchecked := map[int]error{}
 	for i, c := range steps {
 		// Rule 1.
 		if len(c.parents) != 2 || c.parents[0] != prev {
@@ -446,8 +452,8 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 		if len(cands) == 0 {
 			return j.notAHead(u.Ref, h, fmt.Sprintf("the second parent of step %d (%s),", i+1, short(c.id)))
 		}
-		var st *pr.State
-		var first error
+		var st, reviewed *pr.State
+		var first, firstChecks error
 		for _, cand := range cands {
 			if at, dup := used[cand.ID]; dup {
 				if first == nil {
@@ -458,7 +464,9 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 			// Rules 4 and 5.
 			err := review(cand, b, h.String())
 			if err == nil {
-				err = checks(cand, b, c.id.String(), "candidate")
+				if err = checks(cand, b, c.id.String(), "candidate"); err != nil && reviewed == nil {
+					reviewed, firstChecks = cand, err
+				}
 			}
 			if err == nil {
 				st = cand
@@ -468,14 +476,140 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 				first = err
 			}
 		}
+		if st == nil && batch && reviewed != nil {
+			st, unchecked[i] = reviewed, firstChecks
+		}
 		if st == nil {
 			return first
 		}
 		used[st.ID] = c.id
 		prev = c.id
 	}
+	if len(unchecked) > 0 {
+		if err := j.groups(u, b, steps, unchecked); err != nil {
+			return err
+		}
+	}
 	// Rule 3, last: the tree is exactly mergeTree(C_{i-1}, H_i), clean.
 	return j.mergeSteps(u.Old, steps)
+}
+
+// groups judges rule 5 under batch checks (checkEvery K > 1,
+// docs/boundary.md): unchecked holds the steps whose own required checks
+// are not green, with that refusal. The last step and every step the queue
+// marked as a group's last must be green themselves; any other step is
+// vouched for by a green group end above it in the chain whose group (at
+// most K steps, counted down first parents from the end) reaches it. The
+// marks are read from the queue that counts for the branch (its latest
+// queue.candidate per step, signed by a hub.queue holder).
+func (j *judge) groups(u Update, b trust.Branch, steps []*commit, unchecked map[int]error) error {
+	last := len(steps) - 1
+	marks, err := j.queueMarks(u.Ref)
+	if err != nil {
+		return err
+	}
+	if err, ok := unchecked[last]; ok {
+		// The chain's last step always carries its own checks.
+		if n, marked := marks.GroupEnd(steps[last].id.String()); marked {
+			return groupEndRefusal(last, steps[last], n, err)
+		}
+		return err
+	}
+	k := b.Every()
+	vouched := make([]int, len(steps)) // step → index of the green end vouching for it, or -1
+	for i := range vouched {
+		vouched[i] = -1
+	}
+	for e := last; e >= 0; e-- {
+		n, ok := marks.GroupEnd(steps[e].id.String())
+		if !ok {
+			continue
+		}
+		if n > k {
+			return refuse(CodeGroupTooLong, "step %d (%s) is marked as the last of a group of %d steps, but %s checks every %d (checkEvery): a group end vouches for at most %d steps; land a chain whose groups are at most %d long", e+1, short(steps[e].id), n, u.Ref, k, k, k)
+		}
+		if err, red := unchecked[e]; red {
+			return groupEndRefusal(e, steps[e], n, err)
+		}
+		for i := e - 1; i > e-n && i >= 0; i-- {
+			if vouched[i] < 0 {
+				vouched[i] = e
+			}
+		}
+	}
+	for i := 0; i <= last; i++ {
+		err, red := unchecked[i]
+		if !red || vouched[i] >= 0 {
+			continue
+		}
+		var r *refusal
+		if errors.As(err, &r) {
+			return refuse(r.Code, "%s; step %d (%s) is in no group whose last step is green in this chain (%s checks every %d, checkEvery), so it needs its own checks", r.Reason, i+1, short(steps[i].id), u.Ref, k)
+		}
+		return err
+	}
+	return nil
+}
+
+// groupEndRefusal is rule 5's refusal for a group end whose own required
+// checks are not green.
+func groupEndRefusal(e int, c *commit, n int, err error) error {
+	var r *refusal
+	if !errors.As(err, &r) {
+		return err
+	}
+	return refuse(r.Code, "%s; step %d (%s) is the last of a group of %d steps and its checks vouch for the group, so they must be green on it", r.Reason, e+1, short(c.id), n)
+}
+
+// queueMarks folds the queue that counts for branch ref (the open one with
+// the smallest id among those targeting it, as the runner picks) for its
+// group marks. No queue: no marks, every step needs its own checks.
+func (j *judge) queueMarks(ref string) (*queue.State, error) {
+	states, err := j.queues(ref)
+	if err != nil {
+		return nil, err
+	}
+	if q := queue.SelectQueue(states, ref); q != nil {
+		return q, nil
+	}
+	return &queue.State{}, nil
+}
+
+// queues folds every queue ref whose target is ref (a queue that does not
+// fold vouches for nothing and is left out).
+func (j *judge) queues(ref string) ([]*queue.State, error) {
+	tips := map[string]plumbing.Hash{}
+	if j.in.PRRefs != nil {
+		all, err := j.in.PRRefs.Under(hubrefs.QueueRefPrefix)
+		if err != nil {
+			return nil, refuse(CodeMissingObject, "the queue refs cannot be read (%v); retry, and report it to the repository's administrator if it persists", err)
+		}
+		tips = all
+	} else {
+		for name, tip := range j.in.Refs {
+			if strings.HasPrefix(name, hubrefs.QueueRefPrefix) {
+				tips[name] = tip
+			}
+		}
+	}
+	names := make([]string, 0, len(tips))
+	for name := range tips {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var states []*queue.State
+	for _, name := range names {
+		evs, err := j.readLog(tips[name])
+		if err != nil {
+			return nil, j.storedErr(CodeHubInvalid, name, err)
+		}
+		st, err := queue.Fold(evs, j.trust)
+		if err != nil || st.Target != ref {
+			continue
+		}
+		states = append(states, st)
+	}
+	return states, nil
 }
 
 // ConcurrentReader is implemented by an Objects whose reads are safe from

@@ -23,7 +23,11 @@
 //   - Trust events are judged against the state folded from their own
 //     parents; pull request and queue events against the trust at the push.
 //     Queue events are checked for signer, hub.queue, payload shape, root and
-//     ref name only: the queue is advisory and never read for landings.
+//     ref name only. The queue orders runners and authorizes nothing, with
+//     one exception: under batch checks (checkEvery > 1) the group marks of
+//     its queue.candidate events say which green steps vouch for which
+//     (docs/boundary.md); they are read only when a chain step lacks its
+//     own green checks.
 //   - A tip with fewer than two parents that is not an open head is
 //     not-a-pr-head; any other merge is judged as a candidate chain. Rules 1,
 //     2, 4 and 5 are checked on every step before any merge is computed.
@@ -97,6 +101,7 @@ const (
 	CodeDuplicatePR       = "duplicate-pr"
 	CodeProvenance        = "provenance"
 	CodePRInvalid         = "pr-invalid"
+	CodeGroupTooLong      = "group-too-long" // a batch group mark claims more steps than checkEvery
 )
 
 // Objects is what policy reads: go-git's encoded object storer (for the

@@ -6,7 +6,7 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v3\n" + trust tip)
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v4\n" + trust tip)
 //	entry: "gpts" 3 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       branch count | per branch: pattern | flags | approvals | depth |
@@ -36,11 +36,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x03")
+var trustStateMagic = []byte("gpts\x04")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v3\n", t)
+	return derivedKey("gitplus trust state v4\n", t)
 }
 
 const (
@@ -93,6 +93,7 @@ func encodeTrustState(st *trust.State) []byte {
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
 		b = binary.AppendVarint(b, int64(br.QueueDepth))
 		b = binary.AppendVarint(b, int64(br.CheckTimeout))
+		b = binary.AppendVarint(b, int64(br.CheckEvery))
 		if br.RequiredChecks == nil {
 			b = binary.AppendUvarint(b, 0)
 		} else {
@@ -186,6 +187,7 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0}
 		br.RequiredApprovals, br.QueueDepth = r.int(), r.int()
 		br.CheckTimeout = time.Duration(r.varint())
+		br.CheckEvery = r.int()
 		if k := r.uvarint(); k > 0 && !r.bad {
 			if k-1 > uint64(len(r.b)) {
 				r.bad = true

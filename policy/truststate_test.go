@@ -58,7 +58,7 @@ func TestTrustStateCodecCoversEveryField(t *testing.T) {
 		reflect.TypeOf(trust.State{}):    7, // RepoID Name Members Rules RulesID Tip Skipped
 		reflect.TypeOf(trust.Member{}):   5, // Name Key KeyLine Caps wire (wire is derived from Key)
 		reflect.TypeOf(trust.Rules{}):    3, // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   8, // ... QueueDepth CheckTimeout
+		reflect.TypeOf(trust.Branch{}):   9, // ... QueueDepth CheckTimeout CheckEvery
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,
 	} {

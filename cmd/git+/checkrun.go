@@ -35,6 +35,10 @@ package main
 //     start is appended as a compare-and-swap on the tip the lease was judged
 //     on: when two workers race, the loser re-reads, sees the winner's live
 //     start and steps aside.
+//   - Batch checks (docs/queue.md): when the latest queue.candidate of the
+//     pull request names the revision as a step inside a group (groupEnd
+//     another step), the command does not run and the verb exits 0: the
+//     group's last step is checked for it. --every-step runs it anyway.
 
 import (
 	"context"
@@ -66,6 +70,7 @@ func init() {
 				&cli.StringFlag{Name: "name", Usage: "the check name (needs hub.check:NAME)"},
 				&cli.DurationFlag{Name: "timeout", Usage: "cancel the command after this long (0: no limit)"},
 				&cli.IntFlag{Name: "retries", Usage: "run a failed command again up to N times before recording a failure"},
+				&cli.BoolFlag{Name: "every-step", Usage: "run even on a candidate the queue marked as inside a batch group (only its group's last step needs checks)"},
 				&cli.DurationFlag{Name: "lease", Usage: "how long another worker's check.started holds the check (default: (retries+1) × timeout + 1m, or 30m without a timeout)"},
 				remoteFlag(),
 			},
@@ -97,6 +102,12 @@ func checkRun(c *cli.Context) error {
 	commit, err := w.h.resolveCommitID(rev)
 	if err != nil {
 		return fail(1, fmt.Errorf("--rev: %w", err))
+	}
+	if !c.Bool("every-step") {
+		if end := groupInner(w.h, w.t, id, commit); end != "" {
+			fmt.Fprintf(c.App.ErrWriter, "check %s on pull request %s at %s: the queue checks this candidate through its group's last step %s (batch checks, checkEvery); not running it\n", name, id, commit, end)
+			return nil
+		}
 	}
 	retries := c.Int("retries")
 	lease := c.Duration("lease")
@@ -145,6 +156,23 @@ func checkRun(c *cli.Context) error {
 		return fail(1, errors.New(""))
 	}
 	return nil
+}
+
+// groupInner returns the group end when the latest queue.candidate of pull
+// request id, in any queue, names commit as a step inside a batch group
+// (docs/queue.md, "Batch checks"); "" otherwise, also when the queues
+// cannot be read (the check then runs: running too much is safe).
+func groupInner(h *hubRepo, t *trust.State, id, commit string) string {
+	logs, _, err := h.queueLogs(t)
+	if err != nil {
+		return ""
+	}
+	for _, q := range logs {
+		if rec, ok := q.st.LatestCandidate(id); ok && rec.Step == commit && rec.GroupEnd != "" && rec.GroupEnd != rec.Step {
+			return rec.GroupEnd
+		}
+	}
+	return ""
 }
 
 // runCheckOnce checks commit out into a fresh temporary directory and runs

@@ -78,4 +78,12 @@
 // RedTargetEvictions different pull requests already failed as the first
 // candidate on the current tip (log and this plan together), the next red
 // first candidate is not evicted: Plan.TargetRed says why.
+//
+// Batch checks (docs/queue.md, "Batch checks"): with Branch.CheckEvery K >
+// 1 the steps past what lands are cut into groups of at most K, published
+// with their group (queue.candidate groupEnd, groupSize); the prefix that
+// lands is the one the boundary accepts from the published marks; a red
+// group end is searched by halving and only a red group of one is evicted
+// (batch.go). With K = 1 none of this applies and the rules above hold as
+// written.
 package queue

@@ -78,9 +78,14 @@ type Recorded struct {
 	Step    string
 	Parents []string
 	Branch  string
-	Event   plumbing.Hash
-	Seq     int   // position of the queue.candidate in the fold (from 1)
-	Time    int64 // its committer time (writer-chosen; used for checkTimeout only)
+	// GroupEnd and GroupSize: the batch group the step was published in
+	// (docs/queue.md, "Batch checks"); empty and zero for a step checked
+	// on its own.
+	GroupEnd  string
+	GroupSize int
+	Event     plumbing.Hash
+	Seq       int   // position of the queue.candidate in the fold (from 1)
+	Time      int64 // its committer time (writer-chosen; used for checkTimeout only)
 	// Invalidated is the queue.reset that declared this candidate stale
 	// (its chain was built on another tip); zero while it stands.
 	Invalidated plumbing.Hash
@@ -114,6 +119,16 @@ type State struct {
 
 	latest map[string]*Recorded // per pr, the latest queue.candidate
 	bases  map[string]string    // candidate step → its first parent, over all candidates
+	marks  map[string]int       // candidate step → the group size of its latest queue.candidate (0: not a group end)
+}
+
+// GroupEnd reports whether the latest queue.candidate naming step marked it
+// as the last step of a batch group, and the group's size (docs/queue.md,
+// "Batch checks"). The boundary reads it: a green group end vouches for
+// the size-1 steps below it.
+func (s *State) GroupEnd(step string) (size int, ok bool) {
+	n := s.marks[step]
+	return n, n > 0
 }
 
 // LatestCandidate returns the latest queue.candidate recorded for pr, if any.
@@ -172,7 +187,7 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: no trust state", ErrInput)
 	}
-	s := &State{latest: map[string]*Recorded{}, bases: map[string]string{}}
+	s := &State{latest: map[string]*Recorded{}, bases: map[string]string{}, marks: map[string]int{}}
 	rooted := false
 	for i, ev := range events {
 		bad := func(err error) error { return eventErr(ev, err) }
@@ -224,7 +239,13 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 				s.order()
 			}
 		case *hubrefs.QueueCandidate:
-			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch, Event: ev.ID, Seq: s.Count, Time: ev.Time}
+			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
+				GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Event: ev.ID, Seq: s.Count, Time: ev.Time}
+			if p.GroupEnd != "" && p.GroupEnd == p.Step {
+				s.marks[p.Step] = p.GroupSize
+			} else {
+				delete(s.marks, p.Step)
+			}
 			if _, seen := s.bases[p.Step]; !seen {
 				s.bases[p.Step] = p.Parents[0]
 			}

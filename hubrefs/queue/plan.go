@@ -82,9 +82,14 @@ type Step struct {
 	Verdict string   `json:"verdict"`
 	Failed  []string `json:"failed,omitempty"`  // required checks that failed at C_i
 	Missing []string `json:"missing,omitempty"` // required checks not yet success (pending)
+	// GroupEnd and GroupSize: the batch group of the step under checkEvery
+	// > 1 (docs/queue.md, "Batch checks"); empty for a step checked alone.
+	GroupEnd  string `json:"groupEnd,omitempty"`
+	GroupSize int    `json:"groupSize,omitempty"`
 
 	run        string // the check.completed event that made it red
 	timeout    string // why silence made it red (checkTimeout), if it did
+	held       bool   // batch checks: behind a red group under search, not published
 	enteredSeq int    // fold position of the entry's queue.entered
 }
 
@@ -126,6 +131,9 @@ type Publish struct {
 	Step    string   `json:"step"`
 	Parents []string `json:"parents"`
 	Branch  string   `json:"branch"`
+	// GroupEnd and GroupSize go into queue.candidate (batch checks).
+	GroupEnd  string `json:"groupEnd,omitempty"`
+	GroupSize int    `json:"groupSize,omitempty"`
 }
 
 // Wait is an entry that stays queued without action this pass, and why.
@@ -207,6 +215,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	if depth <= 0 {
 		depth = trust.DefaultQueueDepth
 	}
+	every := in.Branch.Every()
 	deleted := map[string]bool{}
 	del := func(prID string) {
 		b := Branch(q.Target, prID)
@@ -311,7 +320,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 			st := Step{PR: c.pr, Head: c.head, Parent: parent.String(), Commit: r.step.String()}
 			st.Verdict, st.Failed, st.Missing, st.run = verdict(in, c, st.Commit)
 			st.enteredSeq = c.seq
-			if st.Verdict == Pending {
+			if st.Verdict == Pending && (every == 1 || asked(q, c, st.Commit)) {
 				if why := silent(in, c, st.Commit, st.Missing); why != "" {
 					st.Verdict, st.Failed, st.Missing, st.timeout = Red, st.Missing, nil, why
 				}
@@ -322,14 +331,18 @@ func PlanPass(in PlanInput) (Plan, error) {
 		ready = rest
 		// The first non-green step decides: red with all ahead green → evict.
 		culprit := -1
-		for i, st := range chain {
-			if st.Verdict == Green {
-				continue
+		if every > 1 {
+			culprit = batchGroups(chain, q, every)
+		} else {
+			for i, st := range chain {
+				if st.Verdict == Green {
+					continue
+				}
+				if st.Verdict == Red {
+					culprit = i
+				}
+				break
 			}
-			if st.Verdict == Red {
-				culprit = i
-			}
-			break
 		}
 		if culprit < 0 {
 			break
@@ -362,10 +375,15 @@ func PlanPass(in PlanInput) (Plan, error) {
 	}
 	out.Chain = append(out.Chain, chain...)
 
-	// 5. Land the longest green prefix.
+	// 5. Land the longest green prefix (batch checks: the longest prefix
+	// the boundary accepts from the published group marks).
 	j := 0
-	for j < len(chain) && chain[j].Verdict == Green {
-		j++
+	if every > 1 {
+		j = batchLandable(chain, q, every)
+	} else {
+		for j < len(chain) && chain[j].Verdict == Green {
+			j++
+		}
 	}
 	if j > 0 {
 		l := &Land{Ref: q.Target, Old: in.Tip.String(), New: chain[j-1].Commit}
@@ -379,10 +397,17 @@ func PlanPass(in PlanInput) (Plan, error) {
 	// Report what waits in the chain.
 	for i, st := range chain[j:] {
 		why := "checks pending at " + st.Commit + ": " + strings.Join(st.Missing, ", ")
+		if st.held {
+			why = "behind a red group whose culprit is being searched (checkEvery " + fmt.Sprint(every) + "); rebuilt once it leaves"
+		} else if st.GroupEnd != "" && st.GroupEnd != st.Commit && st.Verdict != Red {
+			why = fmt.Sprintf("checks pending at its group's last step %s (a group of %d, checkEvery %d)", st.GroupEnd, st.GroupSize, every)
+		} else if st.Verdict == Green && st.GroupEnd != "" {
+			why = "green; lands once the marks of its group are published"
+		}
 		if st.Verdict == Red {
 			why = "red at " + st.Commit + " (" + strings.Join(st.Failed, ", ") + "), waiting for the verdict of a candidate ahead"
 		}
-		if len(st.Missing) == 0 && st.Verdict != Red {
+		if len(st.Missing) == 0 && st.Verdict != Red && i > 0 {
 			why = "waiting for " + chain[j+i-1].PR + " ahead"
 		}
 		out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: why})
@@ -393,12 +418,24 @@ func PlanPass(in PlanInput) (Plan, error) {
 
 	// 7. Publish the steps not landing whose record does not name them.
 	for _, st := range chain[j:] {
-		parents := []string{st.Parent, st.Head}
-		if rec, ok := q.LatestCandidate(st.PR); ok && rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head &&
-			len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.Parents[1] == st.Head && rec.Seq > st.enteredSeq {
+		if st.held {
 			continue
 		}
-		out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: parents, Branch: Branch(q.Target, st.PR)})
+		parents := []string{st.Parent, st.Head}
+		if rec, ok := q.LatestCandidate(st.PR); ok && rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head &&
+			len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.Parents[1] == st.Head && rec.Seq > st.enteredSeq &&
+			rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize {
+			continue
+		}
+		if rec, ok := q.LatestCandidate(st.PR); ok && every > 1 && st.Verdict != Pending && st.GroupEnd == st.Commit &&
+			rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head && rec.Seq > st.enteredSeq && rec.GroupEnd == rec.Step {
+			// Batch checks: a group end whose checks concluded keeps its
+			// record when its group shrinks (halving): announcing it again
+			// would make CI run it again for nothing.
+			continue
+		}
+		out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: parents, Branch: Branch(q.Target, st.PR),
+			GroupEnd: st.GroupEnd, GroupSize: st.GroupSize})
 	}
 	if len(chain) == 0 && len(out.Settle) == 0 && len(out.Enter) == 0 && len(out.Evict) == 0 && len(out.Waiting) == 0 {
 		out.Idle = "no entries in queue " + q.ID

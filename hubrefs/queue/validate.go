@@ -82,6 +82,9 @@ func Validate(ev hubrefs.Event) (any, error) {
 		if err == nil && v.Parents[1] != v.Head {
 			err = fmt.Errorf("%w: parents[1] is %s, not the head %s: a candidate's parents are [C_{i-1}, head]", ErrMalformed, v.Parents[1], v.Head)
 		}
+		if err == nil && (v.GroupEnd != "" || v.GroupSize != 0) {
+			err = validGroup(v)
+		}
 	case *hubrefs.QueueLeft:
 		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)))
 		switch v.Reason {
@@ -96,6 +99,22 @@ func Validate(ev hubrefs.Event) (any, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// validGroup checks a candidate's batch group (docs/queue.md, "Batch
+// checks"): groupEnd a commit id, groupSize 1..trust.MaxCheckEvery, and a
+// step that is not its group's end in a group of at least two.
+func validGroup(v *hubrefs.QueueCandidate) error {
+	if err := pr.ValidOID(v.GroupEnd); err != nil {
+		return fmt.Errorf("%w: groupEnd: %v (groupEnd and groupSize go together)", ErrMalformed, err)
+	}
+	if v.GroupSize < 1 || v.GroupSize > trust.MaxCheckEvery {
+		return fmt.Errorf("%w: groupSize %d: a group has 1 to %d steps (groupEnd and groupSize go together)", ErrMalformed, v.GroupSize, trust.MaxCheckEvery)
+	}
+	if v.GroupEnd != v.Step && v.GroupSize < 2 {
+		return fmt.Errorf("%w: groupSize 1 with groupEnd %s other than the step %s: a group of one ends at its own step", ErrMalformed, v.GroupEnd, v.Step)
+	}
+	return nil
 }
 
 func first(errs ...error) error {

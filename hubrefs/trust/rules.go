@@ -36,6 +36,20 @@ type Branch struct {
 	// may go without a required check concluding before the queue evicts
 	// its pull request (docs/queue.md, "Silence").
 	CheckTimeout time.Duration
+	// CheckEvery (rules "checkEvery", default 1): batch checks
+	// (docs/queue.md, "Batch checks"). 1 is the strict chain rule, every
+	// candidate step carries its own green required checks; K > 1 lets a
+	// green step the queue marked as a group's last vouch for the steps
+	// before it in its group, groups of at most K steps. Held normalized:
+	// zero means 1 (the default; see Every), so rules without the field
+	// compare equal to rules that spell out 1.
+	CheckEvery int
+}
+
+// Every is the group size bound of batch checks: CheckEvery, or 1 when it
+// is unset.
+func (b Branch) Every() int {
+	return max(b.CheckEvery, 1)
 }
 
 // Ceilings bound every hub ref (docs/events.md).
@@ -49,9 +63,12 @@ type Ceilings struct {
 const (
 	DefaultRequiredApprovals = 1
 	DefaultQueueDepth        = 8
-	DefaultEventsPerRef      = 10000
-	DefaultEventBytes        = 65536
-	DefaultParentsPerEvent   = 8
+	// MaxCheckEvery caps checkEvery: a group's end vouches for at most this
+	// many steps.
+	MaxCheckEvery          = 64
+	DefaultEventsPerRef    = 10000
+	DefaultEventBytes      = 65536
+	DefaultParentsPerEvent = 8
 )
 
 // DefaultBranch is the protection a key with an empty object gets.
@@ -86,7 +103,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -220,10 +237,17 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 		{"requireProvenance", &b.RequireProvenance},
 		{"queueCandidates", &b.QueueCandidates},
 		{"queueDepth", &b.QueueDepth},
+		{"checkEvery", &b.CheckEvery},
 	} {
 		if err := field(m, f.name, path, f.dst); err != nil {
 			return Branch{}, err
 		}
+	}
+	if _, ok := m["checkEvery"]; ok && b.CheckEvery < 1 {
+		return Branch{}, fmt.Errorf("%w: %s.checkEvery is %d; use 1 (every candidate checked, the default) or more", ErrInvalidRules, path, b.CheckEvery)
+	}
+	if b.CheckEvery == 1 {
+		b.CheckEvery = 0 // the default, held as zero
 	}
 	var timeout string
 	if err := field(m, "checkTimeout", path, &timeout); err != nil {
@@ -274,6 +298,12 @@ func (r Rules) Validate() error {
 		if b.QueueDepth < 1 {
 			return fmt.Errorf("%w: %s.queueDepth is %d; use 1 or more (turn candidates off with queueCandidates: false)", ErrInvalidRules, path, b.QueueDepth)
 		}
+		if b.CheckEvery < 0 || b.CheckEvery > MaxCheckEvery {
+			return fmt.Errorf("%w: %s.checkEvery is %d; use 1 (every candidate checked) up to %d", ErrInvalidRules, path, b.CheckEvery, MaxCheckEvery)
+		}
+		if b.CheckEvery > b.QueueDepth {
+			return fmt.Errorf("%w: %s.checkEvery is %d, more than queueDepth %d; a group cannot be longer than the chain, lower checkEvery or raise queueDepth", ErrInvalidRules, path, b.CheckEvery, b.QueueDepth)
+		}
 		seen := map[string]bool{}
 		for _, c := range b.RequiredChecks {
 			if err := ValidCheckName(c); err != nil {
@@ -308,6 +338,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		QueueCandidates        bool     `json:"queueCandidates"`
 		QueueDepth             int      `json:"queueDepth"`
 		CheckTimeout           string   `json:"checkTimeout,omitempty"`
+		CheckEvery             int      `json:"checkEvery,omitempty"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -328,7 +359,11 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckTimeout > 0 {
 			timeout = b.CheckTimeout.String()
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout}
+		every := 0 // 1 (the default) is left out
+		if b.CheckEvery > 1 {
+			every = b.CheckEvery
+		}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every}
 	}
 	return json.Marshal(out)
 }

@@ -47,6 +47,29 @@ func TestParseRulesDefaults(t *testing.T) {
 	}
 }
 
+// TestCheckEvery: checkEvery defaults to 1 (held as zero, Every reports 1),
+// an explicit 1 is the default, and K > 1 is kept.
+func TestCheckEvery(t *testing.T) {
+	for _, tt := range []struct {
+		doc        string
+		field, get int
+	}{
+		{`{"protected":{"refs/heads/main":{}}}`, 0, 1},
+		{`{"protected":{"refs/heads/main":{"checkEvery":1}}}`, 0, 1},
+		{`{"protected":{"refs/heads/main":{"checkEvery":4}}}`, 4, 4},
+		{`{"protected":{"refs/heads/main":{"checkEvery":8,"queueDepth":8}}}`, 8, 8},
+	} {
+		r, err := ParseRulesStrict([]byte(tt.doc))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.doc, err)
+		}
+		b, _ := r.For("refs/heads/main")
+		if b.CheckEvery != tt.field || b.Every() != tt.get {
+			t.Errorf("%s: CheckEvery %d, Every() %d; want %d, %d", tt.doc, b.CheckEvery, b.Every(), tt.field, tt.get)
+		}
+	}
+}
+
 func TestParseRulesRefused(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -75,6 +98,11 @@ func TestParseRulesRefused(t *testing.T) {
 		{"not an object", `[1]`, ErrInvalidRules, "object", false, ""},
 		{"null document", `null`, ErrInvalidRules, "null", false, ""},
 		{"wrong type", `{"protected":{"refs/heads/main":{"queueCandidates":"yes"}}}`, ErrInvalidRules, "queueCandidates", false, ""},
+		{"checkEvery zero", `{"protected":{"refs/heads/main":{"checkEvery":0}}}`, ErrInvalidRules, "checkEvery", false, ""},
+		{"checkEvery negative", `{"protected":{"refs/heads/main":{"checkEvery":-2}}}`, ErrInvalidRules, "checkEvery", false, ""},
+		{"checkEvery past queueDepth", `{"protected":{"refs/heads/main":{"checkEvery":5,"queueDepth":4}}}`, ErrInvalidRules, "more than queueDepth", false, ""},
+		{"checkEvery past the cap", `{"protected":{"refs/heads/main":{"checkEvery":65,"queueDepth":100}}}`, ErrInvalidRules, "checkEvery", false, ""},
+		{"checkEvery fractional", `{"protected":{"refs/heads/main":{"checkEvery":2.5}}}`, ErrInvalidRules, "checkEvery", false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,6 +199,8 @@ func TestRulesMarshalRoundTrip(t *testing.T) {
 	for _, doc := range []string{
 		`{}`,
 		`{"protected":{"refs/heads/main":{}, "refs/heads/r/*":{"requiredChecks":[],"queueCandidates":true}},"ceilings":{"eventBytes":99}}`,
+		`{"protected":{"refs/heads/main":{"queueCandidates":true,"checkEvery":4}}}`,
+		`{"protected":{"refs/heads/main":{"queueCandidates":true,"checkEvery":1}}}`,
 	} {
 		r, err := ParseRulesStrict([]byte(doc))
 		if err != nil {

@@ -702,7 +702,8 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 		ph.resets = append(ph.resets, detail+"; rebuilt on "+st.target.String())
 	}
 	for _, p := range plan.Publish {
-		if err := qadd(hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch}); err != nil {
+		if err := qadd(hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
+			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize}); err != nil {
 			return nil, err
 		}
 		setBranch(p.Branch, plumbing.NewHash(p.Step))
