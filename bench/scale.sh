@@ -1,0 +1,102 @@
+#!/bin/bash
+# scale.sh — what the CLI costs as the number of open pull requests grows.
+#
+# For each N (default 1000 and 10000) it makes a bare repository with
+# `git+ init` (members dev, rev, ci, q; queue rules on main; one queue),
+# adds N approved pull requests, all entered in the queue, with
+# `go run ./bench/scale` (in process, minutes not hours), and times, against
+# `git for-each-ref refs/hub` on the same repository in the same run:
+#
+#   for-each-ref   git for-each-ref refs/hub (the cost of reading the refs)
+#   pr-list        git+ pr list
+#   run-first      the first `git+ queue run` (publishes the first candidates)
+#   run-idle       `git+ queue run` again with nothing changed
+#   pr-list-again  `git+ pr list` after the passes
+#   write          one new pull request opened, approved and entered
+#                  (`pr open`, `pr review --approve`, `queue enter`, each a
+#                  push through the hooks)
+#
+# Each timing is the median of REPS runs (default 5; the first pass runs
+# once). Ratios are to for-each-ref's median.
+#
+# usage: bench/scale.sh [-reps R] [N...]
+set -eu
+cd "$(dirname "$0")/.."
+reps=5
+if [ "${1:-}" = "-reps" ]; then reps=$2; shift 2; fi
+sizes=${*:-"1000 10000"}
+sh bench/machine.sh
+echo
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/bin/" ./cmd/git+ ./cmd/git+hook
+go build -o "$work/scalegen" ./bench/scale
+gp="$work/bin/git+"
+export PATH="$work/bin:$PATH"
+export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid \
+	GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
+mkdir -p "$HOME"
+for k in admin dev rev ci q; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$work/$k"; done
+
+# now: nanoseconds since the epoch.
+now() { date +%s%N; }
+# med: the median of its arguments (ns), printed in ms with one decimal.
+med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {m=a[int((NR+1)/2)]; printf "%.1f", m/1e6}'; }
+# timeit REPS CMD...: the median wall time of REPS runs of CMD, in ms.
+timeit() {
+	local r=$1 i t0 ts=(); shift
+	for ((i = 0; i < r; i++)); do
+		t0=$(now); "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; "$@" >&2 || true; exit 1; }
+		ts+=($(($(now) - t0)))
+	done
+	med "${ts[@]}"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", a/b}'; }
+
+printf '| open PRs | for-each-ref | pr list | first pass | idle pass | pr list after | write (open+review+enter) | pr list / fer | idle / fer |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+for n in $sizes; do
+	bare="$work/r$n.git"
+	src="$work/src$n"
+	"$gp" --key "$work/admin" init "$bare" >/dev/null 2>&1
+	git init -q -b main "$src"
+	echo base >"$src/base.txt"
+	git -C "$src" add . && git -C "$src" commit -qm base && git -C "$src" push -q "$bare" main 2>/dev/null
+	for m in "dev hub.pr" "rev hub.review" "ci hub.check:ci" "q hub.queue"; do
+		set -- $m
+		(cd "$bare" && "$gp" --key "$work/admin" member add "$1" --key "$work/$1.pub" --cap "$2" >/dev/null 2>&1)
+	done
+	cat >"$work/rules.json" <<-EOF
+	{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true}},
+	 "ceilings": {"eventsPerRef": $((2 * n + 100))}}
+	EOF
+	(cd "$bare" && "$gp" --key "$work/admin" rules set "$work/rules.json" >/dev/null 2>&1)
+	(cd "$bare" && "$gp" --key "$work/q" queue open --target main >/dev/null 2>&1)
+	t0=$(now)
+	"$work/scalegen" -repo "$bare" -n "$n" -dev "$work/dev" -rev "$work/rev" -q "$work/q" >&2
+	echo "generated $n pull requests in $(( ($(now) - t0) / 1000000 )) ms" >&2
+
+	cd "$bare"
+	fer=$(timeit "$reps" git for-each-ref refs/hub)
+	list=$(timeit 1 "$gp" pr list)
+	first=$(timeit 1 "$gp" --key "$work/q" queue run --target main)
+	idle=$(timeit "$reps" "$gp" --key "$work/q" queue run --target main)
+	list2=$(timeit "$reps" "$gp" pr list)
+	# One write: a new commit, then open, approve and enter it.
+	wts=()
+	for ((i = 0; i < reps; i++)); do
+		c=$(git commit-tree -p main -m "extra $i" "$(git rev-parse main^{tree})")
+		git update-ref "refs/heads/extra$i" "$c"
+		t0=$(now)
+		id=$("$gp" --key "$work/dev" pr open --base main --head "$c" --title "extra $i" 2>/dev/null | tail -1)
+		"$gp" --key "$work/rev" pr review "$id" --approve >/dev/null 2>&1
+		"$gp" --key "$work/q" queue enter "$id" >/dev/null 2>&1
+		wts+=($(($(now) - t0)))
+	done
+	write=$(med "${wts[@]}")
+	cd - >/dev/null
+	printf '| %s | %s ms | %s ms | %s ms | %s ms | %s ms | %s ms | %s | %s |\n' "$n" "$fer" "$list" "$first" "$idle" "$list2" "$write" \
+		"$(ratio "$list2" "$fer")" "$(ratio "$idle" "$fer")"
+	rm -rf "$bare"
+done
