@@ -20,16 +20,26 @@
 # once). Ratios are to for-each-ref's median.
 #
 # usage: bench/scale.sh [-reps R] [N...]
+#        bench/scale.sh -keep DIR N   (only generate DIR/r<N>.git, with the
+#                                      binaries and keys beside it, and stop:
+#                                      for profiling)
 set -eu
 cd "$(dirname "$0")/.."
 reps=5
+keep=
 if [ "${1:-}" = "-reps" ]; then reps=$2; shift 2; fi
+if [ "${1:-}" = "-keep" ]; then keep=$2; shift 2; fi
 sizes=${*:-"1000 10000"}
 sh bench/machine.sh
 echo
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+	work=$(cd "$keep" && pwd)
+else
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+fi
 go build -o "$work/bin/" ./cmd/git+ ./cmd/git+hook
 go build -o "$work/scalegen" ./bench/scale
 gp="$work/bin/git+"
@@ -76,6 +86,7 @@ for n in $sizes; do
 	t0=$(now)
 	"$work/scalegen" -repo "$bare" -n "$n" -dev "$work/dev" -rev "$work/rev" -q "$work/q" >&2
 	echo "generated $n pull requests in $(( ($(now) - t0) / 1000000 )) ms" >&2
+	[ -n "$keep" ] && exit 0
 
 	cd "$bare"
 	fer=$(timeit "$reps" git for-each-ref refs/hub)
