@@ -51,20 +51,27 @@ for k in admin dev rev ci q; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$work
 
 # now: nanoseconds since the epoch.
 now() { date +%s%N; }
-# med: the median of its arguments (ns), printed in ms with one decimal.
-med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {m=a[int((NR+1)/2)]; printf "%.1f", m/1e6}'; }
-# timeit REPS CMD...: the median wall time of REPS runs of CMD, in ms.
+# med: the median of its arguments, printed with one decimal.
+med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]}'; }
+# timeit REPS CMD...: "WALL CPU", the medians over REPS runs of CMD of its
+# wall time and of its CPU time (user+sys of it and its children), in ms.
+# On a loaded machine wall time is mostly waiting for a CPU; CPU time is not.
 timeit() {
-	local r=$1 i t0 ts=(); shift
+	local r=$1 i ws=() cs=(); shift
 	for ((i = 0; i < r; i++)); do
-		t0=$(now); "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; "$@" >&2 || true; exit 1; }
-		ts+=($(($(now) - t0)))
+		/usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; "$@" >&2 || true; exit 1; }
+		read -r e u s <"$work/time"
+		ws+=("$(awk -v e="$e" 'BEGIN {print e*1000}')")
+		cs+=("$(awk -v u="$u" -v s="$s" 'BEGIN {print (u+s)*1000}')")
 	done
-	med "${ts[@]}"
+	echo "$(med "${ws[@]}") $(med "${cs[@]}")"
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", a/b}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b == 0) b = 1; printf "%.1f", a/b}'; }
+# cell "WALL CPU": "WALL ms (CPU)"
+cell() { set -- $1; echo "$1 ms ($2)"; }
 
-printf '| open PRs | for-each-ref | pr list | first pass | idle pass | pr list after | write (open+review+enter) | pr list / fer | idle / fer |\n'
+echo "Wall ms (CPU ms, user+sys); ratios are of wall times, then of CPU times."
+printf '| open PRs | for-each-ref | pr list (cold) | first pass | idle pass | pr list | write (open+review+enter) | pr list / fer | idle / fer |\n'
 printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for n in $sizes; do
 	bare="$work/r$n.git"
@@ -95,19 +102,24 @@ for n in $sizes; do
 	idle=$(timeit "$reps" "$gp" --key "$work/q" queue run --target main)
 	list2=$(timeit "$reps" "$gp" pr list)
 	# One write: a new commit, then open, approve and enter it.
-	wts=()
+	ws=() cs=()
 	for ((i = 0; i < reps; i++)); do
 		c=$(git commit-tree -p main -m "extra $i" "$(git rev-parse main^{tree})")
 		git update-ref "refs/heads/extra$i" "$c"
-		t0=$(now)
-		id=$("$gp" --key "$work/dev" pr open --base main --head "$c" --title "extra $i" 2>/dev/null | tail -1)
-		"$gp" --key "$work/rev" pr review "$id" --approve >/dev/null 2>&1
-		"$gp" --key "$work/q" queue enter "$id" >/dev/null 2>&1
-		wts+=($(($(now) - t0)))
+		/usr/bin/time -f '%e %U %S' -o "$work/t1" "$gp" --key "$work/dev" pr open --base main --head "$c" --title "extra $i" >"$work/id" 2>/dev/null
+		id=$(tail -1 "$work/id")
+		/usr/bin/time -f '%e %U %S' -o "$work/t2" "$gp" --key "$work/rev" pr review "$id" --approve >/dev/null 2>&1
+		/usr/bin/time -f '%e %U %S' -o "$work/t3" "$gp" --key "$work/q" queue enter "$id" >/dev/null 2>&1
+		read -r w c < <(cat "$work/t1" "$work/t2" "$work/t3" | awk '{w += $1; c += $2 + $3} END {print w*1000, c*1000}')
+		ws+=("$w") cs+=("$c")
 	done
-	write=$(med "${wts[@]}")
+	write="$(med "${ws[@]}") $(med "${cs[@]}")"
 	cd - >/dev/null
-	printf '| %s | %s ms | %s ms | %s ms | %s ms | %s ms | %s ms | %s | %s |\n' "$n" "$fer" "$list" "$first" "$idle" "$list2" "$write" \
-		"$(ratio "$list2" "$fer")" "$(ratio "$idle" "$fer")"
+	set -- $fer; fw=$1 fc=$2
+	set -- $list2; lw=$1 lc=$2
+	set -- $idle; iw=$1 ic=$2
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s |\n' "$n" "$(cell "$fer")" "$(cell "$list")" "$(cell "$first")" \
+		"$(cell "$idle")" "$(cell "$list2")" "$(cell "$write")" \
+		"$(ratio "$lw" "$fw")" "$(ratio "$lc" "$fc")" "$(ratio "$iw" "$fw")" "$(ratio "$ic" "$fc")"
 	rm -rf "$bare"
 done

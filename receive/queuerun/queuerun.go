@@ -71,6 +71,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -416,16 +417,17 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 	if trustTip.IsZero() {
 		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", o.GitDir, hubrefs.TrustRef)
 	}
-	tevs, err := hubrefs.ReadLog(store, trustTip, hubrefs.Ceilings{EventsPerRef: 1 << 20, EventBytes: 16 << 20, Parents: 64})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", hubrefs.TrustRef, err)
-	}
-	if st.trust, err = trust.Fold(tevs); err != nil {
-		return nil, fmt.Errorf("folding %s: %w", hubrefs.TrustRef, err)
+	// Logs, the trust state and the pull requests are read through the
+	// fold cache the hook fills: a pass reads what changed since the last
+	// one, not every signed event again (docs/scale.md).
+	cache := receive.NewDirCache(o.GitDir)
+	rd := &policy.Reader{Objects: store, Cache: cache, Ceilings: hubrefs.Ceilings{EventsPerRef: 1 << 20, EventBytes: 16 << 20, Parents: 64}}
+	if st.trust, err = rd.Trust(trustTip); err != nil {
+		return nil, fmt.Errorf("reading and folding %s: %w", hubrefs.TrustRef, err)
 	}
 	t := st.trust
 	c := t.Rules.Ceilings
-	ceil := hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}
+	rd = &policy.Reader{Objects: store, Cache: cache, Ceilings: hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}}
 	st.branch, _ = t.Rules.For(o.Target)
 	var states []*queue.State
 	for name, tip := range refs {
@@ -436,7 +438,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 		if o.QueueID != "" && id != o.QueueID {
 			continue
 		}
-		evs, err := hubrefs.ReadLog(store, tip, ceil)
+		evs, err := rd.Log(tip)
 		var q *queue.State
 		if err == nil {
 			q, err = queue.Fold(evs, t)
@@ -495,26 +497,22 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 		ok = true
 		return st, nil
 	}
-	var ids []string
+	prRefs := map[string]plumbing.Hash{}
 	for name := range refs {
 		if strings.HasPrefix(name, hubrefs.PRRefPrefix) {
-			ids = append(ids, strings.TrimPrefix(name, hubrefs.PRRefPrefix))
+			prRefs[name] = refs[name]
 		}
 		if strings.HasPrefix(name, prefix) {
 			st.branches[name] = refs[name]
 		}
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		evs, err := hubrefs.ReadLog(store, refs[hubrefs.PRRefPrefix+id], ceil)
-		var p *pr.State
-		if err == nil {
-			p, err = pr.Fold(evs, t)
-		}
-		if err != nil {
-			r.warn("skipped pull request " + id + ": " + err.Error())
+	for _, f := range rd.PRs(trustTip, t, prRefs) {
+		id := strings.TrimPrefix(f.Ref, hubrefs.PRRefPrefix)
+		if f.Err != nil {
+			r.warn("skipped pull request " + id + ": " + f.Err.Error())
 			continue
 		}
+		p := f.State
 		st.prs[id] = p
 		if p.State == pr.Open && p.Base == o.Target {
 			st.approved = append(st.approved, id)
