@@ -169,6 +169,10 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	}
 	s := &State{latest: map[string]*Recorded{}, bases: map[string]string{}}
 	rooted := false
+	// active is the set of pull requests with an active entry: Fold asks
+	// it once per event, and scanning Entries each time made folding n
+	// entries cost n² (docs/scale.md).
+	active := map[string]bool{}
 	for i, ev := range events {
 		bad := func(err error) error { return eventErr(ev, err) }
 		if i == 0 && len(ev.Parents) > 0 {
@@ -203,13 +207,14 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 			}
 			s.ID, s.Target, rooted = p.ID, p.Target, true
 		case *hubrefs.QueueEntered:
-			switch _, active := s.Active(p.PR); {
+			switch {
 			case s.Closed:
 				s.ignore(ev, "queue is closed")
-			case active:
+			case active[p.PR]:
 				s.ignore(ev, "pull request "+p.PR+" is already queued")
 			default:
 				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count})
+				active[p.PR] = true
 			}
 		case *hubrefs.QueueCandidate:
 			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch, Event: ev.ID, Seq: s.Count, Time: ev.Time}
@@ -217,12 +222,13 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 				s.bases[p.Step] = p.Parents[0]
 			}
 		case *hubrefs.QueueLeft:
-			i, active := s.Active(p.PR)
-			if !active {
+			if !active[p.PR] {
 				s.ignore(ev, "pull request "+p.PR+" is not queued")
 				continue
 			}
+			i, _ := s.Active(p.PR)
 			s.Entries = append(s.Entries[:i:i], s.Entries[i+1:]...)
+			delete(active, p.PR)
 			s.Left = append(s.Left, Left{PR: p.PR, Head: p.Head, Reason: p.Reason, Detail: p.Detail, Step: p.Step, Run: p.Run, Event: ev.ID})
 		case *hubrefs.QueueReset:
 			s.Resets = append(s.Resets, Reset{Tip: p.Tip, Detail: p.Detail, Event: ev.ID})
