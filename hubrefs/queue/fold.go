@@ -3,6 +3,8 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -173,6 +175,7 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	// it once per event, and scanning Entries each time made folding n
 	// entries cost n² (docs/scale.md).
 	active := map[string]bool{}
+	pre := prevalidate(events)
 	for i, ev := range events {
 		bad := func(err error) error { return eventErr(ev, err) }
 		if i == 0 && len(ev.Parents) > 0 {
@@ -185,7 +188,13 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 		}
 		s.Count++
 		s.Tip = ev.ID
-		payload, err := Validate(ev)
+		var payload any
+		var err error
+		if pre != nil {
+			payload, err = pre[i].p, pre[i].err
+		} else {
+			payload, err = Validate(ev)
+		}
 		if err != nil {
 			return nil, bad(err)
 		}
@@ -245,6 +254,42 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 		return nil, fmt.Errorf("%w: no queue.opened by a hub.queue holder among %d events", ErrNoRoot, len(events))
 	}
 	return s, nil
+}
+
+// validated is one event's Validate result, computed ahead of the fold.
+type validated struct {
+	p   any
+	err error
+}
+
+// parallelValidate is the log length from which Fold validates payloads on
+// all CPUs before folding them in order: decoding the payloads is most of a
+// long queue's fold (docs/scale.md).
+var parallelValidate = 512
+
+// prevalidate runs Validate on every event of a long log on GOMAXPROCS
+// goroutines; nil for a short one. Validate is pure, so the fold reports
+// exactly the error it would have met validating one event at a time.
+func prevalidate(events []hubrefs.Event) []validated {
+	workers := runtime.GOMAXPROCS(0)
+	if len(events) < parallelValidate || workers < 2 {
+		return nil
+	}
+	out := make([]validated, len(events))
+	var wg sync.WaitGroup
+	chunk := (len(events) + workers - 1) / workers
+	for lo := 0; lo < len(events); lo += chunk {
+		hi := min(lo+chunk, len(events))
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				out[i].p, out[i].err = Validate(events[i])
+			}
+		}(lo, hi)
+	}
+	wg.Wait()
+	return out
 }
 
 func (s *State) ignore(ev hubrefs.Event, why string) {
