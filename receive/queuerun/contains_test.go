@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -83,5 +84,44 @@ func TestContainsAgreesWithGit(t *testing.T) {
 	}
 	if yes <= len(ids) || yes == len(ids)*len(ids) {
 		t.Fatalf("%d of %d pairs related: the history tests nothing", yes, len(ids)*len(ids))
+	}
+}
+
+// TestAncestryMemo: answers saved for one tip are read back by the next
+// runner for that tip only; a damaged entry gives none.
+func TestAncestryMemo(t *testing.T) {
+	c := receive.NewDirCache(t.TempDir())
+	tip, other := plumbing.NewHash(strings.Repeat("a", 40)), plumbing.NewHash(strings.Repeat("b", 40))
+	revs := []plumbing.Hash{plumbing.NewHash(strings.Repeat("1", 40)), plumbing.NewHash(strings.Repeat("2", 40))}
+	r := &runner{anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}}
+	r.loadAncestry(c, tip)
+	r.anc[[2]plumbing.Hash{tip, revs[0]}] = true
+	r.anc[[2]plumbing.Hash{tip, revs[1]}] = false
+	r.anc[[2]plumbing.Hash{other, revs[0]}] = false
+	r.saveAncestry(c, tip)
+
+	r2 := &runner{anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}}
+	r2.loadAncestry(c, tip)
+	r2.loadAncestry(c, other)
+	want := map[[2]plumbing.Hash]bool{{tip, revs[0]}: true, {tip, revs[1]}: false}
+	if !reflect.DeepEqual(r2.anc, want) {
+		t.Fatalf("read back %v, want %v", r2.anc, want)
+	}
+	// The entry of tip copied under other's key is not read for other.
+	b, _ := c.Get(ancestryKey(tip))
+	c.Put(ancestryKey(other), b)
+	r3 := &runner{anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}}
+	r3.loadAncestry(c, other)
+	if len(r3.anc) != 0 {
+		t.Fatalf("answers for %s read as %s's: %v", tip, other, r3.anc)
+	}
+	// A damaged entry (a flag that is neither 0 nor 1) gives nothing.
+	bad := append([]byte(nil), b...)
+	bad[len(bad)-1] = 7
+	c.Put(ancestryKey(tip), bad)
+	r4 := &runner{anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}}
+	r4.loadAncestry(c, tip)
+	if len(r4.anc) != 0 {
+		t.Fatalf("a damaged entry gave %v", r4.anc)
 	}
 }

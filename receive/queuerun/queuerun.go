@@ -50,7 +50,9 @@
 package queuerun
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -171,7 +173,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.norm(); err != nil {
 		return rep, err
 	}
-	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, refusedLand: map[string]bool{}}
+	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}, refusedLand: map[string]bool{}}
 	if o.NoLock {
 		return rep, r.passes(ctx)
 	}
@@ -237,7 +239,8 @@ type runner struct {
 	o           Options
 	rep         *Report
 	anc         map[[2]plumbing.Hash]bool
-	refusedLand map[string]bool // landings (New) the hook refused in this pass
+	ancSaved    map[plumbing.Hash]int // per tip, the answers the cache holds
+	refusedLand map[string]bool       // landings (New) the hook refused in this pass
 	transport   int
 }
 
@@ -560,6 +563,9 @@ func (r *runner) plan(st *state) (queue.Plan, error) {
 		r.warn(fmt.Sprintf("--depth %d is over %s's queueDepth %d: using %d", depth, o.Target, b.QueueDepth, b.QueueDepth))
 		depth = b.QueueDepth
 	}
+	cache := receive.NewDirCache(o.GitDir)
+	r.loadAncestry(cache, st.target)
+	defer r.saveAncestry(cache, st.target)
 	plan, err := queue.PlanPass(queue.PlanInput{
 		Queue: st.q, PRs: st.prs, Trust: st.trust, Branch: st.branch, Tip: st.target,
 		Contains: r.containsIn(st.objs),
@@ -832,6 +838,76 @@ func (r *runner) containsIn(objs mergetree.Store) func(tip, rev plumbing.Hash) b
 		r.anc[k] = v
 		return v
 	}
+}
+
+// The planner asks, once per active entry and pass, whether the target's
+// tip contains the entry's head. The answers for one tip never change
+// (commit ids name their whole history), so a pass keeps them in the fold
+// cache under the tip, and an idle pass reads one file instead of walking
+// once per entry (docs/scale.md):
+//
+//	key:   the first 20 bytes of SHA-256("gitplus ancestry v1\n" + tip)
+//	entry: "gpan" 1 | tip (20) | per commit asked: id (20) | 0 or 1
+var ancestryMagic = []byte("gpan\x01")
+
+func ancestryKey(tip plumbing.Hash) plumbing.Hash {
+	sum := sha256.Sum256(append([]byte("gitplus ancestry v1\n"), tip[:]...))
+	var k plumbing.Hash
+	copy(k[:], sum[:])
+	return k
+}
+
+// loadAncestry adds to r.anc the answers the cache holds for tip; a damaged
+// entry, or one for another tip, adds nothing.
+func (r *runner) loadAncestry(c *receive.DirCache, tip plumbing.Hash) {
+	if _, done := r.ancSaved[tip]; done {
+		return
+	}
+	r.ancSaved[tip] = 0
+	b, ok := c.Get(ancestryKey(tip))
+	if !ok || !bytes.HasPrefix(b, ancestryMagic) || len(b) < len(ancestryMagic)+20 {
+		return
+	}
+	b = b[len(ancestryMagic):]
+	if plumbing.Hash(b[:20]) != tip || (len(b)-20)%21 != 0 {
+		return
+	}
+	got := map[plumbing.Hash]bool{}
+	for b = b[20:]; len(b) > 0; b = b[21:] {
+		if b[20] > 1 {
+			return
+		}
+		got[plumbing.Hash(b[:20])] = b[20] == 1
+	}
+	for rev, v := range got {
+		r.anc[[2]plumbing.Hash{tip, rev}] = v
+	}
+	r.ancSaved[tip] = len(got)
+}
+
+// saveAncestry writes the answers known for tip, when there are more than
+// the cache held.
+func (r *runner) saveAncestry(c *receive.DirCache, tip plumbing.Hash) {
+	var revs []plumbing.Hash
+	for k := range r.anc {
+		if k[0] == tip {
+			revs = append(revs, k[1])
+		}
+	}
+	if len(revs) == 0 || len(revs) == r.ancSaved[tip] {
+		return
+	}
+	sort.Slice(revs, func(i, j int) bool { return bytes.Compare(revs[i][:], revs[j][:]) < 0 })
+	b := append(append([]byte(nil), ancestryMagic...), tip[:]...)
+	for _, rev := range revs {
+		v := byte(0)
+		if r.anc[[2]plumbing.Hash{tip, rev}] {
+			v = 1
+		}
+		b = append(append(b, rev[:]...), v)
+	}
+	c.Put(ancestryKey(tip), b)
+	r.ancSaved[tip] = len(revs)
 }
 
 // contains reports whether rev is tip or an ancestor of it, asking git.
