@@ -71,8 +71,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b == 0) b = 1; printf "%.1f", a/b}
 cell() { set -- $1; echo "$1 ms ($2)"; }
 
 echo "Wall ms (CPU ms, user+sys); ratios are of wall times, then of CPU times."
-printf '| open PRs | for-each-ref | pr list (cold) | first pass | idle pass | pr list | write (open+review+enter) | pr list / fer | idle / fer |\n'
-printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| open PRs | for-each-ref | pr list (cold) | first pass | idle pass | pr list | write (open+review+enter) | 3 git pushes, no hooks | pr list / fer | idle / fer |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for n in $sizes; do
 	bare="$work/r$n.git"
 	src="$work/src$n"
@@ -114,12 +114,24 @@ for n in $sizes; do
 		ws+=("$w") cs+=("$c")
 	done
 	write="$(med "${ws[@]}") $(med "${cs[@]}")"
+	# What git alone costs for three such pushes (hooks off), N refs here.
+	ws=() cs=()
+	for ((i = 0; i < reps; i++)); do
+		: >"$work/tg"
+		for k in 1 2 3; do
+			c=$(git commit-tree -p main -m "plain $i $k" "$(git rev-parse main^{tree})")
+			/usr/bin/time -f '%e %U %S' -a -o "$work/tg" git -c core.hooksPath=/nonexistent push -q . "$c:refs/plain/$i-$k" >/dev/null 2>&1
+		done
+		read -r w c < <(awk '{w += $1; c += $2 + $3} END {print w*1000, c*1000}' "$work/tg")
+		ws+=("$w") cs+=("$c")
+	done
+	gitpush="$(med "${ws[@]}") $(med "${cs[@]}")"
 	cd - >/dev/null
 	set -- $fer; fw=$1 fc=$2
 	set -- $list2; lw=$1 lc=$2
 	set -- $idle; iw=$1 ic=$2
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s |\n' "$n" "$(cell "$fer")" "$(cell "$list")" "$(cell "$first")" \
-		"$(cell "$idle")" "$(cell "$list2")" "$(cell "$write")" \
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s |\n' "$n" "$(cell "$fer")" "$(cell "$list")" "$(cell "$first")" \
+		"$(cell "$idle")" "$(cell "$list2")" "$(cell "$write")" "$(cell "$gitpush")" \
 		"$(ratio "$lw" "$fw")" "$(ratio "$lc" "$fc")" "$(ratio "$iw" "$fw")" "$(ratio "$ic" "$fc")"
 	rm -rf "$bare"
 done
