@@ -407,3 +407,15 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// BenchmarkReadFold10k is the cold read + fold of the 10,000-event pull
+// request alone, for profiles (-cpuprofile): one iteration = one readFold.
+func BenchmarkReadFold10k(b *testing.B) {
+	f := sized(b, 10000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := f.readFold(false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

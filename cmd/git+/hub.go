@@ -40,6 +40,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -333,15 +334,19 @@ func (h *hubRepo) trust() (*trust.State, error) {
 	if tip.IsZero() {
 		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", h.where(), hubrefs.TrustRef)
 	}
-	evs, err := hubrefs.ReadLog(h.objs, tip, trustCeilings)
+	st, err := h.reader(trustCeilings).Trust(tip)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s in %s: %w", hubrefs.TrustRef, h.GitDir, err)
-	}
-	st, err := trust.Fold(evs)
-	if err != nil {
-		return nil, fmt.Errorf("folding %s in %s: %w", hubrefs.TrustRef, h.GitDir, err)
+		return nil, fmt.Errorf("reading and folding %s in %s: %w", hubrefs.TrustRef, h.GitDir, err)
 	}
 	return st, nil
+}
+
+// reader reads hub logs and folds through the repository's fold cache,
+// which the hook fills as it accepts pushes: a warm read verifies no
+// signature again (docs/scale.md). Logs not in the cache are read from the
+// objects within c, verified, and stored.
+func (h *hubRepo) reader(c hubrefs.Ceilings) *policy.Reader {
+	return &policy.Reader{Objects: h.objs, Cache: receive.NewDirCache(h.GitDir), Ceilings: c}
 }
 
 func (h *hubRepo) where() string {
@@ -370,7 +375,7 @@ func (h *hubRepo) prState(id string, t *trust.State) (*pr.State, []hubrefs.Event
 	if tip.IsZero() {
 		return nil, nil, fmt.Errorf("no pull request %s in %s (no %s; see `git+ pr list --all`)", id, h.where(), ref)
 	}
-	evs, err := hubrefs.ReadLog(h.objs, tip, eventCeilings(t))
+	evs, err := h.reader(eventCeilings(t)).Log(tip)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s in %s: %w", ref, h.GitDir, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive"
 )
 
 func init() {
@@ -666,20 +667,21 @@ func prList(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	ids, err := h.prIDs()
+	// Every pull request ref, each folded from the fold cache's pull
+	// request view when its ref has not moved (docs/scale.md).
+	refs, err := receive.ReadRefsUnder(h.GitDir, []string{hubrefs.PRRefPrefix}, nil)
 	if err != nil {
-		return fail(1, err)
+		return fail(1, fmt.Errorf("listing refs in %s: %w", h.GitDir, err))
 	}
 	out := []prJSON{}
-	for _, id := range ids {
-		st, evs, err := h.prState(id, t)
-		if err != nil {
-			return fail(1, err)
+	for _, f := range h.reader(eventCeilings(t)).PRs(t.Tip, t, refs) {
+		if f.Err != nil {
+			return fail(1, fmt.Errorf("reading %s in %s: %w", f.Ref, h.GitDir, f.Err))
 		}
-		if st.State != pr.Open && !c.Bool("all") {
+		if f.State.State != pr.Open && !c.Bool("all") {
 			continue
 		}
-		out = append(out, prToJSON(st, len(evs)))
+		out = append(out, prToJSON(f.State, f.Events))
 	}
 	if wantJSON(c) {
 		return printJSON(c, out)

@@ -132,7 +132,7 @@ func (h *hubRepo) queueLog(id string, t *trust.State) (*queueLog, error) {
 	if tip.IsZero() {
 		return nil, fmt.Errorf("no queue %s in %s (no %s; see `git+ queue list`)", id, h.where(), ref)
 	}
-	evs, err := hubrefs.ReadLog(h.objs, tip, eventCeilings(t))
+	evs, err := h.reader(eventCeilings(t)).Log(tip)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s in %s: %w", ref, h.GitDir, err)
 	}

@@ -3,8 +3,10 @@ package pr
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -93,25 +95,74 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	if len(events) == 0 {
 		return nil, fmt.Errorf("%w: no events", ErrOrder)
 	}
+	pre := predecode(events, t.RepoID)
 	var s *State
-	for _, ev := range events {
+	for i, ev := range events {
+		var d *decoded
+		if pre != nil {
+			d = &pre[i]
+		}
 		if s == nil {
 			if len(ev.Parents) > 0 || ev.Type != hubrefs.TypePROpened {
 				return nil, eventErr(ev, fmt.Errorf("%w: the root of a pull request ref must be pr.opened without parents", ErrOrder))
 			}
-			p, err := decode(ev, t.RepoID)
+			p, err := decodeOnce(ev, t.RepoID, d)
 			if err != nil {
 				return nil, eventErr(ev, err)
 			}
 			s = open(ev, p)
 			continue
 		}
-		if err := s.apply(ev, t.RepoID); err != nil {
+		if err := s.applyDecoded(ev, t.RepoID, d); err != nil {
 			return nil, err
 		}
 	}
 	s.Rejudge(t)
 	return s, nil
+}
+
+// decoded is one event's payload decoded ahead of the fold.
+type decoded struct {
+	p   payload
+	err error
+}
+
+// parallelDecode is the log length from which Fold decodes payloads on all
+// CPUs before applying them in order: decoding (strict JSON) is most of a
+// long fold's cost, and each payload decodes alone (docs/scale.md).
+var parallelDecode = 512
+
+// predecode decodes every payload of a long log on GOMAXPROCS goroutines;
+// nil for a short one. Decoding is pure, so the fold that applies the
+// results in order reports exactly the error it would have met.
+func predecode(events []hubrefs.Event, repoID string) []decoded {
+	workers := runtime.GOMAXPROCS(0)
+	if len(events) < parallelDecode || workers < 2 {
+		return nil
+	}
+	out := make([]decoded, len(events))
+	var wg sync.WaitGroup
+	chunk := (len(events) + workers - 1) / workers
+	for lo := 0; lo < len(events); lo += chunk {
+		hi := min(lo+chunk, len(events))
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				out[i].p, out[i].err = decode(events[i], repoID)
+			}
+		}(lo, hi)
+	}
+	wg.Wait()
+	return out
+}
+
+// decodeOnce is d's result when the payload was decoded ahead, else decode.
+func decodeOnce(ev hubrefs.Event, repoID string, d *decoded) (payload, error) {
+	if d != nil {
+		return d.p, d.err
+	}
+	return decode(ev, repoID)
 }
 
 func open(ev hubrefs.Event, p payload) *State {
@@ -141,6 +192,11 @@ func (s *State) Apply(ev hubrefs.Event, t *trust.State) error {
 }
 
 func (s *State) apply(ev hubrefs.Event, repoID string) error {
+	return s.applyDecoded(ev, repoID, nil)
+}
+
+// applyDecoded is apply with ev's payload decoded ahead when d is not nil.
+func (s *State) applyDecoded(ev hubrefs.Event, repoID string, d *decoded) error {
 	if s.seen[ev.ID] {
 		return eventErr(ev, fmt.Errorf("%w: event folded twice", ErrOrder))
 	}
@@ -153,7 +209,7 @@ func (s *State) apply(ev hubrefs.Event, repoID string) error {
 	if ev.Type == hubrefs.TypePROpened {
 		return eventErr(ev, fmt.Errorf("%w: pr.opened is only the root", ErrOrder))
 	}
-	p, err := decode(ev, repoID)
+	p, err := decodeOnce(ev, repoID, d)
 	if err != nil {
 		return eventErr(ev, err)
 	}

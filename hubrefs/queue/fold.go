@@ -3,7 +3,9 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -189,6 +191,11 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	}
 	s := &State{latest: map[string]*Recorded{}, bases: map[string]string{}, marks: map[string]int{}}
 	rooted := false
+	// active is the set of pull requests with an active entry: Fold asks
+	// it once per event, and scanning Entries each time made folding n
+	// entries cost n² (docs/scale.md).
+	active := map[string]bool{}
+	pre := prevalidate(events)
 	for i, ev := range events {
 		bad := func(err error) error { return eventErr(ev, err) }
 		if i == 0 && len(ev.Parents) > 0 {
@@ -201,7 +208,13 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 		}
 		s.Count++
 		s.Tip = ev.ID
-		payload, err := Validate(ev)
+		var payload any
+		var err error
+		if pre != nil {
+			payload, err = pre[i].p, pre[i].err
+		} else {
+			payload, err = Validate(ev)
+		}
 		if err != nil {
 			return nil, bad(err)
 		}
@@ -224,19 +237,27 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 			s.ID, s.Target, rooted = p.ID, p.Target, true
 		case *hubrefs.QueueEntered:
 			prio := priority(p.Priority)
-			switch i, active := s.Active(p.PR); {
+			switch {
 			case s.Closed:
 				s.ignore(ev, "queue is closed")
-			case active && s.Entries[i].Head == p.Head && s.Entries[i].Base == p.BaseRef && s.Entries[i].Priority != prio:
-				// A change of priority: the entry keeps its episode
-				// (EnteredAt, Seq) and moves to its new class.
-				s.Entries[i].Priority = prio
-				s.order()
-			case active:
-				s.ignore(ev, "pull request "+p.PR+" is already queued (priority "+s.Entries[i].Priority+")")
+			case active[p.PR]:
+				i, _ := s.Active(p.PR)
+				if s.Entries[i].Head == p.Head && s.Entries[i].Base == p.BaseRef && s.Entries[i].Priority != prio {
+					// A change of priority: the entry keeps its episode
+					// (EnteredAt, Seq) and moves to its new class.
+					s.Entries[i].Priority = prio
+					s.order()
+				} else {
+					s.ignore(ev, "pull request "+p.PR+" is already queued (priority "+s.Entries[i].Priority+")")
+				}
 			default:
 				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count, Priority: prio})
-				s.order()
+				active[p.PR] = true
+				if prio == PriorityHigh {
+					// A normal entry appended last is already in order
+					// (highest Seq); a high one moves ahead of the normals.
+					s.order()
+				}
 			}
 		case *hubrefs.QueueCandidate:
 			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
@@ -250,12 +271,13 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 				s.bases[p.Step] = p.Parents[0]
 			}
 		case *hubrefs.QueueLeft:
-			i, active := s.Active(p.PR)
-			if !active {
+			if !active[p.PR] {
 				s.ignore(ev, "pull request "+p.PR+" is not queued")
 				continue
 			}
+			i, _ := s.Active(p.PR)
 			s.Entries = append(s.Entries[:i:i], s.Entries[i+1:]...)
+			delete(active, p.PR)
 			s.Left = append(s.Left, Left{PR: p.PR, Head: p.Head, Reason: p.Reason, Detail: p.Detail, Step: p.Step, Run: p.Run, Event: ev.ID})
 		case *hubrefs.QueueReset:
 			s.Resets = append(s.Resets, Reset{Tip: p.Tip, Detail: p.Detail, Event: ev.ID})
@@ -292,6 +314,42 @@ func (s *State) order() {
 		}
 		return a.Seq < b.Seq
 	})
+}
+
+// validated is one event's Validate result, computed ahead of the fold.
+type validated struct {
+	p   any
+	err error
+}
+
+// parallelValidate is the log length from which Fold validates payloads on
+// all CPUs before folding them in order: decoding the payloads is most of a
+// long queue's fold (docs/scale.md).
+var parallelValidate = 512
+
+// prevalidate runs Validate on every event of a long log on GOMAXPROCS
+// goroutines; nil for a short one. Validate is pure, so the fold reports
+// exactly the error it would have met validating one event at a time.
+func prevalidate(events []hubrefs.Event) []validated {
+	workers := runtime.GOMAXPROCS(0)
+	if len(events) < parallelValidate || workers < 2 {
+		return nil
+	}
+	out := make([]validated, len(events))
+	var wg sync.WaitGroup
+	chunk := (len(events) + workers - 1) / workers
+	for lo := 0; lo < len(events); lo += chunk {
+		hi := min(lo+chunk, len(events))
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				out[i].p, out[i].err = Validate(events[i])
+			}
+		}(lo, hi)
+	}
+	wg.Wait()
+	return out
 }
 
 func (s *State) ignore(ev hubrefs.Event, why string) {

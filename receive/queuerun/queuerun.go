@@ -50,7 +50,9 @@
 package queuerun
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -70,6 +72,8 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -169,7 +173,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.norm(); err != nil {
 		return rep, err
 	}
-	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, refusedLand: map[string]bool{}}
+	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}, refusedLand: map[string]bool{}}
 	if o.NoLock {
 		return rep, r.passes(ctx)
 	}
@@ -235,7 +239,8 @@ type runner struct {
 	o           Options
 	rep         *Report
 	anc         map[[2]plumbing.Hash]bool
-	refusedLand map[string]bool // landings (New) the hook refused in this pass
+	ancSaved    map[plumbing.Hash]int // per tip, the answers the cache holds
+	refusedLand map[string]bool       // landings (New) the hook refused in this pass
 	transport   int
 }
 
@@ -415,16 +420,17 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 	if trustTip.IsZero() {
 		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", o.GitDir, hubrefs.TrustRef)
 	}
-	tevs, err := hubrefs.ReadLog(store, trustTip, hubrefs.Ceilings{EventsPerRef: 1 << 20, EventBytes: 16 << 20, Parents: 64})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", hubrefs.TrustRef, err)
-	}
-	if st.trust, err = trust.Fold(tevs); err != nil {
-		return nil, fmt.Errorf("folding %s: %w", hubrefs.TrustRef, err)
+	// Logs, the trust state and the pull requests are read through the
+	// fold cache the hook fills: a pass reads what changed since the last
+	// one, not every signed event again (docs/scale.md).
+	cache := receive.NewDirCache(o.GitDir)
+	rd := &policy.Reader{Objects: store, Cache: cache, Ceilings: hubrefs.Ceilings{EventsPerRef: 1 << 20, EventBytes: 16 << 20, Parents: 64}}
+	if st.trust, err = rd.Trust(trustTip); err != nil {
+		return nil, fmt.Errorf("reading and folding %s: %w", hubrefs.TrustRef, err)
 	}
 	t := st.trust
 	c := t.Rules.Ceilings
-	ceil := hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}
+	rd = &policy.Reader{Objects: store, Cache: cache, Ceilings: hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}}
 	st.branch, _ = t.Rules.For(o.Target)
 	var states []*queue.State
 	for name, tip := range refs {
@@ -435,7 +441,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 		if o.QueueID != "" && id != o.QueueID {
 			continue
 		}
-		evs, err := hubrefs.ReadLog(store, tip, ceil)
+		evs, err := rd.Log(tip)
 		var q *queue.State
 		if err == nil {
 			q, err = queue.Fold(evs, t)
@@ -494,26 +500,22 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 		ok = true
 		return st, nil
 	}
-	var ids []string
+	prRefs := map[string]plumbing.Hash{}
 	for name := range refs {
 		if strings.HasPrefix(name, hubrefs.PRRefPrefix) {
-			ids = append(ids, strings.TrimPrefix(name, hubrefs.PRRefPrefix))
+			prRefs[name] = refs[name]
 		}
 		if strings.HasPrefix(name, prefix) {
 			st.branches[name] = refs[name]
 		}
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		evs, err := hubrefs.ReadLog(store, refs[hubrefs.PRRefPrefix+id], ceil)
-		var p *pr.State
-		if err == nil {
-			p, err = pr.Fold(evs, t)
-		}
-		if err != nil {
-			r.warn("skipped pull request " + id + ": " + err.Error())
+	for _, f := range rd.PRs(trustTip, t, prRefs) {
+		id := strings.TrimPrefix(f.Ref, hubrefs.PRRefPrefix)
+		if f.Err != nil {
+			r.warn("skipped pull request " + id + ": " + f.Err.Error())
 			continue
 		}
+		p := f.State
 		st.prs[id] = p
 		if p.State == pr.Open && p.Base == o.Target {
 			st.approved = append(st.approved, id)
@@ -561,9 +563,12 @@ func (r *runner) plan(st *state) (queue.Plan, error) {
 		r.warn(fmt.Sprintf("--depth %d is over %s's queueDepth %d: using %d", depth, o.Target, b.QueueDepth, b.QueueDepth))
 		depth = b.QueueDepth
 	}
+	cache := receive.NewDirCache(o.GitDir)
+	r.loadAncestry(cache, st.target)
+	defer r.saveAncestry(cache, st.target)
 	plan, err := queue.PlanPass(queue.PlanInput{
 		Queue: st.q, PRs: st.prs, Trust: st.trust, Branch: st.branch, Tip: st.target,
-		Contains: r.contains,
+		Contains: r.containsIn(st.objs),
 		Merge: func(parent, head plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
 			step, conflicts, err := queue.BuildCandidate(st.objs, st.objs, parent, head, prID, o.Target, titles[prID])
 			if err != nil {
@@ -805,20 +810,115 @@ func (r *runner) needsReset(st *state, plan *queue.Plan) bool {
 	return false
 }
 
-// contains reports whether rev is tip or an ancestor of it.
+// containsIn reports whether rev is tip or an ancestor of it, from the
+// objects in objs: a merge-base walk in process (mergetree.MergeBasesCached,
+// exact whatever the committer dates), which stops at the common ancestors
+// instead of walking the whole history, and costs no process per entry (the
+// planner asks once per active entry: docs/scale.md). Should a commit be
+// unreadable here, git decides, as before.
+func (r *runner) containsIn(objs mergetree.Store) func(tip, rev plumbing.Hash) bool {
+	mc := mergetree.NewCache()
+	return func(tip, rev plumbing.Hash) bool {
+		if tip == rev {
+			return true
+		}
+		k := [2]plumbing.Hash{tip, rev}
+		if v, ok := r.anc[k]; ok {
+			return v
+		}
+		bases, err := mergetree.MergeBasesCached(objs, rev, tip, mc)
+		var v bool
+		switch {
+		case err == nil:
+			v = len(bases) == 1 && bases[0] == rev
+		case errors.Is(err, mergetree.ErrUnrelated):
+			v = false
+		default:
+			v = r.contains(tip, rev)
+		}
+		r.anc[k] = v
+		return v
+	}
+}
+
+// The planner asks, once per active entry and pass, whether the target's
+// tip contains the entry's head. The answers for one tip never change
+// (commit ids name their whole history), so a pass keeps them in the fold
+// cache under the tip, and an idle pass reads one file instead of walking
+// once per entry (docs/scale.md):
+//
+//	key:   the first 20 bytes of SHA-256("gitplus ancestry v1\n" + tip)
+//	entry: "gpan" 1 | tip (20) | per commit asked: id (20) | 0 or 1
+var ancestryMagic = []byte("gpan\x01")
+
+func ancestryKey(tip plumbing.Hash) plumbing.Hash {
+	sum := sha256.Sum256(append([]byte("gitplus ancestry v1\n"), tip[:]...))
+	var k plumbing.Hash
+	copy(k[:], sum[:])
+	return k
+}
+
+// loadAncestry adds to r.anc the answers the cache holds for tip; a damaged
+// entry, or one for another tip, adds nothing.
+func (r *runner) loadAncestry(c *receive.DirCache, tip plumbing.Hash) {
+	if _, done := r.ancSaved[tip]; done {
+		return
+	}
+	r.ancSaved[tip] = 0
+	b, ok := c.Get(ancestryKey(tip))
+	if !ok || !bytes.HasPrefix(b, ancestryMagic) || len(b) < len(ancestryMagic)+20 {
+		return
+	}
+	b = b[len(ancestryMagic):]
+	if plumbing.Hash(b[:20]) != tip || (len(b)-20)%21 != 0 {
+		return
+	}
+	got := map[plumbing.Hash]bool{}
+	for b = b[20:]; len(b) > 0; b = b[21:] {
+		if b[20] > 1 {
+			return
+		}
+		got[plumbing.Hash(b[:20])] = b[20] == 1
+	}
+	for rev, v := range got {
+		r.anc[[2]plumbing.Hash{tip, rev}] = v
+	}
+	r.ancSaved[tip] = len(got)
+}
+
+// saveAncestry writes the answers known for tip, when there are more than
+// the cache held.
+func (r *runner) saveAncestry(c *receive.DirCache, tip plumbing.Hash) {
+	var revs []plumbing.Hash
+	for k := range r.anc {
+		if k[0] == tip {
+			revs = append(revs, k[1])
+		}
+	}
+	if len(revs) == 0 || len(revs) == r.ancSaved[tip] {
+		return
+	}
+	sort.Slice(revs, func(i, j int) bool { return bytes.Compare(revs[i][:], revs[j][:]) < 0 })
+	b := append(append([]byte(nil), ancestryMagic...), tip[:]...)
+	for _, rev := range revs {
+		v := byte(0)
+		if r.anc[[2]plumbing.Hash{tip, rev}] {
+			v = 1
+		}
+		b = append(append(b, rev[:]...), v)
+	}
+	c.Put(ancestryKey(tip), b)
+	r.ancSaved[tip] = len(revs)
+}
+
+// contains reports whether rev is tip or an ancestor of it, asking git.
 func (r *runner) contains(tip, rev plumbing.Hash) bool {
 	if tip == rev {
 		return true
 	}
-	k := [2]plumbing.Hash{tip, rev}
-	if v, ok := r.anc[k]; ok {
-		return v
-	}
 	cmd := exec.Command("git", "--git-dir="+r.o.GitDir, "merge-base", "--is-ancestor", rev.String(), tip.String())
 	cmd.Env = r.env()
-	v := cmd.Run() == nil
-	r.anc[k] = v
-	return v
+	return cmd.Run() == nil
 }
 
 // onlyMoved reports whether every hook line is a [ref-moved] refusal: the
