@@ -228,6 +228,13 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	if runErr == nil && allOK {
 		return res, nil
 	}
+	if len(refused) > 0 && o.Sign != nil && onlyCertReplay(res.HookLines) {
+		// Two identical signed pushes in the same second (two runners
+		// racing on one plan) make byte-identical certificates: the hook
+		// takes the second for a replay. The first one's CAS decides; this
+		// one re-reads like any stale push.
+		return res, fmt.Errorf("push to %s: an identical signed push went first: fetch and try again: %w", o.Remote, ErrPushStale)
+	}
 	if len(refused) > 0 {
 		return res, &PushRefusedError{Refs: refs, Status: refusedStatus, Lines: res.HookLines}
 	}
@@ -250,6 +257,17 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 		msg = runErr.Error()
 	}
 	return res, fmt.Errorf("git push to %s: %s: %s: %w", o.Remote, strings.Join(detail, "; "), msg, ErrPushFailed)
+}
+
+// onlyCertReplay reports whether every hook line refuses for a certificate
+// used before (receive/pusher.go).
+func onlyCertReplay(lines []string) bool {
+	for _, l := range lines {
+		if !strings.Contains(l, "["+CodePushCertNonce+"] this push certificate was used before") {
+			return false
+		}
+	}
+	return len(lines) > 0
 }
 
 // isStaleStatus recognises git's reports of a compare-and-swap that lost.

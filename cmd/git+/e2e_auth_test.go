@@ -30,6 +30,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	t.Helper()
 	w := newE2E(t, map[string][]string{"dev": {"source.push"}, "rev": {"hub.review"}, "tagger": {"source.tag"}}, "out")
 	a := &authWorld{e2e: w, root: filepath.Dir(w.origin)}
+	w.signPushes(w.work, "") // each push here chooses its own identity
 	hostKey := filepath.Join(t.TempDir(), "host_key")
 	a.s = startServe(t, w.bin, w.env, a.root, "--ssh", "127.0.0.1:0", "--host-key", hostKey)
 	pub, err := os.ReadFile(hostKey + ".pub")

@@ -27,6 +27,7 @@ func cliSetup(t *testing.T, e *hubEnv) (bare, clone string) {
 	e.ok(root, "admin", "init", bare)
 	clone = filepath.Join(root, "clone")
 	fixtures.Git(t, root, "init", "-q", "-b", "main", clone)
+	signClone(t, clone, e.keys["admin"].Path, e.bin) // git+ init requires a known pusher
 	writeCommit(t, clone, "base.txt", "base\n", "base")
 	fixtures.Git(t, clone, "remote", "add", "origin", bare)
 	fixtures.Git(t, clone, "push", "-q", "-u", "origin", "main") // before any rule protects main

@@ -90,12 +90,21 @@ func newE2E(t *testing.T, members map[string][]string, extraKeys ...string) *e2e
 func (w *e2e) signPushes(dir, key string) {
 	w.t.Helper()
 	if key == "" {
-		w.gitRun(dir, "", nil, "config", "--unset", "push.gpgSign")
+		for _, k := range []string{"push.gpgSign", "gpg.ssh.program", "user.signingKey", "gpg.format"} {
+			w.gitRun(dir, "", nil, "config", "--unset", k)
+		}
 		return
 	}
-	for _, kv := range [][2]string{{"gpg.format", "ssh"}, {"user.signingKey", w.keys[key].Path},
-		{"gpg.ssh.program", w.bin}, {"push.gpgSign", "if-asked"}} {
-		w.git(dir, "config", kv[0], kv[1])
+	signClone(w.t, dir, w.keys[key].Path, w.bin)
+}
+
+// signClone configures the clone at dir to sign its pushes (if asked) with
+// the private key file keyPath, git+ (bin) signing.
+func signClone(t testing.TB, dir, keyPath, bin string) {
+	t.Helper()
+	for _, kv := range [][2]string{{"gpg.format", "ssh"}, {"user.signingKey", keyPath},
+		{"gpg.ssh.program", bin}, {"push.gpgSign", "if-asked"}} {
+		fixtures.Git(t, dir, "config", kv[0], kv[1])
 	}
 }
 

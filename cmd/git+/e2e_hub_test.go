@@ -87,6 +87,7 @@ func hubSetup(t *testing.T, e *hubEnv, viaClone bool) (bare, dir, work string) {
 
 	work = filepath.Join(root, "work")
 	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	signClone(t, work, e.keys["admin"].Path, e.bin) // git+ init requires a known pusher
 	fixtures.Git(t, work, "commit", "-q", "--allow-empty", "-m", "base")
 	fixtures.Git(t, work, "push", "-q", bare, "main")
 	fixtures.Git(t, work, "checkout", "-q", "-b", "feat")
