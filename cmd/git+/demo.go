@@ -408,7 +408,7 @@ func (w *demoWorld) run() error {
 	}
 	w.say("           created the bare repository, its signed trust root (RepoID %s) and the receive hooks", demoLast(out))
 
-	w.step("2. Seed main (no rules yet, so main is not protected)")
+	w.step("2. Seed main (main is not protected yet; the push is signed)")
 	files := map[string]string{"README.md": demoReadme, "calc.sh": demoCalc, "test.sh": demoTest}
 	if _, err := w.git(w.root, "clone", "-q", w.bare, w.work); err != nil {
 		return err

@@ -282,4 +282,8 @@ func TestServeAdopt(t *testing.T) {
 	if _, errs, err := w.gitRun(root, "", nil, "ls-remote", s.URL+"/plain.git"); err != nil {
 		t.Fatalf("the adopted repository is not served: %v\n%s", err, errs)
 	}
+	// Adopted means made by git+: a known pusher is required by path too.
+	if out := w.mustGP("", root, "", "--repo", plain, "rules", "show", "--json"); !strings.Contains(out, `"requireKnownPusher": true`) {
+		t.Fatalf("the adopted repository's rules:\n%s", out)
+	}
 }
