@@ -77,8 +77,10 @@ func TestCLIPullRequests(t *testing.T) {
 		t.Fatalf("a refused pr open changed the remote:\n%s\n---\n%s", before, after)
 	}
 
-	// --push pushes it to its source branch; --head defaults to the current
-	// branch; --json reports the event and both refs moved.
+	// --push pushes it to its source branch (signed with dev's key, which
+	// needs source.push); --head defaults to the current branch; --json
+	// reports the event and both refs moved.
+	e.ok(bare, "admin", "member", "change", "dev", "--cap", "hub.pr", "--cap", "source.push")
 	var opened writerJSON
 	out := e.ok(clone, "dev", "pr", "open", "--base", "main", "--title", "Add f", "--body", "why:\nbecause", "--push", "--json")
 	if err := json.Unmarshal([]byte(out), &opened); err != nil {
