@@ -166,6 +166,7 @@ func TestCLIPullRequests(t *testing.T) {
 	// pr checkout in a fresh clone that has never seen the branch.
 	other := filepath.Join(t.TempDir(), "other")
 	fixtures.Git(t, filepath.Dir(other), "clone", "-q", bare, other)
+	signClone(t, other, e.keys["admin"].Path, e.bin)
 	fixtures.Git(t, other, "push", "-q", "origin", "--delete", "feat") // only the event names the head now
 	fixtures.Git(t, bare, "config", "uploadpack.allowAnySHA1InWant", "true")
 	out = e.ok(other, "", "pr", "checkout", short)
