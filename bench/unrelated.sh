@@ -26,7 +26,7 @@ export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
 mkdir -p "$HOME"
 ssh-keygen -q -t ed25519 -N '' -f "$T/admin" -C admin
-"$T/git+" --key "$T/admin" init --admin admin "$T/r.git" >/dev/null
+"$T/git+" --key "$T/admin" init --open --admin admin "$T/r.git" >/dev/null
 git init -q "$T/w"
 git -C "$T/w" commit -q --allow-empty -m root
 git -C "$T/w" push -q "$T/r.git" HEAD:refs/heads/main

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 )
 
 // CertNonceSlop is the receive.certNonceSlop Install sets when none is set:
@@ -25,6 +26,16 @@ func configurePushCerts(dir string) error {
 		}
 		if out, err := git(dir, "config", "receive.certNonceSeed", hex.EncodeToString(b[:])); err != nil {
 			return fmt.Errorf("setting receive.certNonceSeed in %s: %v: %s: %w", dir, err, out, ErrInstall)
+		}
+	}
+	// receive-pack checks an SSH-signed certificate itself too, and without
+	// gpg.ssh.allowedSignersFile prints an error line to the pusher of a
+	// push that then succeeds. The hook does the real verification against
+	// the trust log; an empty allowed-signers file keeps receive-pack quiet
+	// (docs/serving.md "Signed pushes").
+	if out, err := git(dir, "config", "--get", "gpg.ssh.allowedSignersFile"); err != nil || out == "" {
+		if out, err := git(dir, "config", "gpg.ssh.allowedSignersFile", os.DevNull); err != nil {
+			return fmt.Errorf("setting gpg.ssh.allowedSignersFile in %s: %v: %s: %w", dir, err, out, ErrInstall)
 		}
 	}
 	if out, err := git(dir, "config", "--get", "receive.certNonceSlop"); err != nil || out == "" {

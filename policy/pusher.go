@@ -15,7 +15,9 @@ package policy
 //     key is a current member's: tags (refs/tags/*) need source.tag; a
 //     protected branch needs source.push or hub.queue (the capabilities
 //     that may record pr.merged) on top of its content rules, which still
-//     apply in full; every other ref needs source.push.
+//     apply in full; a queue candidate branch (refs/heads/queue/..., which
+//     only the merge queue runner writes) needs hub.queue or source.push;
+//     every other ref needs source.push.
 //   - Hub refs are governed by their events' own signatures, never by who
 //     carried them.
 //   - The member is looked up in the trust state current at the push, so
@@ -25,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
@@ -75,7 +78,7 @@ func (j *judge) pusher(u Update) error {
 	need := []string{trust.CapSourcePush}
 	if strings.HasPrefix(u.Ref, "refs/tags/") {
 		need = []string{trust.CapSourceTag}
-	} else if _, protected := j.rules.For(u.Ref); protected {
+	} else if _, protected := j.rules.For(u.Ref); protected || strings.HasPrefix(u.Ref, queue.BranchPrefix) {
 		need = []string{trust.CapSourcePush, trust.CapQueue}
 	}
 	for _, c := range need {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
 )
 
@@ -37,6 +38,9 @@ func TestPusher(t *testing.T) {
 	}
 	tag := func(w *world) Update { return Update{Ref: "refs/tags/v1", New: w.c0} }
 	ffMain := func(w *world) Update { return Update{Ref: main, Old: w.c0, New: w.commit(w.c0, "m", "main\n")} }
+	candidate := func(w *world) Update {
+		return Update{Ref: queue.BranchPrefix + "main/0190f000-0000-7000-8000-000000000000", New: w.commit(w.c0, "q", "candidate\n")}
+	}
 	hubEvent := func(w *world) Update {
 		old := w.refs[hubrefs.TrustRef]
 		id := w.eventOn([]plumbing.Hash{old}, "admin", w.memberAdded("mallory", "hub.pr"))
@@ -61,6 +65,11 @@ func TestPusher(t *testing.T) {
 		{"protected fast-forward by hub.queue", ffOn, false, "queuer", ffMain, ""},
 		{"protected fast-forward by a reviewer", ffOn, false, "bob", ffMain, CodeMissingCapability},
 		{"protected fast-forward anonymous", ffOn, false, "", ffMain, CodeUnknownPusher},
+		{"queue candidate branch by hub.queue", rulesOn, false, "queuer", candidate, ""},
+		{"queue candidate branch by source.push", rulesOn, false, "alice", candidate, ""},
+		{"queue candidate branch by a reviewer", rulesOn, false, "bob", candidate, CodeMissingCapability},
+		{"queue candidate branch anonymous", rulesOn, false, "", candidate, CodeUnknownPusher},
+		{"hub.queue may not push other branches", rulesOn, false, "queuer", feature, CodeMissingCapability},
 		{"identity never replaces content rules", prOn, false, "admin", ffMain, CodeNotAPRHead},
 		{"hub refs need no pusher", rulesOn, true, "", hubEvent, ""},
 	} {

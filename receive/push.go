@@ -16,6 +16,12 @@ package receive
 //     the "git+:" lines of git's stderr with the "remote: " prefix removed.
 //   - Pushing to "." runs git in the git directory itself, so "." means
 //     that repository (its own receive hooks run).
+//   - With Sign, the push identifies its pusher with a push certificate
+//     (docs/serving.md "git+ verbs identify themselves"): git runs with
+//     gpg.format=ssh, user.signingKey and gpg.ssh.program given on its
+//     command line (so no configuration file is read or changed) and
+//     --signed=if-asked, so a receiver that does not take certificates (a
+//     plain mirror) still gets the push, unsigned.
 
 import (
 	"bytes"
@@ -67,6 +73,32 @@ type PushOptions struct {
 	PushOptions []string
 	// Env is added to the environment git runs with (which is inherited).
 	Env []string
+	// Sign, when set, signs the push (a push certificate) if the receiver
+	// asks for one.
+	Sign *PushSigning
+}
+
+// PushSigning says how git signs a push certificate.
+type PushSigning struct {
+	// Key is git's user.signingKey: a private key file's absolute path, or
+	// "key::" and a public key line for a key held by ssh-agent.
+	Key string
+	// Program is gpg.ssh.program, the ssh-keygen compatible signer; empty:
+	// git's default (ssh-keygen). git+ passes its own binary, which
+	// answers `-Y sign` (hubrefs/sshsign.Keygen).
+	Program string
+}
+
+// args returns git's global options that set the signing up.
+func (s *PushSigning) args() []string {
+	if s == nil || s.Key == "" {
+		return nil
+	}
+	a := []string{"-c", "gpg.format=ssh", "-c", "user.signingKey=" + s.Key}
+	if s.Program != "" {
+		a = append(a, "-c", "gpg.ssh.program="+s.Program)
+	}
+	return a
 }
 
 // RefResult is one ref's outcome as `git push --porcelain` reports it.
@@ -122,7 +154,11 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	if err != nil {
 		return res, err
 	}
-	args := []string{"--git-dir=" + gitDir, "push", "--porcelain"}
+	args := append([]string{"--git-dir=" + gitDir}, o.Sign.args()...)
+	args = append(args, "push", "--porcelain")
+	if o.Sign.args() != nil {
+		args = append(args, "--signed=if-asked")
+	}
 	if len(o.Updates) > 1 && !o.NotAtomic {
 		args = append(args, "--atomic")
 	}
@@ -190,6 +226,13 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	if runErr == nil && allOK {
 		return res, nil
 	}
+	if len(refused) > 0 && o.Sign != nil && onlyCertReplay(res.HookLines) {
+		// Two identical signed pushes in the same second (two runners
+		// racing on one plan) make byte-identical certificates: the hook
+		// takes the second for a replay. The first one's CAS decides; this
+		// one re-reads like any stale push.
+		return res, fmt.Errorf("push to %s: an identical signed push went first: fetch and try again: %w", o.Remote, ErrPushStale)
+	}
 	if len(refused) > 0 {
 		return res, &PushRefusedError{Refs: refs, Status: refusedStatus, Lines: res.HookLines}
 	}
@@ -212,6 +255,17 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 		msg = runErr.Error()
 	}
 	return res, fmt.Errorf("git push to %s: %s: %s: %w", o.Remote, strings.Join(detail, "; "), msg, ErrPushFailed)
+}
+
+// onlyCertReplay reports whether every hook line refuses for a certificate
+// used before (receive/pusher.go).
+func onlyCertReplay(lines []string) bool {
+	for _, l := range lines {
+		if !strings.Contains(l, "["+CodePushCertNonce+"] this push certificate was used before") {
+			return false
+		}
+	}
+	return len(lines) > 0
 }
 
 // isStaleStatus recognises git's reports of a compare-and-swap that lost.

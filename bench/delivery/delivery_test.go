@@ -82,7 +82,7 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 	lean := fixtures.HookBinary(b)
 	for _, name := range []string{"none", "hole"} {
 		repos[name] = filepath.Join(root, name+".git")
-		run(b, env, root, bin, "init", "--admin", "admin", repos[name])
+		run(b, env, root, bin, "init", "--open", "--admin", "admin", repos[name]) // --open: the client pushes unsigned
 		// The hooks `go install ./cmd/...` gets: both run git+hook (a test
 		// build is not from a clean checkout, so install would not pick it).
 		for _, h := range []string{"pre-receive", "post-receive"} {

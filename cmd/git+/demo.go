@@ -408,11 +408,20 @@ func (w *demoWorld) run() error {
 	}
 	w.say("           created the bare repository, its signed trust root (RepoID %s) and the receive hooks", demoLast(out))
 
-	w.step("2. Seed main (no rules yet, so main is not protected)")
+	w.step("2. Seed main (main is not protected yet; the push is signed)")
 	files := map[string]string{"README.md": demoReadme, "calc.sh": demoCalc, "test.sh": demoTest}
 	if _, err := w.git(w.root, "clone", "-q", w.bare, w.work); err != nil {
 		return err
 	}
+	// git+ init requires a known pusher: the clone signs its pushes with
+	// the admin's key, through git+ itself as the signing program
+	// (docs/serving.md "Who must be known").
+	for _, kv := range [][2]string{{"gpg.format", "ssh"}, {"user.signingKey", w.keys["admin"]}, {"gpg.ssh.program", w.bin}, {"push.gpgSign", "if-asked"}} {
+		if _, err := w.git(w.work, "config", kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	w.say("$ git config push.gpgSign if-asked   (with gpg.format ssh and user.signingKey admin's key: git+ init requires a known pusher)")
 	if err := w.commitFiles("", "main", files, "Initial commit"); err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	t.Helper()
 	w := newE2E(t, map[string][]string{"dev": {"source.push"}, "rev": {"hub.review"}, "tagger": {"source.tag"}}, "out")
 	a := &authWorld{e2e: w, root: filepath.Dir(w.origin)}
+	w.signPushes(w.work, "") // each push here chooses its own identity
 	hostKey := filepath.Join(t.TempDir(), "host_key")
 	a.s = startServe(t, w.bin, w.env, a.root, "--ssh", "127.0.0.1:0", "--host-key", hostKey)
 	pub, err := os.ReadFile(hostKey + ".pub")
@@ -280,5 +281,9 @@ func TestServeAdopt(t *testing.T) {
 	}
 	if _, errs, err := w.gitRun(root, "", nil, "ls-remote", s.URL+"/plain.git"); err != nil {
 		t.Fatalf("the adopted repository is not served: %v\n%s", err, errs)
+	}
+	// Adopted means made by git+: a known pusher is required by path too.
+	if out := w.mustGP("", root, "", "--repo", plain, "rules", "show", "--json"); !strings.Contains(out, `"requireKnownPusher": true`) {
+		t.Fatalf("the adopted repository's rules:\n%s", out)
 	}
 }

@@ -27,6 +27,7 @@ func cliSetup(t *testing.T, e *hubEnv) (bare, clone string) {
 	e.ok(root, "admin", "init", bare)
 	clone = filepath.Join(root, "clone")
 	fixtures.Git(t, root, "init", "-q", "-b", "main", clone)
+	signClone(t, clone, e.keys["admin"].Path, e.bin) // git+ init requires a known pusher
 	writeCommit(t, clone, "base.txt", "base\n", "base")
 	fixtures.Git(t, clone, "remote", "add", "origin", bare)
 	fixtures.Git(t, clone, "push", "-q", "-u", "origin", "main") // before any rule protects main
@@ -76,8 +77,10 @@ func TestCLIPullRequests(t *testing.T) {
 		t.Fatalf("a refused pr open changed the remote:\n%s\n---\n%s", before, after)
 	}
 
-	// --push pushes it to its source branch; --head defaults to the current
-	// branch; --json reports the event and both refs moved.
+	// --push pushes it to its source branch (signed with dev's key, which
+	// needs source.push); --head defaults to the current branch; --json
+	// reports the event and both refs moved.
+	e.ok(bare, "admin", "member", "change", "dev", "--cap", "hub.pr", "--cap", "source.push")
 	var opened writerJSON
 	out := e.ok(clone, "dev", "pr", "open", "--base", "main", "--title", "Add f", "--body", "why:\nbecause", "--push", "--json")
 	if err := json.Unmarshal([]byte(out), &opened); err != nil {
@@ -163,6 +166,7 @@ func TestCLIPullRequests(t *testing.T) {
 	// pr checkout in a fresh clone that has never seen the branch.
 	other := filepath.Join(t.TempDir(), "other")
 	fixtures.Git(t, filepath.Dir(other), "clone", "-q", bare, other)
+	signClone(t, other, e.keys["admin"].Path, e.bin)
 	fixtures.Git(t, other, "push", "-q", "origin", "--delete", "feat") // only the event names the head now
 	fixtures.Git(t, bare, "config", "uploadpack.allowAnySHA1InWant", "true")
 	out = e.ok(other, "", "pr", "checkout", short)

@@ -77,7 +77,35 @@ func newE2E(t *testing.T, members map[string][]string, extraKeys ...string) *e2e
 	}
 	w.work = filepath.Join(root, "work")
 	w.git(root, "clone", "-q", w.origin, w.work)
+	// git+ init requires a known pusher; the work clone signs its pushes
+	// as the admin, so tests judge content as before (the pusher's own
+	// tests are e2e_pusher_test.go).
+	w.signPushes(w.work, "admin")
 	return w
+}
+
+// signPushes configures the clone at dir to sign every push (if the
+// receiver asks) with key's SSH key, through the git+ binary as the signer
+// (docs/serving.md "git+ verbs identify themselves"). key "" unsets it.
+func (w *e2e) signPushes(dir, key string) {
+	w.t.Helper()
+	if key == "" {
+		for _, k := range []string{"push.gpgSign", "gpg.ssh.program", "user.signingKey", "gpg.format"} {
+			w.gitRun(dir, "", nil, "config", "--unset", k)
+		}
+		return
+	}
+	signClone(w.t, dir, w.keys[key].Path, w.bin)
+}
+
+// signClone configures the clone at dir to sign its pushes (if asked) with
+// the private key file keyPath, git+ (bin) signing.
+func signClone(t testing.TB, dir, keyPath, bin string) {
+	t.Helper()
+	for _, kv := range [][2]string{{"gpg.format", "ssh"}, {"user.signingKey", keyPath},
+		{"gpg.ssh.program", bin}, {"push.gpgSign", "if-asked"}} {
+		fixtures.Git(t, dir, "config", kv[0], kv[1])
+	}
 }
 
 // forcePreReceive rewrites the origin's pre-receive script to exec the lean

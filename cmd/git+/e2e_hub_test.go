@@ -87,6 +87,7 @@ func hubSetup(t *testing.T, e *hubEnv, viaClone bool) (bare, dir, work string) {
 
 	work = filepath.Join(root, "work")
 	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	signClone(t, work, e.keys["admin"].Path, e.bin) // git+ init requires a known pusher
 	fixtures.Git(t, work, "commit", "-q", "--allow-empty", "-m", "base")
 	fixtures.Git(t, work, "push", "-q", bare, "main")
 	fixtures.Git(t, work, "checkout", "-q", "-b", "feat")
@@ -160,8 +161,8 @@ func hubFlow(t *testing.T, viaClone bool) {
 	}
 	tips := strings.Fields(fixtures.Git(t, bare, "for-each-ref", "--format=%(objectname)", "refs/hub/"))
 	events := strings.Fields(fixtures.Git(t, bare, append([]string{"rev-list"}, tips...)...))
-	if len(events) != 8 { // created, 3 added, rules.set; opened, review, check
-		t.Fatalf("%d events under refs/hub/, want 8", len(events))
+	if len(events) != 9 { // created, init's rules.set, 3 added, rules.set; opened, review, check
+		t.Fatalf("%d events under refs/hub/, want 9", len(events))
 	}
 	for _, ev := range events {
 		cmd := exec.Command("git", "-c", "gpg.format=ssh", "-c", "gpg.ssh.allowedSignersFile="+signers, "verify-commit", ev)

@@ -239,7 +239,9 @@ func TestPostReceiveWakeNoRetrigger(t *testing.T) {
 		// self pushes a new branch into its own repository (through
 		// receive-pack, so the hooks run) each time it runs.
 		{Name: "self", Ref: "refs/heads/*", On: []string{"*"},
-			Run: []string{"sh", "-c", `git push -q . "refs/heads/main:refs/heads/w$(date +%s%N)"`}},
+			// It signs its push as the admin: git+ init requires a known pusher.
+			Run: []string{"sh", "-c", `git -c gpg.format=ssh -c user.signingKey='` + w.keys["admin"].Path + `' -c gpg.ssh.program='` + w.bin +
+				`' push --signed=if-asked -q . "refs/heads/main:refs/heads/w$(date +%s%N)"`}},
 		{Name: "other", Ref: "refs/heads/w*", On: []string{"*"}, Run: []string{"sh", "-c", "echo other $GITPLUS_WAKE_RULE"}},
 	}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")

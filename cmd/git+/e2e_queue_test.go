@@ -28,6 +28,7 @@ func queueSetup(t *testing.T, e *hubEnv, n int, prios ...string) (string, []stri
 	e.ok(root, "admin", "init", bare)
 	work := filepath.Join(root, "work")
 	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	signClone(t, work, e.keys["admin"].Path, e.bin) // git+ init requires a known pusher
 	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

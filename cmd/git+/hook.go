@@ -130,7 +130,12 @@ func hookPostReceiveAction(c *cli.Context) error {
 	}
 	// Who pushed this push is no one's identity for what the chain starts
 	// (a wake rule's own pushes): docs/serving.md.
-	for _, v := range []string{receive.EnvServed, receive.EnvSSHKey, receive.EnvTokenKey} {
+	// receive-pack sets GIT_PUSH_CERT* only for a signed push and never
+	// clears them, so a wake rule's own push into this repository would
+	// carry this push's certificate into its hook.
+	for _, v := range []string{receive.EnvServed, receive.EnvSSHKey, receive.EnvTokenKey,
+		"GIT_PUSH_CERT", "GIT_PUSH_CERT_NONCE", "GIT_PUSH_CERT_NONCE_STATUS", "GIT_PUSH_CERT_STATUS",
+		"GIT_PUSH_CERT_SIGNER", "GIT_PUSH_CERT_KEY", "GIT_PUSH_CERT_NONCE_SLOP"} {
 		os.Unsetenv(v)
 	}
 	_, err = hooks.PostReceive(hooks.Options{

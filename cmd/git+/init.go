@@ -29,6 +29,7 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "repository name (default: DIR's base name without .git)"},
 			&cli.StringFlag{Name: "admin", Usage: "member name of the admin (default: the key's comment before any @, else admin)"},
+			&cli.BoolFlag{Name: "open", Usage: "do not require a known pusher for pushes by path (write no requireKnownPusher rule; pushes through git+ serve still need one)"},
 			&cli.StringFlag{Name: "initial-branch", Value: "main", Usage: "the branch HEAD names in a repository init creates (given explicitly, also in an existing one)"},
 			jsonFlag(),
 		},
@@ -134,8 +135,16 @@ func initAction(c *cli.Context) error {
 	if err := trust.Authorize(ev, nil); err != nil {
 		return fail(1, fmt.Errorf("repo.created refused: %w", err))
 	}
+	tip := evID
+	if !c.Bool("open") {
+		// A repository made by git+ requires a known pusher however it is
+		// pushed to (docs/serving.md "Who must be known").
+		if tip, err = initRules(h, ev, evID, admin, key); err != nil {
+			return fail(1, err)
+		}
+	}
 	// Zero old value: update-ref refuses if another init won the race.
-	if _, err := gitOut(gitDir, "update-ref", "-m", "git+ init", hubrefs.TrustRef, evID.String(), plumbing.ZeroHash.String()); err != nil {
+	if _, err := gitOut(gitDir, "update-ref", "-m", "git+ init", hubrefs.TrustRef, tip.String(), plumbing.ZeroHash.String()); err != nil {
 		return fail(1, fmt.Errorf("setting %s in %s: %w", hubrefs.TrustRef, gitDir, err))
 	}
 	if err := installHooksOnInit(gitDir); err != nil {
@@ -145,12 +154,37 @@ func initAction(c *cli.Context) error {
 		return printJSON(c, map[string]string{
 			"repo": id.String(), "name": name, "admin": admin,
 			"fingerprint": fingerprint(key.Signer.PublicKey()),
-			"gitDir":      gitDir, "event": evID.String(),
+			"gitDir":      gitDir, "event": evID.String(), "tip": tip.String(),
 		})
 	}
 	fmt.Fprintf(c.App.ErrWriter, "initialised %s (%s), admin %s (%s)\n", gitDir, name, admin, fingerprint(key.Signer.PublicKey()))
 	fmt.Fprintln(c.App.Writer, id.String())
 	return nil
+}
+
+// InitialRules are the rules `git+ init` records after repo.created.
+const InitialRules = `{"requireKnownPusher":true}`
+
+// initRules writes the initial rules.set on top of repo.created (root,
+// stored as rootID) and returns its id, checked by the trust fold.
+func initRules(h *hubRepo, root hubrefs.Event, rootID plumbing.Hash, admin string, key *hubKey) (plumbing.Hash, error) {
+	st, err := trust.Fold([]hubrefs.Event{root})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("folding repo.created %s: %w", rootID, err)
+	}
+	payload := hubrefs.RulesSet{Base: hubrefs.Base{Type: hubrefs.TypeRulesSet, Repo: st.RepoID}, Rules: []byte(InitialRules)}
+	id, err := hubrefs.WriteEvent(h.store, payload, []plumbing.Hash{rootID}, admin, time.Now(), key.Signer)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("writing the initial rules.set into %s: %w", h.GitDir, err)
+	}
+	ev, err := hubrefs.ReadEvent(h.store, id, hubrefs.DefaultCeilings)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("reading back rules.set %s in %s: %w", id, h.GitDir, err)
+	}
+	if err := trust.Authorize(ev, st); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("the initial rules.set refused: %w", err)
+	}
+	return id, nil
 }
 
 // defaultAdminName takes the key comment's part before '@' when it is a

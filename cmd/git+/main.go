@@ -14,6 +14,8 @@ import (
 	"sort"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/gitplus/gitplus/hubrefs/sshsign"
 )
 
 var commands []*cli.Command
@@ -80,6 +82,12 @@ func main() {
 		// The installed hook's exact command line, run on every push:
 		// judged without building the CLI (see preReceiveFast).
 		os.Exit(preReceiveFast())
+	}
+	if len(os.Args) > 1 && os.Args[1] == "-Y" {
+		// git signing a push certificate, with gpg.ssh.program pointed at
+		// this binary by git+'s own pushes (docs/serving.md "git+ verbs
+		// identify themselves").
+		os.Exit(sshsign.Keygen(os.Args[1:], os.Getenv, os.Stderr))
 	}
 	os.Exit(run(os.Args))
 }

@@ -196,7 +196,7 @@ func prOpen(c *cli.Context) error {
 	if err := needCap(w.m, trust.CapPR); err != nil {
 		return fail(1, err)
 	}
-	head, source, err := prOpenHead(c, w.h)
+	head, source, err := prOpenHead(c, w.h, w.key)
 	if err != nil {
 		return err
 	}

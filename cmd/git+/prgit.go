@@ -6,15 +6,18 @@ package main
 // a pull request into the work tree and compare it as `git diff A...B`.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive"
 )
 
 // ErrHeadNotOnRemote is a pull request head the remote does not have.
@@ -138,7 +141,7 @@ func (h *hubRepo) ensureHead(head, source string) error {
 // prOpenHead settles pr open's head: resolves --head (default: the current
 // branch), pushes it with --push, and checks that the remote has it.
 // It returns the commit id and the source branch (refs/heads/..., or "").
-func prOpenHead(c *cli.Context, h *hubRepo) (head, source string, err error) {
+func prOpenHead(c *cli.Context, h *hubRepo, key *hubKey) (head, source string, err error) {
 	rev := c.String("head")
 	if rev == "" {
 		if rev = h.currentBranch(); rev == "" {
@@ -171,8 +174,13 @@ func prOpenHead(c *cli.Context, h *hubRepo) (head, source string, err error) {
 		}
 		old := refs[source]
 		if old != head {
-			if out, err := gitOut(h.GitDir, "push", "-q", "--porcelain", h.Remote, head+":"+source); err != nil {
-				return "", "", fail(1, fmt.Errorf("pushing %s to %s on %s: %w %s", short(head), source, h.Remote, err, out))
+			// Signed with the verb's key: the pusher must be known
+			// (docs/serving.md "git+ verbs identify themselves").
+			if _, err := receive.Push(context.Background(), receive.PushOptions{
+				GitDir: h.GitDir, Remote: h.Remote, Sign: key.pushSigning(),
+				Updates: []receive.PushUpdate{{Ref: source, Old: plumbing.NewHash(old), New: plumbing.NewHash(head)}},
+			}); err != nil {
+				return "", "", fail(1, fmt.Errorf("pushing %s to %s on %s: %w", short(head), source, h.Remote, err))
 			}
 			journal.refs = append(journal.refs, movedRef{Ref: source, Old: old, New: head, Remote: h.Remote})
 			fmt.Fprintf(c.App.ErrWriter, "pushed %s to %s on %s\n", short(head), source, h.Remote)

@@ -93,6 +93,7 @@ func prMergeAction(c *cli.Context) error {
 			GitDir:  h.GitDir,
 			Remote:  h.Remote,
 			Updates: []receive.PushUpdate{{Ref: base, Old: old, New: head}},
+			Sign:    key.pushSigning(),
 		})
 		var refused *receive.PushRefusedError
 		switch {

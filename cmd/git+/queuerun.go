@@ -89,6 +89,7 @@ func queueRun(c *cli.Context) error {
 		GitDir: w.h.GitDir, Remote: w.h.Remote, Signer: w.key.Signer, Name: w.m.Name,
 		Target: target, QueueID: qid, Depth: c.Int("depth"), AutoEnter: c.Bool("auto-enter"),
 		PushOptions: pushOpts, NoLock: c.Bool("no-lock"), MaxRounds: c.Int("max-rounds"),
+		Sign: w.key.pushSigning(),
 	})
 	// The wait comes after the pass: no receiver holds its critical window
 	// (docs/delivery.md).

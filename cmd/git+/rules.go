@@ -65,7 +65,14 @@ func rulesSet(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	payload := hubrefs.RulesSet{Base: hubrefs.Base{Type: hubrefs.TypeRulesSet, Repo: t.RepoID}, Rules: compact.Bytes()}
+	doc, carried, err := trust.CarryRequireKnownPusher(compact.Bytes(), t.Rules)
+	if err != nil {
+		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, err))
+	}
+	if carried {
+		fmt.Fprintf(c.App.ErrWriter, "kept requireKnownPusher: %t from the rules in force (name it in the document to change it)\n", *t.Rules.RequireKnownPusher)
+	}
+	payload := hubrefs.RulesSet{Base: hubrefs.Base{Type: hubrefs.TypeRulesSet, Repo: t.RepoID}, Rules: doc}
 	id, err := appendTrust(h, t, key, m, payload)
 	if err != nil {
 		return fail(1, err)

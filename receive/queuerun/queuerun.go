@@ -123,6 +123,11 @@ type Options struct {
 	Sleep func(time.Duration)
 	// Env is added to the environment of the git processes (inherited).
 	Env []string
+	// Sign signs the pass's pushes with the runner's key, so that a
+	// receiver requiring a known pusher knows it (docs/serving.md; the
+	// candidate branches need hub.queue or source.push, the landing
+	// either of them too).
+	Sign *receive.PushSigning
 }
 
 // Report is what a pass did, over all its rounds.
@@ -319,7 +324,7 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 	if err := r.at("planned"); err != nil {
 		return false, err
 	}
-	_, err = receive.Push(ctx, receive.PushOptions{GitDir: r.o.GitDir, Remote: r.o.Remote, Updates: ph.updates, PushOptions: r.o.PushOptions, Env: r.o.Env})
+	_, err = receive.Push(ctx, receive.PushOptions{GitDir: r.o.GitDir, Remote: r.o.Remote, Updates: ph.updates, PushOptions: r.o.PushOptions, Env: r.o.Env, Sign: r.o.Sign})
 	var refused *receive.PushRefusedError
 	switch {
 	case err == nil:
