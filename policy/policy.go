@@ -174,6 +174,9 @@ type Input struct {
 	// serve (the default of requireKnownPusher). See pusher.go.
 	Pusher Pusher
 	Served bool
+	// Offline says there is no push (git+ verify --ref): who pushes is not
+	// judged, only content.
+	Offline bool
 }
 
 // RefSource reads refs on demand (receive reads them from the repository).

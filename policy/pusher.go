@@ -60,7 +60,7 @@ func (j *judge) requireKnownPusher() bool {
 
 // pusher judges who pushes u (a ref outside refs/hub/*).
 func (j *judge) pusher(u Update) error {
-	if !j.requireKnownPusher() {
+	if j.in.Offline || !j.requireKnownPusher() {
 		return nil
 	}
 	p := j.in.Pusher

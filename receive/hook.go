@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -111,9 +112,10 @@ func (o Objects) WriteObject(t plumbing.ObjectType, content []byte) (plumbing.Ha
 // JudgePush judges updates pushed into the repository at gitDir, with the
 // object store seen through env (the hook's quarantine). It returns one
 // verdict per update, in order. An error means the push could not be judged
-// at all; RefuseAll turns it into verdicts.
+// at all; RefuseAll turns it into verdicts. There is no push, so who
+// pushes is not judged (requireKnownPusher applies to real pushes only).
 func JudgePush(gitDir string, env QuarantineEnv, updates []policy.Update) (verdicts []policy.Verdict, err error) {
-	return judgePush(gitDir, env, PushEnv{}, updates, true)
+	return judgePush(gitDir, env, PushEnv{Offline: true}, updates, true)
 }
 
 // judgePush is JudgePush; closeStore false leaves the object store's packs
@@ -170,6 +172,7 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	verdicts = policy.Judge(policy.Input{
 		Pusher:  pusher,
 		Served:  push.Served,
+		Offline: push.Offline,
 		Objects: Objects{store},
 		Refs:    refs,
 		Updates: judged,
@@ -178,6 +181,10 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	})
 	if len(verdicts) != len(updates) {
 		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
+	}
+	if push.Cert != "" && slices.ContainsFunc(verdicts, func(v policy.Verdict) bool { return v.Code != "" }) {
+		// A refused push changes nothing: its certificate is not spent.
+		forgetCert(abs, Objects{store}, push.Cert)
 	}
 	for i, u := range updates {
 		if judged[i].Ref != u.Ref && verdicts[i].Code != "" {

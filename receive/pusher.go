@@ -63,6 +63,9 @@ type PushEnv struct {
 	Cert            string // GIT_PUSH_CERT: the certificate's blob id; "" for an unsigned push
 	CertNonce       string // GIT_PUSH_CERT_NONCE
 	CertNonceStatus string // GIT_PUSH_CERT_NONCE_STATUS
+	// Offline: no push at all (git+ verify --ref judging a proposed
+	// update), so there is no pusher to judge: content rules only.
+	Offline bool
 }
 
 // PushFromEnviron picks PushEnv out of an environment in os.Environ form.
@@ -243,6 +246,22 @@ const certDir = "gitplus/push-certs"
 
 // certRecordTTL is how long a used certificate is remembered.
 const certRecordTTL = time.Hour
+
+// forgetCert releases the record of the certificate in blob certID after
+// the push it signed was refused: nothing it signed took effect, so a push
+// of the same updates signed in the same second (git's nonce changes once a
+// second, and the certificate holds no other variable part) is no replay.
+func forgetCert(gitDir string, objs Objects, certID string) {
+	if !isHex40(certID) {
+		return
+	}
+	_, raw, err := objs.ReadObject(plumbing.NewHash(certID))
+	if err != nil {
+		return
+	}
+	sum := sha256.Sum256(raw)
+	os.Remove(filepath.Join(gitDir, filepath.FromSlash(certDir), hex.EncodeToString(sum[:])))
+}
 
 // rememberCert records raw as used, refusing a certificate used before.
 func rememberCert(gitDir string, raw []byte, now time.Time) error {

@@ -24,6 +24,7 @@ func batchSetup(t *testing.T, e *hubEnv, n, k int) (string, []string) {
 	e.ok(root, "admin", "init", bare)
 	work := filepath.Join(root, "work")
 	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	signClone(t, work, e.keys["admin"].Path, e.bin) // git+ init requires a known pusher
 	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +87,7 @@ func TestBatchQueue(t *testing.T) {
 	// is refused, naming the group.
 	clone := filepath.Join(t.TempDir(), "clone")
 	fixtures.Git(t, filepath.Dir(clone), "clone", "-q", bare, clone)
+	signClone(t, clone, e.keys["q"].Path, e.bin) // a known pusher: the refusal is about content
 	fixtures.Git(t, clone, "fetch", "-q", "origin", "+refs/heads/queue/*:refs/remotes/origin/queue/*")
 	cmd := exec.Command("git", "push", "origin", end+":refs/heads/main")
 	cmd.Dir, cmd.Env = clone, fixtures.GitEnv(e.home)

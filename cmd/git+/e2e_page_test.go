@@ -36,6 +36,9 @@ const (
 func pageScenario(t *testing.T, e *hubEnv) (bare string, ids map[string]string) {
 	t.Helper()
 	bare, clone := cliSetup(t, e)
+	// dev pushes its branches (pr open --push): with requireKnownPusher on
+	// (git+ init's default) that needs source.push.
+	e.ok(bare, "admin", "member", "change", "dev", "--cap", "hub.pr", "--cap", "source.push")
 	e.ok(bare, "q", "queue", "open", "--target", "main")
 	ids = map[string]string{}
 	titles := map[string]string{"a": "Add the parser", "b": "Speed up the cache", "c": "Document the API", "d": evilTitle, "e": "Tidy the build"}

@@ -29,6 +29,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/queuerun"
 )
 
@@ -406,6 +407,7 @@ func (qw *qworld) passAt(t *testing.T, dir, at string, onPlanned func()) (*queue
 	reached := map[string]int{}
 	return queuerun.Run(context.Background(), queuerun.Options{
 		GitDir: dir, Signer: qw.signer("q"), Name: "q", Target: "refs/heads/main", Env: qw.env,
+		Sign: &receive.PushSigning{Key: qw.keys["q"].Path, Program: qw.bin},
 		At: func(p string) error {
 			reached[p]++
 			if p == "planned" && reached[p] == 1 && onPlanned != nil {
@@ -478,6 +480,7 @@ func TestQueueLockDefersAndRepeats(t *testing.T) {
 	reads := 0
 	rep, err := queuerun.Run(context.Background(), queuerun.Options{
 		GitDir: dir, Signer: qw.signer("q"), Name: "q", Target: "refs/heads/main", Env: qw.env,
+		Sign: &receive.PushSigning{Key: qw.keys["q"].Path, Program: qw.bin},
 		At: func(p string) error {
 			if p != "read" {
 				return nil
