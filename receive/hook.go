@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -181,10 +180,6 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	})
 	if len(verdicts) != len(updates) {
 		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
-	}
-	if push.Cert != "" && slices.ContainsFunc(verdicts, func(v policy.Verdict) bool { return v.Code != "" }) {
-		// A refused push changes nothing: its certificate is not spent.
-		forgetCert(abs, Objects{store}, push.Cert)
 	}
 	for i, u := range updates {
 		if judged[i].Ref != u.Ref && verdicts[i].Code != "" {

@@ -247,22 +247,6 @@ const certDir = "gitplus/push-certs"
 // certRecordTTL is how long a used certificate is remembered.
 const certRecordTTL = time.Hour
 
-// forgetCert releases the record of the certificate in blob certID after
-// the push it signed was refused: nothing it signed took effect, so a push
-// of the same updates signed in the same second (git's nonce changes once a
-// second, and the certificate holds no other variable part) is no replay.
-func forgetCert(gitDir string, objs Objects, certID string) {
-	if !isHex40(certID) {
-		return
-	}
-	_, raw, err := objs.ReadObject(plumbing.NewHash(certID))
-	if err != nil {
-		return
-	}
-	sum := sha256.Sum256(raw)
-	os.Remove(filepath.Join(gitDir, filepath.FromSlash(certDir), hex.EncodeToString(sum[:])))
-}
-
 // rememberCert records raw as used, refusing a certificate used before.
 func rememberCert(gitDir string, raw []byte, now time.Time) error {
 	dir := filepath.Join(gitDir, filepath.FromSlash(certDir))

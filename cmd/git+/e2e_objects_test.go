@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // objWorld is a repository with protected branches (main and one per
@@ -175,6 +176,10 @@ func TestObjectsCommitAttacks(t *testing.T) {
 		if out, err := w.push(append([]string{"origin"}, publish...)...); err != nil {
 			t.Fatalf("pushing the candidate branches: %v\n%s", err, out)
 		}
+		// The same signed push again: git's push-certificate nonce changes
+		// once a second, and a certificate used before is refused as a
+		// replay (push-cert-nonce), so let the second turn first.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
 		w.pushRefused(t, copyOf(want), land...)
 	})
 	t.Run("the well-formed candidate lands", func(t *testing.T) {
