@@ -3,10 +3,8 @@ package pr
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -136,25 +134,11 @@ var parallelDecode = 512
 // nil for a short one. Decoding is pure, so the fold that applies the
 // results in order reports exactly the error it would have met.
 func predecode(events []hubrefs.Event, repoID string) []decoded {
-	workers := runtime.GOMAXPROCS(0)
-	if len(events) < parallelDecode || workers < 2 {
-		return nil
-	}
-	out := make([]decoded, len(events))
-	var wg sync.WaitGroup
-	chunk := (len(events) + workers - 1) / workers
-	for lo := 0; lo < len(events); lo += chunk {
-		hi := min(lo+chunk, len(events))
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				out[i].p, out[i].err = decode(events[i], repoID)
-			}
-		}(lo, hi)
-	}
-	wg.Wait()
-	return out
+	return hubrefs.ParallelMap(len(events), parallelDecode, func(i int) decoded {
+		var d decoded
+		d.p, d.err = decode(events[i], repoID)
+		return d
+	})
 }
 
 // decodeOnce is d's result when the payload was decoded ahead, else decode.

@@ -3,9 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -331,25 +329,11 @@ var parallelValidate = 512
 // goroutines; nil for a short one. Validate is pure, so the fold reports
 // exactly the error it would have met validating one event at a time.
 func prevalidate(events []hubrefs.Event) []validated {
-	workers := runtime.GOMAXPROCS(0)
-	if len(events) < parallelValidate || workers < 2 {
-		return nil
-	}
-	out := make([]validated, len(events))
-	var wg sync.WaitGroup
-	chunk := (len(events) + workers - 1) / workers
-	for lo := 0; lo < len(events); lo += chunk {
-		hi := min(lo+chunk, len(events))
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				out[i].p, out[i].err = Validate(events[i])
-			}
-		}(lo, hi)
-	}
-	wg.Wait()
-	return out
+	return hubrefs.ParallelMap(len(events), parallelValidate, func(i int) validated {
+		var d validated
+		d.p, d.err = Validate(events[i])
+		return d
+	})
 }
 
 func (s *State) ignore(ev hubrefs.Event, why string) {
