@@ -167,6 +167,23 @@ func (s *State) StepParent(commit string) (string, bool) {
 	return p, ok
 }
 
+// MovedUnder reports whether the target, now at tip, moved outside the queue
+// under pr's latest queue.candidate: the candidate still stands (no
+// queue.reset invalidated it), yet the tip its chain was built on is not
+// tip, and tip is no step this queue recorded (a landing moves the target
+// to a step). It is the fold's own reset rule seen from before the reset:
+// a queue.reset naming tip would invalidate exactly such a candidate. A
+// candidate built on tip — a pull request re-entered after an eviction, a
+// chain rebuilt after a member ahead left — stands on the current target
+// and needs no reset (docs/queue.md, "Resets").
+func (s *State) MovedUnder(tip, pr string) bool {
+	c, ok := s.latest[pr]
+	if !ok || !c.Invalidated.IsZero() || s.IsStep(tip) {
+		return false
+	}
+	return s.chainBase(c.Step) != tip
+}
+
 // chainBase follows first parents through recorded candidate steps down to
 // the first commit that is no recorded step: the tip the chain was built on.
 func (s *State) chainBase(step string) string {

@@ -301,8 +301,18 @@ func TestResetLoop(t *testing.T) {
 	}
 	w.apply(p1)
 	moved := plumbing.ComputeHash(plumbing.CommitObject, []byte("someone pushed"))
+	before := w.input(t, moved).Queue
+	if before.MovedUnder(tip0.String(), prID("a")) || !before.MovedUnder(moved.String(), prID("a")) || !before.MovedUnder(moved.String(), prID("b")) {
+		t.Fatal("MovedUnder: the chain stands on tip0; only a move to another commit is outside the queue")
+	}
+	if before.MovedUnder(p1.Publish[0].Step, prID("b")) {
+		t.Fatal("MovedUnder: a landing moves the target to a recorded step, inside the queue")
+	}
 	w.q.add(c.runner, hubrefs.TypeQueueReset, "tip", moved.String())
 	in := w.input(t, moved)
+	if in.Queue.MovedUnder(moved.String(), prID("a")) {
+		t.Fatal("MovedUnder after the reset: the candidate is invalidated, nothing stands")
+	}
 	if rec, ok := in.Queue.LatestCandidate(prID("a")); !ok || rec.Invalidated.IsZero() {
 		t.Fatalf("reset did not invalidate %+v", rec)
 	}
@@ -414,5 +424,65 @@ func TestAutoEnterSkipsEvictedHead(t *testing.T) {
 		if got := len(p.Enter) == 1; got != tc.enter {
 			t.Fatalf("left %s at %s, head now %s: entered = %v, want %v", tc.reason, tc.evictedHead, tc.head, got, tc.enter)
 		}
+	}
+}
+
+// TestReenteredNotMovedUnder: a pull request evicted by a flaky check and
+// entered again gets a fresh candidate on the same tip (a new episode). The
+// republish replaces a standing record, but the target did not move: no
+// queue.reset is due (the soak once recorded one here).
+func TestReenteredNotMovedUnder(t *testing.T) {
+	c := newCast(t)
+	w := newWorld(t, c, []string{"a"}, map[string]prSpec{"a": {head: "ha"}})
+	p1, err := PlanPass(w.input(t, tip0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.apply(p1)
+	w.q.add(c.runner, hubrefs.TypeQueueLeft, "pr", prID("a"), "head", hex("ha"), "reason", ReasonFailed, "step", p1.Publish[0].Step)
+	w.q.add(c.runner, hubrefs.TypeQueueEntered, "pr", prID("a"), "head", hex("ha"), "base", main)
+	in := w.input(t, tip0)
+	p2, err := PlanPass(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p2.Publish) != 1 || p2.Publish[0].Parents[0] != tip0.String() {
+		t.Fatalf("re-entry republishes on tip0: %+v", p2.Publish)
+	}
+	if in.Queue.MovedUnder(tip0.String(), prID("a")) {
+		t.Fatal("a republish on the same tip is not a move outside the queue")
+	}
+}
+
+// TestEvictedAheadNotMovedUnder: the member ahead is evicted and the one
+// behind is rebuilt on the tip below: a new step for the same head replaces
+// a standing record, but the target did not move — the chain still stands on
+// it (the first chain on a fresh repository, whose tip is no step, once got a
+// spurious queue.reset here).
+func TestEvictedAheadNotMovedUnder(t *testing.T) {
+	c := newCast(t)
+	w := newWorld(t, c, []string{"a", "b"}, map[string]prSpec{"a": {head: "ha"}, "b": {head: "hb"}})
+	p1, err := PlanPass(w.input(t, tip0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.apply(p1)
+	w.q.add(c.runner, hubrefs.TypeQueueLeft, "pr", prID("a"), "head", hex("ha"), "reason", ReasonFailed, "step", p1.Publish[0].Step)
+	in := w.input(t, tip0)
+	p2, err := PlanPass(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p2.Publish) != 1 || p2.Publish[0].PR != prID("b") || p2.Publish[0].Parents[0] != tip0.String() {
+		t.Fatalf("b rebuilt on tip0: %+v", p2.Publish)
+	}
+	if rec, _ := in.Queue.LatestCandidate(prID("b")); rec.Step == p2.Publish[0].Step || !rec.Invalidated.IsZero() {
+		t.Fatalf("b's new step must replace a standing record: %+v", rec)
+	}
+	if in.Queue.MovedUnder(tip0.String(), prID("b")) {
+		t.Fatal("b's chain stood on tip0 through a's step: the target did not move")
+	}
+	if !in.Queue.MovedUnder(hex("elsewhere"), prID("b")) {
+		t.Fatal("a tip that is no step and not the chain's base is a move outside the queue")
 	}
 }

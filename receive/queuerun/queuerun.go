@@ -796,19 +796,19 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 }
 
 // needsReset reports whether the target moved outside the queue under a
-// standing chain: the tip is no step this queue recorded, no queue.reset
-// names it yet, and a step being published replaces a standing record.
+// standing chain: a step being published replaces a standing record of the
+// same head that was built on another tip than the target's (the fold's
+// reset rule, queue.State.MovedUnder), and no queue.reset names the tip yet.
+// A republish on the same tip (re-entry after an eviction, a member ahead
+// evicted) is no reset.
 func (r *runner) needsReset(st *state, plan *queue.Plan) bool {
 	tip := st.target.String()
-	if st.q.IsStep(tip) {
-		return false
-	}
 	if n := len(st.q.Resets); n > 0 && st.q.Resets[n-1].Tip == tip {
 		return false
 	}
 	for _, p := range plan.Publish {
 		rec, ok := st.q.LatestCandidate(p.PR)
-		if ok && rec.Invalidated.IsZero() && rec.Head == p.Head && rec.Step != p.Step {
+		if ok && rec.Head == p.Head && rec.Step != p.Step && st.q.MovedUnder(tip, p.PR) {
 			return true
 		}
 	}
