@@ -6,28 +6,34 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-// batchSupport is where batch checks (the rules field checkEvery, issue #20
-// item 2) plug into the simulator. The planner of this build has no batch
-// checks, so setCheckEvery is nil and a discipline with CheckEvery > 1 is
-// refused; once the planner marks groups, fill the three hooks in:
-//
-//   - setCheckEvery: b.CheckEvery = k;
-//   - candidate: copy the group marks of the Publish into the
-//     queue.candidate (GroupEnd, GroupSize), as receive/queuerun does;
-//   - ciRuns: the CI wake rule runs only a group's end (GroupEnd empty or
-//     equal to Step), since CI runs nothing on the other steps.
-//
-// Everything else (culprit search inside a red group, landing on a green
-// group end) is the planner's and needs nothing here.
-type batchSupport struct {
-	setCheckEvery func(b *trust.Branch, k int)
-	candidate     func(p queue.Publish) hubrefs.QueueCandidate
-	ciRuns        func(p queue.Publish) bool
+// Batch checks (the rules field checkEvery; docs/queue.md, "Batch checks")
+// in the simulator. The planner does the work: it cuts the chain into
+// groups, marks them on what it publishes, searches a red group by halving
+// and lands what a green group end vouches for. The simulator only does
+// what the runner and CI do around it, here.
+
+// setCheckEvery is the rules field: trust.Branch holds 0 for the default 1.
+func setCheckEvery(b *trust.Branch, k int) {
+	if k > 1 {
+		b.CheckEvery = k
+	}
 }
 
-var batch = batchSupport{
-	candidate: func(p queue.Publish) hubrefs.QueueCandidate {
-		return hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch}
-	},
-	ciRuns: func(queue.Publish) bool { return true },
+// candidateEvent is the queue.candidate the runner appends for p, group
+// marks included, exactly as receive/queuerun writes it: the simulated
+// queue log then folds (marks, LatestCandidate, silence) as the real one.
+func candidateEvent(p queue.Publish) hubrefs.QueueCandidate {
+	return hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step,
+		Parents: p.Parents, Branch: p.Branch, GroupEnd: p.GroupEnd, GroupSize: p.GroupSize}
+}
+
+// ciSkips is `git+ check run`'s batch rule, read when the CI job starts
+// (after the pass that woke it): it runs nothing when the latest
+// queue.candidate of the pull request names the step as one inside a group
+// (groupEnd another step). A step no longer the latest record (rebuilt
+// meanwhile) still runs, as check run does: it only skips what the queue
+// says a group end covers.
+func ciSkips(q *queue.State, prID, step string) bool {
+	rec, ok := q.LatestCandidate(prID)
+	return ok && rec.Step == step && rec.GroupEnd != "" && rec.GroupEnd != rec.Step
 }

@@ -111,7 +111,10 @@ func (d Discipline) Name() string {
 		s = fmt.Sprintf("adaptive, start %d, cap %d", max(d.Start, 1), d.Depth)
 	}
 	if d.CheckEvery > 1 {
-		s += fmt.Sprintf(", checkEvery %d", d.CheckEvery)
+		s = fmt.Sprintf("batch, depth %d, checkEvery %d", d.Depth, d.CheckEvery)
+		if d.Adaptive {
+			s = fmt.Sprintf("batch, adaptive, start %d, cap %d, checkEvery %d", max(d.Start, 1), d.Depth, d.CheckEvery)
+		}
 	}
 	return s
 }
@@ -196,7 +199,14 @@ type sim struct {
 	entered  map[int]int64    // first entry time
 	done     map[int]bool     // landed or evicted for good
 	inspect  bool             // an inspection is scheduled
+	woken    []published      // candidates published this pass: CI wakes on each once the pass is over
 	res      Result
+}
+
+// published is a queue.candidate appended by the pass under way.
+type published struct {
+	pr   int
+	step string
 }
 
 type mergeRes struct {
@@ -210,11 +220,12 @@ func Run(p Params, d Discipline) (Result, error) {
 }
 
 func run(p Params, d Discipline, sc scenario) (Result, error) {
-	if d.CheckEvery > 1 && batch.setCheckEvery == nil {
-		return Result{}, fmt.Errorf("checkEvery %d: batch checks are not in this build of the planner (bench/queuesim/batch.go)", d.CheckEvery)
-	}
 	if d.Depth < 1 {
 		return Result{}, fmt.Errorf("depth %d: use 1 or more", d.Depth)
+	}
+	if d.CheckEvery > d.Depth {
+		// The rules refuse it too (checkEvery at most queueDepth).
+		return Result{}, fmt.Errorf("checkEvery %d above queue depth %d: a group never fills", d.CheckEvery, d.Depth)
 	}
 	s := &sim{p: p, d: d, sc: sc, rng: rand.New(rand.NewPCG(p.Seed, 0xc1)),
 		anc: map[plumbing.Hash]bool{}, steps: map[string]int{}, first: map[string]string{}, merge: map[[3]string]mergeRes{},
@@ -224,9 +235,7 @@ func run(p Params, d Discipline, sc scenario) (Result, error) {
 	s.br.QueueCandidates = true
 	s.br.QueueDepth = d.Depth
 	s.br.CheckTimeout = timeDur(p.Timeout)
-	if d.CheckEvery > 1 {
-		batch.setCheckEvery(&s.br, d.CheckEvery)
-	}
+	setCheckEvery(&s.br, d.CheckEvery)
 	s.trust = newTrust(s.br)
 	s.q = newQueueLog(&s.seq, t0)
 	s.tip = s.repo.base
@@ -341,6 +350,7 @@ func (s *sim) pass() error {
 			s.schedule(event{at: s.now + int64(s.p.Intervene*T), kind: evInspect})
 		}
 		if plan.Appends() == 0 {
+			s.wakeCI()
 			return nil
 		}
 		s.carry(plan)
@@ -431,12 +441,10 @@ func (s *sim) carry(plan queue.Plan) {
 		}
 	}
 	for _, x := range plan.Publish {
-		s.q.add(people.runner, hubrefs.TypeQueueCandidate, batch.candidate(x), now)
+		s.q.add(people.runner, hubrefs.TypeQueueCandidate, candidateEvent(x), now)
 		s.steps[x.Step] = prIndex(x.PR)
 		s.first[x.Step] = x.Parents[0]
-		if batch.ciRuns(x) {
-			s.startCI(prIndex(x.PR), x.Step)
-		}
+		s.woken = append(s.woken, published{prIndex(x.PR), x.Step})
 		if s.p.Timeout > 0 {
 			s.schedule(event{at: s.now + int64(s.p.Timeout*T) + 1, kind: evWake})
 		}
@@ -463,12 +471,33 @@ func (s *sim) moveTip(tip plumbing.Hash) {
 	s.tip = tip
 }
 
+// wakeCI is the CI wake rule on queue.candidate, for every candidate the
+// pass published, in order: each job reads the queue as the pass left it
+// (a pass takes no simulated time, and a job starts after the push that
+// woke it) and runs `check run` on its step, which runs nothing on a step
+// inside a batch group (ciSkips) or one whose lease is held (startCI).
+func (s *sim) wakeCI() {
+	if len(s.woken) == 0 {
+		return
+	}
+	qs := s.q.fold(s.trust)
+	for _, w := range s.woken {
+		if !ciSkips(qs, prID(w.pr), w.step) {
+			s.startCI(w.pr, w.step)
+		}
+	}
+	s.woken = s.woken[:0]
+}
+
 // brokenBelow reports whether the candidate step holds a broken pull
 // request: its own, or one of the steps below it down to the target.
 func (s *sim) brokenBelow(step string) bool {
 	for {
 		i, ok := s.steps[step]
 		if !ok {
+			if !s.anc[plumbing.NewHash(step)] {
+				panic("CI asked to run " + step + ", built on a step never published")
+			}
 			return false // the target: nothing broken ever lands
 		}
 		if s.sc.broken[i] {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -141,15 +140,6 @@ func TestRandomScenariosKeepInvariants(t *testing.T) {
 				t.Fatalf("%s seed %d: two runs differ:\n%+v\n%+v", d.Name(), seed, a, b)
 			}
 		}
-	}
-}
-
-func TestBatchNeedsThePlanner(t *testing.T) {
-	if batch.setCheckEvery != nil {
-		t.Skip("this build has batch checks")
-	}
-	if _, err := Run(quiet(), Discipline{Depth: 8, CheckEvery: 4}); err == nil || !strings.Contains(err.Error(), "checkEvery") {
-		t.Fatalf("got %v", err)
 	}
 }
 
