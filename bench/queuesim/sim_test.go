@@ -125,7 +125,7 @@ func TestCheckTimeoutEvictsAndReentryLands(t *testing.T) {
 func TestRandomScenariosKeepInvariants(t *testing.T) {
 	p := DefaultParams()
 	p.PRs, p.Flaky, p.Hang, p.Conflicts = 30, 0.2, 0.02, 3
-	for _, d := range []Discipline{{Depth: 1}, {Depth: 5}, {Depth: 8, Adaptive: true}} {
+	for _, d := range []Discipline{{Depth: 1}, {Depth: 5}, {Depth: 8, Adaptive: true}, {Depth: 8, CheckEvery: 4}, {Depth: 12, CheckEvery: 6}} {
 		for seed := uint64(1); seed <= 3; seed++ {
 			p.Seed = seed
 			a, err := Run(p, d)
@@ -157,4 +157,61 @@ func TestParseDisciplines(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// Batch checks without chance: CI runs the group ends only, a green end
+// lands its whole group, and a red one is searched by halving down to the
+// broken pull request, which alone is evicted (the planner's own drain
+// test, hubrefs/queue TestBatchDrain, counts the same runs).
+func TestBatchQuiet(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		n, depth, k  int
+		broken       []int
+		landed, runs int
+		drainT       float64
+	}{
+		{"two groups of 4, all good", 8, 8, 4, nil, 8, 2, 1},
+		{"one group of 8, all good", 8, 8, 8, nil, 8, 1, 1},
+		{"groups of 4, the 3rd broken", 4, 4, 4, []int{2}, 3, 4, 4},
+		{"groups of 4, the 1st broken", 4, 4, 4, []int{0}, 3, 4, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustRun(t, quiet(), Discipline{Depth: tc.depth, CheckEvery: tc.k}, hand(tc.n, tc.broken))
+			if r.Landed != tc.landed || r.EvictedBroken != len(tc.broken) || r.Innocent != 0 || r.Runs != tc.runs || r.Drain != int64(tc.drainT*T) {
+				t.Errorf("landed %d, evicted %d broken, %d innocent, %d runs, drain %.2fT; want %d, %d, 0, %d, %.2fT",
+					r.Landed, r.EvictedBroken, r.Innocent, r.Runs, float64(r.Drain)/T, tc.landed, len(tc.broken), tc.runs, tc.drainT)
+			}
+		})
+	}
+}
+
+// On a fixed random scenario (10 % broken, 5 % flaky, retries, conflicts,
+// arrivals over time) a batch discipline lands every good pull request,
+// evicts every broken one, and spends fewer CI runs than strict rule 5 at
+// the same depth.
+func TestBatchSavesRunsOverStrict(t *testing.T) {
+	p := DefaultParams()
+	p.PRs, p.Flaky, p.Seed = 60, 0.05, 7
+	sc := newScenario(p)
+	nbroken := 0
+	for _, b := range sc.broken {
+		if b {
+			nbroken++
+		}
+	}
+	strict := mustRun(t, p, Discipline{Depth: 8}, sc)
+	batched := mustRun(t, p, Discipline{Depth: 8, CheckEvery: 4}, sc)
+	for _, r := range []struct {
+		name string
+		r    Result
+	}{{"strict", strict}, {"batch", batched}} {
+		if r.r.EvictedBroken != nbroken || r.r.Landed+r.r.Conflicts != p.PRs-nbroken || r.r.Conflicts != p.Conflicts {
+			t.Errorf("%s: landed %d, %d conflicts, evicted %d broken of %d: %+v", r.name, r.r.Landed, r.r.Conflicts, r.r.EvictedBroken, nbroken, r.r)
+		}
+	}
+	if batched.Runs >= strict.Runs {
+		t.Errorf("batch (depth 8, checkEvery 4) used %d CI runs, strict depth 8 %d: no saving", batched.Runs, strict.Runs)
+	}
+	t.Logf("CI runs: strict %d, batch %d; drain %.1fT, %.1fT", strict.Runs, batched.Runs, float64(strict.Drain)/T, float64(batched.Drain)/T)
 }
