@@ -129,6 +129,7 @@ type Result struct {
 	Removed       int // people taking the red first entry out of a stopped queue
 	Unsettled     int // neither landed nor evicted for good at the end: must be 0
 	Runs          int // CI attempts
+	RunsBroken    int // of them, on candidates holding a broken pull request (they fail)
 	Passes        int // runner wakes
 	Plans         int // plans made (PlanPass calls)
 	Drain         int64
@@ -525,6 +526,9 @@ func (s *sim) startCI(i int, step string) {
 	for a := 0; a <= s.p.Retries; a++ {
 		runs++
 		s.res.Runs++
+		if bad {
+			s.res.RunsBroken++
+		}
 		if s.p.Hang > 0 && s.rng.Float64() < s.p.Hang {
 			return // never reports; the lease stays (checkTimeout evicts)
 		}

@@ -59,7 +59,8 @@ func TestBrokenEvictedAndSuffixRerun(t *testing.T) {
 	// Depth 4, pull request 1 broken: t=T lands #0, evicts #1, rebuilds #2,
 	// #3 (run again) and adds #4, #5; t=2T lands them.
 	r := mustRun(t, quiet(), Discipline{Depth: 4}, hand(6, []int{1}))
-	if r.Landed != 5 || r.EvictedBroken != 1 || r.Innocent != 0 || r.Runs != 4+4 || r.Drain != 2*T {
+	// The runs on #1, #2, #3 at t=0 hold the broken one.
+	if r.Landed != 5 || r.EvictedBroken != 1 || r.Innocent != 0 || r.Runs != 4+4 || r.RunsBroken != 3 || r.Drain != 2*T {
 		t.Errorf("got %+v", r)
 	}
 }
@@ -169,18 +170,23 @@ func TestBatchQuiet(t *testing.T) {
 		n, depth, k  int
 		broken       []int
 		landed, runs int
+		brokenRuns   int // runs on a candidate holding the broken one
 		drainT       float64
 	}{
-		{"two groups of 4, all good", 8, 8, 4, nil, 8, 2, 1},
-		{"one group of 8, all good", 8, 8, 8, nil, 8, 1, 1},
-		{"groups of 4, the 3rd broken", 4, 4, 4, []int{2}, 3, 4, 4},
-		{"groups of 4, the 1st broken", 4, 4, 4, []int{0}, 3, 4, 4},
+		{"two groups of 4, all good", 8, 8, 4, nil, 8, 2, 0, 1},
+		{"one group of 8, all good", 8, 8, 8, nil, 8, 1, 0, 1},
+		// Red end; the first half (0–1) green lands; 2 alone red, evicted;
+		// 3 rebuilt on 1 and green.
+		{"groups of 4, the 3rd broken", 4, 4, 4, []int{2}, 3, 4, 2, 4},
+		// Red end; the first half (0–1) red; 0 alone red, evicted; 1–3
+		// rebuilt on the tip, one group, green.
+		{"groups of 4, the 1st broken", 4, 4, 4, []int{0}, 3, 4, 3, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustRun(t, quiet(), Discipline{Depth: tc.depth, CheckEvery: tc.k}, hand(tc.n, tc.broken))
-			if r.Landed != tc.landed || r.EvictedBroken != len(tc.broken) || r.Innocent != 0 || r.Runs != tc.runs || r.Drain != int64(tc.drainT*T) {
-				t.Errorf("landed %d, evicted %d broken, %d innocent, %d runs, drain %.2fT; want %d, %d, 0, %d, %.2fT",
-					r.Landed, r.EvictedBroken, r.Innocent, r.Runs, float64(r.Drain)/T, tc.landed, len(tc.broken), tc.runs, tc.drainT)
+			if r.Landed != tc.landed || r.EvictedBroken != len(tc.broken) || r.Innocent != 0 || r.Runs != tc.runs || r.RunsBroken != tc.brokenRuns || r.Drain != int64(tc.drainT*T) {
+				t.Errorf("landed %d, evicted %d broken, %d innocent, %d runs (%d on the broken one), drain %.2fT; want %d, %d, 0, %d (%d), %.2fT",
+					r.Landed, r.EvictedBroken, r.Innocent, r.Runs, r.RunsBroken, float64(r.Drain)/T, tc.landed, len(tc.broken), tc.runs, tc.brokenRuns, tc.drainT)
 			}
 		})
 	}
