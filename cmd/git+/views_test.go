@@ -1,0 +1,9 @@
+package main
+
+import "github.com/gitplus/gitplus/receive/repo"
+
+// The readers' --json views are receive/repo's; the e2e tests decode them.
+type (
+	queueJSON        = repo.QueueView
+	queueSummaryJSON = repo.QueueSummary
+)
