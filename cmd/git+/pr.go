@@ -301,46 +301,12 @@ func prShow(c *cli.Context) error {
 	if !ok {
 		return fail(1, fmt.Errorf("no pull request %s in %s (see `git+ pr list --all`)", id, h.Where()))
 	}
-	j := prShowToJSON(p)
+	j := p.View()
 	if wantJSON(c) {
 		return printJSON(c, j)
 	}
 	j.WriteText(c.App.Writer)
 	return nil
-}
-
-// prShowToJSON is repo.NewPRView with the texts, runs and queue state.
-func prShowToJSON(p *webview.PR) repo.PRView {
-	j := repo.NewPRView(p.State, p.Events)
-	j.Threads = []repo.PRThread{}
-	for _, th := range p.Threads {
-		tj := repo.PRThread{ID: th.ID, Resolved: th.Resolved, Opener: th.Opened.Who, Body: th.Opened.Body}
-		if th.Resolution != nil {
-			tj.ResolvedBy, tj.Resolution = th.Resolution.Who, th.Resolution.Body
-		}
-		j.Threads = append(j.Threads, tj)
-	}
-	j.Reviews = []repo.PRReview{}
-	for _, r := range p.Reviews {
-		j.Reviews = append(j.Reviews, repo.PRReview{Reviewer: r.Who, Verdict: r.Verdict, Head: r.Head, Current: r.Current, Body: r.Body, Time: r.Time.Unix(), Event: r.Event})
-	}
-	j.Runs = []repo.PRRun{}
-	for _, rr := range p.RunsByRevision() {
-		for _, r := range rr.Runs {
-			j.Runs = append(j.Runs, repo.PRRun{Name: r.Name, Revision: r.Revision, Conclusion: r.Conclusion, By: r.Who, Counts: r.Counts, URL: r.URL, Time: r.Time.Unix()})
-		}
-	}
-	if q := p.Queue; q != nil {
-		qj := &repo.PRQueue{Queue: q.Queue, Target: q.Target, State: "left", Reason: q.Left, Detail: q.Detail}
-		if q.Position > 0 {
-			qj.State, qj.Position, qj.Candidate, qj.Waiting = "queued", q.Position, q.Candidate, q.Waiting
-			for _, c := range q.Checks {
-				qj.Checks = append(qj.Checks, repo.PRCheck{Name: c.Name, Revision: q.Candidate, Conclusion: c.State})
-			}
-		}
-		j.Queue = qj
-	}
-	return j
 }
 
 func prList(c *cli.Context) error {

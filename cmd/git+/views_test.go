@@ -6,4 +6,5 @@ import "github.com/gitplus/gitplus/receive/repo"
 type (
 	queueJSON        = repo.QueueView
 	queueSummaryJSON = repo.QueueSummary
+	prDiffJSON       = repo.DiffRange
 )

@@ -3,7 +3,6 @@ package main
 // git+ whoami: the signing key and what it may do here.
 
 import (
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/receive/repo"
