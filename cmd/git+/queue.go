@@ -190,14 +190,9 @@ func queueShow(c *cli.Context) error {
 		return fail(1, err)
 	}
 	if snap, err := webview.Load(h.GitDir); err == nil { // why each entry waits: the page's reasons
-		for _, vq := range snap.Queues {
-			for i, e := range j.Active {
-				for _, ve := range vq.Entries {
-					if vq.ID == j.ID && ve.PR == e.PR {
-						j.Active[i].Waiting = ve.Waiting
-					}
-				}
-			}
+		why := snap.Waiting(j.ID)
+		for i := range j.Active {
+			j.Active[i].Waiting = why[j.Active[i].PR]
 		}
 	}
 	if wantJSON(c) {

@@ -7,4 +7,5 @@ type (
 	queueJSON        = repo.QueueView
 	queueSummaryJSON = repo.QueueSummary
 	prDiffJSON       = repo.DiffRange
+	memberJSON       = repo.MemberView
 )

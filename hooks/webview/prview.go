@@ -36,3 +36,17 @@ func (p *PR) View() repo.PRView {
 	}
 	return j
 }
+
+// Waiting is why each active entry of queue id waits, pull request → the
+// page's reason; empty when the queue is not in the snapshot.
+func (s *Snapshot) Waiting(id string) map[string]string {
+	why := map[string]string{}
+	for _, q := range s.Queues {
+		if q.ID == id {
+			for _, e := range q.Entries {
+				why[e.PR] = e.Waiting
+			}
+		}
+	}
+	return why
+}

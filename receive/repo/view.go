@@ -6,6 +6,7 @@ package repo
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
@@ -264,4 +265,42 @@ func (r *Repo) ShowQueue(t *trust.State, id, target string) (*QueueView, error) 
 		j.TargetRed = queue.RedTarget(q.State, tip.String(), nil)
 	}
 	return j, nil
+}
+
+// MemberView is a member as `git+ member list --json` prints it.
+type MemberView struct {
+	Name        string   `json:"name"`
+	Key         string   `json:"key"`
+	Fingerprint string   `json:"fingerprint"`
+	Caps        []string `json:"caps"` // sorted
+}
+
+// Members lists t's members by name.
+func Members(t *trust.State) []MemberView {
+	out := []MemberView{}
+	for _, n := range t.MemberNames() {
+		m := t.Members[n]
+		caps := append([]string{}, m.Caps...)
+		sort.Strings(caps)
+		out = append(out, MemberView{Name: m.Name, Key: m.KeyLine, Fingerprint: Fingerprint(m.Key), Caps: caps})
+	}
+	return out
+}
+
+// Line is the member's line in `git+ member list`.
+func (m MemberView) Line() string {
+	return fmt.Sprintf("%-16s %s  %s", m.Name, m.Fingerprint, strings.Join(m.Caps, ","))
+}
+
+// AllowedSigners is t's members as git's gpg.ssh.allowedSignersFile, one
+// line each. A member's principal is the e-mail of its event identity
+// (NAME@hub.invalid): git finds the principal by key (ssh-keygen -Y
+// find-principals), so it only has to be unique and free of spaces.
+func AllowedSigners(t *trust.State) []string {
+	var out []string
+	for _, n := range t.MemberNames() {
+		m := t.Members[n]
+		out = append(out, fmt.Sprintf("%s namespaces=\"git\" %s", m.Name+"@hub.invalid", m.KeyLine))
+	}
+	return out
 }
