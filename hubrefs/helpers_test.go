@@ -3,6 +3,7 @@ package hubrefs
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // TestMain isolates every git this package's tests run (directly or through
@@ -269,3 +271,13 @@ func rawOf(t testing.TB, o plumbing.EncodedObject) []byte {
 const testRepo = "0190a0b2-0000-7000-8000-000000000001"
 
 func closed() Base { return Base{Type: TypePRClosed, Repo: testRepo} }
+
+// writeLoose and localRef are gitio's writer and ref reader under the names
+// these tests use.
+func writeLoose(gitDir string, t plumbing.ObjectType, raw []byte) (plumbing.Hash, error) {
+	return gitio.WriteLooseObject(gitDir, t, raw)
+}
+
+func localRef(gitDir, ref string, env []string) (plumbing.Hash, error) {
+	return gitio.RemoteRef(context.Background(), gitDir, ".", ref, env)
+}
