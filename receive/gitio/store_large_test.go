@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -161,4 +162,29 @@ func TestReadObjectPrefix(t *testing.T) {
 	checkPrefixes(t, checkAll(t, gitDir, want), want)
 	git(t, dir, "-c", "repack.useDeltaBaseOffset=false", "repack", "-adfq", "--window=50", "--depth=50")
 	checkPrefixes(t, checkAll(t, gitDir, want), want)
+}
+
+// TestLooseHeaderAgainstGit: the loose header's type and size are read as
+// git reads them; git (the oracle) and the store agree on which headers
+// parse: a size with a sign, a leading zero, a second space or no NUL does
+// not.
+func TestLooseHeaderAgainstGit(t *testing.T) {
+	gitDir := filepath.Join(t.TempDir(), "r.git")
+	git(t, ".", "init", "-q", "--bare", gitDir)
+	dir := filepath.Join(gitDir, "objects")
+	for _, header := range []string{"blob 3\x00", "blob 03\x00", "blob +3\x00", "blob  3\x00", "blob 3 \x00", "commit 3\x00", "Blob 3\x00", "blob 0x3\x00"} {
+		content := []byte("abc")
+		h := plumbing.ComputeHash(plumbing.BlobObject, append([]byte(header), content...))
+		looseFile(t, dir, h, header, content)
+		cmd := exec.Command("git", "--git-dir="+gitDir, "cat-file", "-t", h.String())
+		cmd.Env = gitEnv(gitDir)
+		out, gitErr := cmd.Output()
+		typ, _, err := readLoose(dir, h)
+		switch {
+		case (gitErr == nil) != (err == nil):
+			t.Errorf("header %q: git says %q (%v), the store %v", header, out, gitErr, err)
+		case err == nil && typ.String() != strings.TrimSpace(string(out)):
+			t.Errorf("header %q: git reads a %s, the store a %s", header, out, typ)
+		}
+	}
 }

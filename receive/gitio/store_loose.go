@@ -58,8 +58,15 @@ func looseHeader(zr io.Reader) (plumbing.ObjectType, int64, error) {
 	if err != nil || t == plumbing.OFSDeltaObject || t == plumbing.REFDeltaObject {
 		return 0, 0, fmt.Errorf("unknown type %q", typName)
 	}
+	// git reads the size only in canonical decimal: digits, no sign, no
+	// leading zero ("blob 03" and "blob +3" do not parse for git either;
+	// FuzzDecodeLoose found that strconv alone took them).
+	canonical := len(sizeText) > 0 && (sizeText[0] != '0' || len(sizeText) == 1)
+	for _, c := range sizeText {
+		canonical = canonical && '0' <= c && c <= '9'
+	}
 	size, err := strconv.ParseInt(string(sizeText), 10, 64)
-	if err != nil || size < 0 {
+	if err != nil || size < 0 || !canonical {
 		return 0, 0, fmt.Errorf("bad size %q", sizeText)
 	}
 	return t, size, nil
