@@ -165,9 +165,11 @@ func (e *PushRefusedError) Is(target error) bool { return target == ErrPushRefus
 // Push runs one git push of o.Updates to o.Remote with each Old as the
 // expected value and reads back the outcome. It returns the result and nil
 // when every ref moved; otherwise an error wrapping ErrPushStale (a lease
-// failed: some ref moved meanwhile), *PushRefusedError (the hook refused)
-// or ErrPushFailed. The result is filled in as far as git reported it in
-// every case.
+// failed, or the hook refused only because a ref had moved: some ref moved
+// meanwhile), *PushRefusedError (the hook refused), or ErrPushFailed — and
+// also ErrPushTransport when git did not report every ref, so the push may
+// have landed. The result is filled in as far as git reported it in every
+// case.
 func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	var res PushResult
 	if len(o.Updates) == 0 {
