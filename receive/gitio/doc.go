@@ -102,7 +102,8 @@
 // ref's target. A missing ref wraps plumbing.ErrReferenceNotFound; a
 // malformed one ErrBadRef. Reftable (not in git 2.39) is not supported.
 // OpenRefs reads packed-refs once for a series of reads (the hook's).
-// Refs are written only by git itself: UpdateRef runs git update-ref, which
+// Refs are written only by git itself: UpdateRef and SwapRef (with an
+// expected old value) run git update-ref, which
 // takes git's lock file.
 //
 // # Pushing

@@ -145,3 +145,47 @@ func TestPushOutcomes(t *testing.T) {
 		t.Fatalf("delete: %v, at %s", err, ref("refs/heads/x"))
 	}
 }
+
+// TestSwapRef: a local compare-and-swap of one ref through git's lock
+// file: create (must not exist), move, a lost race, delete.
+func TestSwapRef(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "r.git")
+	git(t, dir, "init", "-q", "--bare", repo)
+	ctx := context.Background()
+	commit := func(msg string) plumbing.Hash {
+		raw := "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1700000000 +0000\ncommitter A <a@x> 1700000000 +0000\n\n" + msg + "\n"
+		if _, err := WriteLooseObject(repo, plumbing.TreeObject, nil); err != nil {
+			t.Fatal(err)
+		}
+		h, err := WriteLooseObject(repo, plumbing.CommitObject, []byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	at := func() plumbing.Hash {
+		h, err := RemoteRef(ctx, repo, ".", "refs/hub/trust", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	a, b := commit("a"), commit("b")
+	if err := SwapRef(ctx, repo, "refs/hub/trust", plumbing.ZeroHash, a, nil); err != nil || at() != a {
+		t.Fatalf("create: %v, at %s", err, at())
+	}
+	if err := SwapRef(ctx, repo, "refs/hub/trust", plumbing.ZeroHash, b, nil); !errors.Is(err, ErrPushStale) || at() != a {
+		t.Fatalf("create over an existing ref: %v, at %s", err, at())
+	}
+	if err := SwapRef(ctx, repo, "refs/hub/trust", b, a, nil); !errors.Is(err, ErrPushStale) || at() != a {
+		t.Fatalf("stale move: %v, at %s", err, at())
+	}
+	if err := SwapRef(ctx, repo, "refs/hub/trust", a, b, nil); err != nil || at() != b {
+		t.Fatalf("move: %v, at %s", err, at())
+	}
+	if err := SwapRef(ctx, repo, "refs/hub/trust", b, plumbing.ZeroHash, nil); err != nil || !at().IsZero() {
+		t.Fatalf("delete: %v, at %s", err, at())
+	}
+}

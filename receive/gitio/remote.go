@@ -85,3 +85,25 @@ func UpdateRef(ctx context.Context, gitDir, ref string, id plumbing.Hash, env []
 	}
 	return nil
 }
+
+// SwapRef moves gitDir's ref from old to new through git update-ref, which
+// checks old under git's lock file: old zero means the ref must not exist
+// yet, new zero deletes it. A ref that is not at old is an error wrapping
+// ErrPushStale (the same lost race as a push's), naming both values.
+func SwapRef(ctx context.Context, gitDir, ref string, old, new plumbing.Hash, env []string) error {
+	args := []string{"--git-dir=" + gitDir, "update-ref", ref, new.String(), old.String()}
+	if new.IsZero() {
+		args = []string{"--git-dir=" + gitDir, "update-ref", "-d", ref, old.String()}
+		if old.IsZero() {
+			return fmt.Errorf("deleting %s in %s: no expected value given: %w", ref, gitDir, ErrPushFailed)
+		}
+	}
+	if _, errb, err := RunGit(ctx, "", env, args...); err != nil {
+		cur, rerr := RemoteRef(ctx, gitDir, ".", ref, env)
+		if rerr == nil && cur != old {
+			return fmt.Errorf("moving %s in %s from %s: it is at %s: read it again: %w", ref, gitDir, old, cur, ErrPushStale)
+		}
+		return fmt.Errorf("git update-ref %s %s %s in %s: %w: %s", ref, new, old, gitDir, err, bytes.TrimSpace(errb))
+	}
+	return nil
+}
