@@ -103,8 +103,7 @@
 // malformed one ErrBadRef. Reftable (not in git 2.39) is not supported.
 // OpenRefs reads packed-refs once for a series of reads (the hook's).
 // Refs are written only by git itself: UpdateRef and SwapRef (with an
-// expected old value) run git update-ref, which
-// takes git's lock file.
+// expected old value) run git update-ref, which takes git's lock file.
 //
 // # Pushing
 //
