@@ -74,7 +74,7 @@ func FuzzPorcelain(f *testing.F) {
 			}
 			found := false
 			for _, line := range strings.Split(out, "\n") {
-				from, rest, ok := strings.Cut(strings.TrimPrefix(line, string(r.Flag)+"\t"), ":")
+				from, rest, ok := strings.Cut(strings.TrimPrefix(line, string([]byte{r.Flag, '\t'})), ":")
 				if ok && len(line) > 1 && line[0] == r.Flag && rest == ref+"\t"+r.Status && !strings.Contains(from, "\t") {
 					found = true
 				}
