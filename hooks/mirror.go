@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // ErrMirror reports a mirror push that failed or timed out.
@@ -45,7 +47,7 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 		// git refuses a glob that matches nothing ("No refs in common"):
 		// a namespace this repository does not hold yet is skipped.
 		ns := []string{"refs/hub/", "refs/heads/"}[i]
-		if out, err := exec.CommandContext(ctx, "git", "--git-dir="+gitDir, "for-each-ref", "--count=1", "--format=x", ns).Output(); err == nil && len(out) == 0 {
+		if refs, err := gitio.ReadRefsUnder(gitDir, []string{ns}, nil); err == nil && len(refs) == 0 {
 			continue
 		}
 		if err := runGit(ctx, gitDir, env, args...); err != nil {

@@ -34,6 +34,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // NoNotifyOption is the push option that skips webhooks.
@@ -91,13 +92,13 @@ func PostReceive(o Options) (*Report, error) {
 	d := &Delivery{Delivery: randomID(), Repo: repoName(o.GitDir), Time: time.Now().UTC().Format(time.RFC3339),
 		Updates: []DeliveryRef{}, Events: []DeliveryEvent{}, PushOptions: append([]string{}, opts...)}
 	needEvents := len(webhooks)+len(rules) > 0
-	var store *receive.Store
+	var store *gitio.Store
 	for _, u := range ups {
 		ru := RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
 		d.Updates = append(d.Updates, DeliveryRef{Ref: u.Ref, Old: ru.Old, New: ru.New})
 		if needEvents && strings.HasPrefix(u.Ref, "refs/hub/") && !u.New.IsZero() {
 			if store == nil {
-				if store, err = receive.OpenStore(o.GitDir, receive.QuarantineEnv{}); err != nil {
+				if store, err = gitio.OpenStore(o.GitDir, gitio.QuarantineEnv{}); err != nil {
 					fails = append(fails, fmt.Sprintf("opening the object store of %s to read new events: %v", o.GitDir, err))
 					needEvents = false
 				}

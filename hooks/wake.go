@@ -42,7 +42,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // WakeEnv is the environment variable naming the wake rule that started a
@@ -181,10 +181,10 @@ func ruleWoken(r WakeRule, ups []RefUpdate) bool {
 
 // PushOptions reads the push options git hands a hook through
 // GIT_PUSH_OPTION_COUNT and GIT_PUSH_OPTION_<n>, and those a push into "."
-// by git+ hands over through GITPLUS_PUSH_OPTIONS (hubrefs/pushenv.go).
+// by git+ hands over through GITPLUS_PUSH_OPTIONS (receive/gitio/pushenv.go).
 func PushOptions(environ []string) []string {
 	env := envMap(environ)
-	if v := env[hubrefs.EnvPushOptions]; v != "" {
+	if v := env[gitio.EnvPushOptions]; v != "" {
 		return strings.Split(v, "\n")
 	}
 	n, err := strconv.Atoi(env["GIT_PUSH_OPTION_COUNT"])
@@ -249,7 +249,7 @@ func childEnv(environ []string, config [][2]string, extra ...string) []string {
 			// nonce), and GITKIT_KEY/GITPLUS_TOKEN_KEY would lend it the
 			// identity of whoever's push woke it.
 			strings.HasPrefix(k, "GIT_PUSH_CERT"), k == "GITKIT_KEY", k == "GITPLUS_TOKEN_KEY", k == "GITPLUS_SERVED",
-			k == hubrefs.EnvPushOptions:
+			k == gitio.EnvPushOptions:
 			continue
 		}
 		out = append(out, kv)

@@ -63,7 +63,7 @@ func TestChildEnv(t *testing.T) {
 		t.Fatalf("PushOptions = %v", o)
 	}
 	// A push into "." hands its options over in the environment
-	// (hubrefs/pushenv.go); git then sets GIT_PUSH_OPTION_COUNT empty.
+	// (receive/gitio/pushenv.go); git then sets GIT_PUSH_OPTION_COUNT empty.
 	if o := PushOptions([]string{"GIT_PUSH_OPTION_COUNT=", "GITPLUS_PUSH_OPTIONS=a\ngitplus-wake=q"}); len(o) != 2 || !SkippedRules(o)["q"] {
 		t.Fatalf("PushOptions from GITPLUS_PUSH_OPTIONS = %v", o)
 	}

@@ -1,18 +1,16 @@
 package hubrefs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // AppendOptions says what to append where.
@@ -59,23 +57,9 @@ type AppendOptions struct {
 	Ceilings Ceilings
 }
 
-// RefusedError is a push the receiving hook refused.
-type RefusedError struct {
-	Ref    string
-	Status string   // git's status, e.g. "pre-receive hook declined"
-	Lines  []string // the hook's "git+: ..." lines, "remote: " prefix removed
-}
-
-func (e *RefusedError) Error() string {
-	msg := fmt.Sprintf("push of %s refused (%s)", e.Ref, e.Status)
-	if len(e.Lines) > 0 {
-		msg += ": " + strings.Join(e.Lines, "; ")
-	}
-	return msg
-}
-
-// Is makes errors.Is(err, ErrRefused) hold.
-func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+// RefusedError is a push the receiving hook refused: gitio's, the one push
+// client's (its Refs name the ref, Lines hold the hook's lines).
+type RefusedError = gitio.PushRefusedError
 
 // Append writes a new event on top of Ref's current value (or as a root when
 // the ref does not exist) into GitDir and pushes it to Remote with the old
@@ -114,9 +98,9 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 	if !strings.HasPrefix(o.Ref, "refs/hub/") {
 		return plumbing.ZeroHash, fmt.Errorf("appending to %q: events live under refs/hub/: %w", o.Ref, ErrMalformed)
 	}
-	gitDir, err := ResolveGitDir(o.GitDir)
+	gitDir, err := gitio.ResolveGitDir(o.GitDir)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
 	}
 	_, body, err := MarshalPayload(o.Payload)
 	if err != nil {
@@ -126,7 +110,7 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("appending to %s: payload of %d bytes, over the ceiling of %d: %w", o.Ref, len(body), c.EventBytes, ErrCeiling)
 	}
 	for attempt := 1; ; attempt++ {
-		old, err := localRef(gitDir, o.Ref, o.Env)
+		old, err := gitio.RemoteRef(ctx, gitDir, ".", o.Ref, o.Env)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -142,11 +126,12 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
 		}
-		id, err := writeLoose(gitDir, plumbing.CommitObject, raw)
+		id, err := gitio.WriteLooseObject(gitDir, plumbing.CommitObject, raw)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
 		}
-		err = push(ctx, gitDir, o, old, id)
+		_, err = gitio.Push(ctx, gitio.PushOptions{GitDir: gitDir, Remote: o.Remote, PushOptions: o.PushOptions, Env: o.Env,
+			Updates: []gitio.PushUpdate{{Ref: o.Ref, Old: old, New: id}}})
 		if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrRefused) && ctx.Err() == nil {
 			// Transport (a broken pipe, a killed connection): the push may
 			// or may not have taken effect. Read the ref back: holding our
@@ -165,7 +150,7 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 			if o.Remote != "." {
 				// Keep the local copy current so the next append starts from
 				// the right tip; it is only a copy, so a failure is harmless.
-				runGit(ctx, "", o.Env, "--git-dir="+gitDir, "update-ref", o.Ref, id.String())
+				_ = gitio.UpdateRef(ctx, gitDir, o.Ref, id, o.Env)
 			}
 			return id, nil
 		}
@@ -178,7 +163,7 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		}
 		o.Sleep(Backoff(attempt))
 		if o.Remote != "." {
-			if err := fetchRefspec(ctx, gitDir, o.Remote, "+"+o.Ref+":"+o.Ref, o.Env); err != nil {
+			if err := gitio.Fetch(ctx, gitDir, o.Remote, o.Env, "+"+o.Ref+":"+o.Ref); err != nil {
 				return plumbing.ZeroHash, fmt.Errorf("appending to %s: after a stale push: %w", o.Ref, err)
 			}
 		}
@@ -210,178 +195,16 @@ func Backoff(n int) time.Duration {
 // landed reports whether o.Ref at o.Remote holds id (after a push whose
 // outcome git did not report).
 func landed(ctx context.Context, gitDir string, o AppendOptions, id plumbing.Hash) bool {
-	if o.Remote == "." {
-		cur, err := localRef(gitDir, o.Ref, o.Env)
-		return err == nil && cur == id
-	}
-	out, _, err := runGit(ctx, "", o.Env, "--git-dir="+gitDir, "ls-remote", o.Remote, o.Ref)
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[1] == o.Ref && f[0] == id.String() {
-			return true
-		}
-	}
-	return false
+	cur, err := gitio.RemoteRef(ctx, gitDir, o.Remote, o.Ref, o.Env)
+	return err == nil && cur == id
 }
 
 // Fetch fetches every hub ref from remote into gitDir
 // (+refs/hub/*:refs/hub/*), so that Append and ReadLog see the remote's events.
 func Fetch(ctx context.Context, gitDir, remote string) error {
-	gitDir, err := ResolveGitDir(gitDir)
+	gitDir, err := gitio.ResolveGitDir(gitDir)
 	if err != nil {
 		return err
 	}
-	return fetchRefspec(ctx, gitDir, remote, "+refs/hub/*:refs/hub/*", nil)
-}
-
-// ResolveGitDir turns a repository path (a git directory, or a work tree
-// holding .git) into an absolute git directory, or says what is wrong.
-func ResolveGitDir(dir string) (string, error) {
-	if dir == "" {
-		return "", fmt.Errorf("no git directory given: %w", ErrMalformed)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("git directory %s: %w", dir, err)
-	}
-	if fi, err := os.Stat(filepath.Join(abs, ".git")); err == nil && fi.IsDir() {
-		abs = filepath.Join(abs, ".git")
-	}
-	if _, err := os.Stat(filepath.Join(abs, "objects")); err != nil {
-		return "", fmt.Errorf("%s is not a git directory (no objects/): pass the repository's git dir: %w", dir, err)
-	}
-	return abs, nil
-}
-
-func runGit(ctx context.Context, dir string, env []string, args ...string) (stdout, stderr []byte, err error) {
-	if len(env) > 0 {
-		env = append(os.Environ(), env...)
-	}
-	return runGitEnv(ctx, dir, env, args...)
-}
-
-// runGitEnv runs git with exactly env as its environment (nil: this
-// process's).
-func runGitEnv(ctx context.Context, dir string, env []string, args ...string) (stdout, stderr []byte, err error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
-	return out.Bytes(), errb.Bytes(), err
-}
-
-// localRef reads ref in gitDir through git (loose or packed); zero if absent.
-func localRef(gitDir, ref string, env []string) (plumbing.Hash, error) {
-	out, errb, err := runGit(context.Background(), gitDir, env, "--git-dir="+gitDir, "for-each-ref", "--format=%(objectname) %(refname)", ref)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("reading %s in %s: %v: %s", ref, gitDir, err, bytes.TrimSpace(errb))
-	}
-	// the pattern also matches refs below ref/; take the exact name only
-	for _, line := range strings.Split(string(out), "\n") {
-		if id, name, ok := strings.Cut(line, " "); ok && name == ref {
-			if h, ok := parseHex([]byte(id)); ok {
-				return h, nil
-			}
-		}
-	}
-	return plumbing.ZeroHash, nil
-}
-
-func fetchRefspec(ctx context.Context, gitDir, remote, refspec string, env []string) error {
-	_, errb, err := runGit(ctx, "", env, "--git-dir="+gitDir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, refspec)
-	if err != nil {
-		return fmt.Errorf("git fetch %s %s into %s: %v: %s", remote, refspec, gitDir, err, bytes.TrimSpace(errb))
-	}
-	return nil
-}
-
-// push runs git push with old as the expected value of o.Ref and classifies
-// the outcome: nil, ErrStale (lost a race), *RefusedError, or another error.
-func push(ctx context.Context, gitDir string, o AppendOptions, old, id plumbing.Hash) error {
-	expect := ""
-	if !old.IsZero() {
-		expect = old.String()
-	}
-	args := []string{"--git-dir=" + gitDir, "push", "--porcelain"}
-	optArgs, env := PushArgs(o.Remote, o.PushOptions, o.Env)
-	args = append(args, optArgs...)
-	args = append(args, "--force-with-lease="+o.Ref+":"+expect, o.Remote, id.String()+":"+o.Ref)
-	dir := ""
-	if o.Remote == "." {
-		dir = gitDir // "." is resolved against the working directory
-	}
-	out, errb, runErr := runGitEnv(ctx, dir, env, args...)
-	flag, status, found := porcelainStatus(out, o.Ref)
-	if runErr == nil && found && flag != '!' {
-		return nil
-	}
-	if !found {
-		return fmt.Errorf("git push %s %s:%s: %v: %s", o.Remote, id, o.Ref, runErr, bytes.TrimSpace(errb))
-	}
-	switch {
-	case strings.Contains(status, "stale info"), strings.Contains(status, "fetch first"),
-		strings.Contains(status, "non-fast-forward"), strings.Contains(status, "cannot lock ref"),
-		strings.Contains(status, "failed to update ref"), strings.Contains(status, "failed to lock"),
-		strings.Contains(status, "incorrect old value"):
-		return fmt.Errorf("push of %s to %s: %s: %w", o.Ref, o.Remote, status, ErrStale)
-	case strings.Contains(status, "hook declined") && onlyMoved(HookLines(errb)):
-		// The hook saw the ref already moved by a concurrent push (its
-		// ref-moved refusal): a lost race like git's own stale report.
-		return fmt.Errorf("push of %s to %s: the hook found the ref moved: %w", o.Ref, o.Remote, ErrStale)
-	case strings.Contains(status, "hook declined"):
-		return &RefusedError{Ref: o.Ref, Status: strings.Trim(strings.TrimPrefix(status, "[remote rejected]"), " ()"), Lines: HookLines(errb)}
-	}
-	return fmt.Errorf("push of %s to %s rejected: %s: %s", o.Ref, o.Remote, status, bytes.TrimSpace(errb))
-}
-
-// porcelainStatus finds ref's line in git push --porcelain output:
-// "<flag>\t<from>:<to>\t<summary>".
-func porcelainStatus(out []byte, ref string) (byte, string, bool) {
-	for _, line := range strings.Split(string(out), "\n") {
-		if len(line) < 2 || line[1] != '\t' {
-			continue
-		}
-		fields := strings.SplitN(line[2:], "\t", 2)
-		if len(fields) != 2 {
-			continue
-		}
-		if _, to, ok := strings.Cut(fields[0], ":"); ok && to == ref {
-			return line[0], fields[1], true
-		}
-	}
-	return 0, "", false
-}
-
-// refMovedCode is the boundary's refusal code for an update whose expected
-// old value no longer holds (policy.CodeRefMoved; hubrefs cannot import
-// policy).
-const refMovedCode = "[ref-moved]"
-
-// onlyMoved reports whether the hook refused only because refs had moved.
-func onlyMoved(lines []string) bool {
-	for _, l := range lines {
-		if !strings.Contains(l, refMovedCode) {
-			return false
-		}
-	}
-	return len(lines) > 0
-}
-
-// HookLines keeps the hook's "git+:" lines from git push's standard error,
-// without the "remote: " prefix and git's trailing padding.
-func HookLines(stderr []byte) []string {
-	var lines []string
-	for _, line := range strings.Split(string(stderr), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		line = strings.TrimRight(strings.TrimSuffix(line, "\x1b[K"), " \t")
-		line = strings.TrimPrefix(line, "remote: ")
-		if strings.HasPrefix(line, "git+:") {
-			lines = append(lines, line)
-		}
-	}
-	return lines
+	return gitio.Fetch(ctx, gitDir, remote, nil, "+refs/hub/*:refs/hub/*")
 }

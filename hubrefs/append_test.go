@@ -175,25 +175,6 @@ func TestAppendThroughClone(t *testing.T) {
 	is.True(!errors.Is(err, ErrRefused) && !errors.Is(err, ErrStale))
 }
 
-func TestHookLines(t *testing.T) {
-	is := is.New(t)
-	stderr := "remote: git+: refused refs/hub/a: [x] not OK        \n" +
-		"remote: git+: refused refs/hub/b: [y] why\x1b[K\n" +
-		"remote: other\nerror: failed to push some refs to '.'\n" +
-		"git+: refused refs/hub/c: [z] local\n"
-	is.Equal(HookLines([]byte(stderr)), []string{
-		"git+: refused refs/hub/a: [x] not OK",
-		"git+: refused refs/hub/b: [y] why",
-		"git+: refused refs/hub/c: [z] local",
-	})
-	flag, status, ok := porcelainStatus([]byte("To .\n!\tabc:refs/hub/x\t[rejected] (stale info)\nDone\n"), "refs/hub/x")
-	is.True(ok)
-	is.Equal(flag, byte('!'))
-	is.Equal(status, "[rejected] (stale info)")
-	_, _, ok = porcelainStatus([]byte("To .\n*\tabc:refs/hub/xy\t[new reference]\n"), "refs/hub/x")
-	is.True(!ok)
-}
-
 func TestLocalRefExactName(t *testing.T) {
 	is := is.New(t)
 	repo := bareRepo(t)
@@ -201,23 +182,6 @@ func TestLocalRefExactName(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(refOf(t, repo, "refs/hub/pr/1/x"), id)
 	is.Equal(refOf(t, repo, "refs/hub/pr/1"), plumbing.ZeroHash) // not the ref below it
-}
-
-func TestOnlyMoved(t *testing.T) {
-	cases := []struct {
-		lines []string
-		want  bool
-	}{
-		{nil, false},
-		{[]string{"git+: refused refs/hub/trust: [ref-moved] refs/hub/trust is at 1234, not 5678 as the push expects"}, true},
-		{[]string{"git+: refused refs/hub/trust: [ref-moved] x", "git+: refused refs/heads/main: [not-approved] y"}, false},
-		{[]string{"git+: refused refs/hub/trust: [not-member] z"}, false},
-	}
-	for i, c := range cases {
-		if got := onlyMoved(c.lines); got != c.want {
-			t.Errorf("case %d: onlyMoved = %v, want %v", i, got, c.want)
-		}
-	}
 }
 
 // TestAppendRetriesTransportFailure: the receiving side dies mid-push (the
@@ -309,5 +273,29 @@ func TestAppendPatienceCountsProgress(t *testing.T) {
 	}
 	if w.attempts < 2 || w.attempts > 4 {
 		t.Errorf("gave up after %d attempts, want about three (two minutes without progress)", w.attempts)
+	}
+}
+
+// TestAppendLocalSendsNoPushOptions: a push into "." sends no push options
+// over the wire (with options and an empty command list git would die of
+// SIGPIPE, receive/gitio/pushenv.go) — a receiver that does not advertise push
+// options still takes it — and its hooks still see the options.
+func TestAppendLocalSendsNoPushOptions(t *testing.T) {
+	t.Parallel()
+	repo := bareRepo(t)
+	git(t, repo, "config", "receive.advertisePushOptions", "false")
+	seen := filepath.Join(t.TempDir(), "seen")
+	installHook(t, repo, `printf '%s' "$GITPLUS_PUSH_OPTIONS" >`+seen+"\n")
+	_, err := Append(context.Background(), AppendOptions{GitDir: repo, Ref: "refs/hub/pr/9", Payload: closed(), Signer: quickSigner(), Name: "alice",
+		Now: clock(1700000000), PushOptions: []string{"gitplus-wake=q", "gitplus.no-notify"}})
+	if err != nil {
+		t.Fatalf("append with push options into a receiver without them: %v", err)
+	}
+	got, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "gitplus-wake=q\ngitplus.no-notify" {
+		t.Errorf("the hook saw %q", got)
 	}
 }

@@ -96,7 +96,9 @@ func BenchmarkReadLog(b *testing.B) {
 			gitTime := gitLogTime(b, l.dir)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				evs, err := ReadLog(newLooseStore(l.dir), l.tip, Ceilings{})
+				st := newLooseStore(l.dir)
+				evs, err := ReadLog(st, l.tip, Ceilings{})
+				st.Close()
 				if err != nil || len(evs) != n {
 					b.Fatalf("ReadLog: %d events, %v", len(evs), err)
 				}

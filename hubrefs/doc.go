@@ -40,25 +40,26 @@
 //   - ReadNew refuses (ErrNotForward) when new does not descend from old: a hub
 //     ref only moves forward. The events-per-ref ceiling bounds the events it
 //     reads; the ref's total is the caller's to track (the fold cache).
-//   - Append pushes with git's compare-and-swap (--force-with-lease=<ref>:<old>,
+//   - Append pushes through receive/gitio's push client (gitio.Push, the one
+//     git+ has), with git's compare-and-swap (--force-with-lease=<ref>:<old>,
 //     an empty <old> for a ref that must not exist yet), so a concurrent writer
 //     makes the push fail as stale instead of being overwritten. On a stale
-//     push it fetches the ref (for a remote other than "."), rebuilds the event
-//     on the new tip and retries after a backoff with jitter (Backoff), for
-//     at most AppendOptions.Patience (DefaultPatience, two minutes) without
-//     the ref moving, MaxPatience (ten minutes) in all, or Attempts pushes
-//     when set. A push git ended without reporting (broken
-//     pipe, killed connection) is read back: the ref holding the event is
-//     success, anything else is retried like a lost race.
-//     A hook refusal is returned as *RefusedError holding the hook's
+//     push (git's own report, or the hook's [ref-moved]) it fetches the ref
+//     (for a remote other than "."), rebuilds the event on the new tip and
+//     retries after a backoff with jitter (Backoff), for at most
+//     AppendOptions.Patience (DefaultPatience, two minutes) without the ref
+//     moving, MaxPatience (ten minutes) in all, or Attempts pushes when set.
+//     A push that failed otherwise (git ended without reporting: a broken
+//     pipe, a killed connection) is read back: the ref holding the event is
+//     success, anything else is retried like a lost race. A hook refusal is
+//     returned as *RefusedError (gitio.PushRefusedError) holding the hook's
 //     "git+: ..." lines with git's "remote: " prefix removed.
-//   - Append writes the event as a loose object itself (zlib, temporary file,
-//     rename): go-git's filesystem storage is not buildable with this
-//     module's go.sum, and one loose object is all an append needs. Reading
-//     takes any storer.EncodedObjectStorer (receive's layered store in
-//     production). After a successful push to a remote, the clone's own copy
-//     of the ref is moved to the new event (update-ref), so the next append
-//     starts from the right tip.
+//   - Append writes the event as a loose object with gitio.WriteLooseObject
+//     and reads its ref with gitio's ref reader. Reading events takes any
+//     storer.EncodedObjectStorer (gitio's layered store in production).
+//     After a successful push to a remote, the clone's own copy of the ref
+//     is moved to the new event (gitio.UpdateRef: git update-ref), so the
+//     next append starts from the right tip.
 //   - hubrefs never reads the environment; git subprocesses inherit it, plus
 //     AppendOptions.Env. AgentSocket takes a getenv function from cmd.
 package hubrefs

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // Sentinel errors; every error returned by this package that a caller may
@@ -28,11 +30,12 @@ var (
 	// ErrNotLinear: a hub log forks or joins; every hub log is one chain
 	// (docs/trust.md).
 	ErrNotLinear = errors.New("hub log is not linear")
-	// ErrStale: the ref kept moving while appending; every attempt lost the race.
-	ErrStale = errors.New("ref moved meanwhile")
+	// ErrStale: the ref kept moving while appending; every attempt lost the
+	// race. It is the push client's gitio.ErrPushStale.
+	ErrStale = gitio.ErrPushStale
 	// ErrRefused: the receiving repository's hook refused the update
-	// (see RefusedError for its lines).
-	ErrRefused = errors.New("refused by hook")
+	// (see RefusedError for its lines). It is gitio.ErrPushRefused.
+	ErrRefused = gitio.ErrPushRefused
 	// ErrKey: a key could not be loaded or found.
 	ErrKey = errors.New("key unavailable")
 )

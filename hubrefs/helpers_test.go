@@ -2,7 +2,7 @@ package hubrefs
 
 import (
 	"bytes"
-	"compress/zlib"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // TestMain isolates every git this package's tests run (directly or through
@@ -130,69 +130,14 @@ func (m *memStore) putRaw(t plumbing.ObjectType, raw []byte) plumbing.Hash {
 	return h
 }
 
-// looseStore reads and writes the loose objects of a git directory (tests
-// keep their repositories unpacked).
-type looseStore struct {
-	memStore
-	gitDir string
-}
-
-func newLooseStore(gitDir string) *looseStore {
-	return &looseStore{memStore: memStore{objs: map[plumbing.Hash]plumbing.EncodedObject{}}, gitDir: gitDir}
-}
-
-func (l *looseStore) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	r, err := o.Reader()
+// newLooseStore opens the object store of a git directory through gitio,
+// the reader and writer the hook and the CLI use.
+func newLooseStore(gitDir string) *gitio.Store {
+	s, err := gitio.OpenStore(gitDir, gitio.QuarantineEnv{})
 	if err != nil {
-		return plumbing.ZeroHash, err
+		panic(err)
 	}
-	raw, err := io.ReadAll(r)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return writeLoose(l.gitDir, o.Type(), raw)
-}
-
-var zlibReaders sync.Pool
-
-func (l *looseStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	s := h.String()
-	data, err := os.ReadFile(filepath.Join(l.gitDir, "objects", s[:2], s[2:]))
-	if err != nil {
-		return nil, plumbing.ErrObjectNotFound
-	}
-	zr, _ := zlibReaders.Get().(io.ReadCloser)
-	if zr == nil {
-		if zr, err = zlib.NewReader(bytes.NewReader(data)); err != nil {
-			return nil, err
-		}
-	} else if err := zr.(zlib.Resetter).Reset(bytes.NewReader(data), nil); err != nil {
-		return nil, err
-	}
-	all, err := io.ReadAll(zr)
-	zlibReaders.Put(zr)
-	if err != nil {
-		return nil, err
-	}
-	hdr, body, ok := bytes.Cut(all, []byte{0})
-	if !ok {
-		return nil, fmt.Errorf("object %s: no header", h)
-	}
-	typ, size, _ := strings.Cut(string(hdr), " ")
-	ot, err := plumbing.ParseObjectType(typ)
-	if err != nil {
-		return nil, err
-	}
-	if n, err := strconv.Atoi(size); err != nil || n != len(body) {
-		return nil, fmt.Errorf("object %s: bad size", h)
-	}
-	if t != plumbing.AnyObject && t != ot {
-		return nil, plumbing.ErrObjectNotFound
-	}
-	o := &plumbing.MemoryObject{}
-	o.SetType(ot)
-	o.Write(body)
-	return o, nil
+	return s
 }
 
 // testKey is a generated key with its private key file.
@@ -269,3 +214,13 @@ func rawOf(t testing.TB, o plumbing.EncodedObject) []byte {
 const testRepo = "0190a0b2-0000-7000-8000-000000000001"
 
 func closed() Base { return Base{Type: TypePRClosed, Repo: testRepo} }
+
+// writeLoose and localRef are gitio's writer and ref reader under the names
+// these tests use.
+func writeLoose(gitDir string, t plumbing.ObjectType, raw []byte) (plumbing.Hash, error) {
+	return gitio.WriteLooseObject(gitDir, t, raw)
+}
+
+func localRef(gitDir, ref string, env []string) (plumbing.Hash, error) {
+	return gitio.RemoteRef(context.Background(), gitDir, ".", ref, env)
+}

@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // FoldCacheDir is the cache's directory relative to the git directory.
@@ -71,7 +73,7 @@ func (c *DirCache) Get(h plumbing.Hash) ([]byte, bool) {
 	if c == nil || h.IsZero() {
 		return nil, false
 	}
-	buf, err := readFile(c.path(h), 8<<10, maxCacheEntry)
+	buf, err := gitio.ReadFile(c.path(h), 8<<10, maxCacheEntry)
 	if err != nil || len(buf) < sha256.Size {
 		return nil, false
 	}

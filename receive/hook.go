@@ -31,6 +31,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/policy"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // CodeInternal is the refusal code of a push the hook could not judge (an
@@ -135,14 +136,14 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	for _, u := range judged {
 		names = append(names, u.Ref)
 	}
-	packed, err := loadPackedRefs(abs)
+	refSrc, err := gitio.OpenRefs(abs)
 	if err != nil {
-		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
+		return nil, err
 	}
 	if closeStore {
-		defer packed.close()
+		defer refSrc.Close()
 	}
-	refs, err := readRefsPacked(abs, packed, nil, names)
+	refs, err := refSrc.Read(nil, names)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
 	}
@@ -176,7 +177,7 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 		Refs:    refs,
 		Updates: judged,
 		Cache:   NewDirCache(abs),
-		PRRefs:  refSource{abs, packed},
+		PRRefs:  refSrc,
 	})
 	if len(verdicts) != len(updates) {
 		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
@@ -209,51 +210,6 @@ func resolveUpdates(gitDir string, updates []policy.Update) ([]policy.Update, er
 		out[i].Ref = target
 	}
 	return out, nil
-}
-
-// SymbolicTarget returns the ref that an update of name writes: name itself
-// unless it is a symbolic ref, else the end of its chain of symbolic refs
-// (which need not exist yet). A chain deeper than git follows is an error.
-// Only loose ref files are read: packed-refs holds no symbolic ref, so a
-// push of packed or new refs costs no packed-refs read here.
-func SymbolicTarget(gitDir, name string) (string, error) {
-	cur := name
-	for depth := 0; depth <= maxSymrefDepth; depth++ {
-		target, ok, err := looseSymbolicRef(gitDir, cur)
-		if err != nil {
-			return "", err
-		}
-		if !ok {
-			return cur, nil
-		}
-		if !validRefName(target) {
-			return "", fmt.Errorf("ref %s: %w: symbolic ref to %q", cur, ErrBadRef, target)
-		}
-		cur = target
-	}
-	return "", fmt.Errorf("ref %s: %w: symbolic refs nest deeper than %d", name, ErrBadRef, maxSymrefDepth)
-}
-
-// refSource reads the pull request refs policy asks for, when it asks
-// (policy.Input.PRRefs): a repository keeps one ref per pull request ever
-// opened, loose until git gc packs them, and a landing needs only the few
-// its pull request index names.
-// packed-refs is read once per push, with the refs the hook reads first.
-type refSource struct {
-	gitDir string
-	packed *packedRefs
-}
-
-func (r refSource) Ref(name string) (plumbing.Hash, error) {
-	id, err := resolveRef(r.gitDir, name, r.packed)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, nil
-	}
-	return id, err
-}
-
-func (r refSource) Under(prefix string) (map[string]plumbing.Hash, error) {
-	return readRefsPacked(r.gitDir, r.packed, []string{prefix}, nil)
 }
 
 // RefuseAll refuses every update with CodeInternal and err as the reason.
@@ -305,8 +261,3 @@ func preReceive(gitDir string, env QuarantineEnv, push PushEnv, stdin io.Reader,
 	}
 	return refused
 }
-
-// ConcurrentReads reports that a Store may be read from several goroutines
-// at once (policy.ConcurrentReader): packs and indexes are mapped read-only,
-// and the object cache and directory lists are locked.
-func (s *Store) ConcurrentReads() bool { return true }

@@ -40,12 +40,13 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/policy"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // Refusal codes of the push certificate (README.md "Refusal codes").
 const (
-	CodeBadPushCert   = "bad-push-cert"   // the certificate does not verify or does not match the push
-	CodePushCertNonce = "push-cert-nonce" // the nonce is not the one this server issued, or the certificate was used before
+	CodeBadPushCert   = "bad-push-cert"         // the certificate does not verify or does not match the push
+	CodePushCertNonce = gitio.CodePushCertNonce // the nonce is not the one this server issued, or the certificate was used before
 )
 
 // Environment variables git+ serve sets for the git processes it starts.

@@ -23,6 +23,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 const (
@@ -145,16 +146,11 @@ func (r *repo) parents(h plumbing.Hash) []plumbing.Hash {
 	if err != nil || typ != plumbing.CommitObject {
 		panic(fmt.Sprintf("commit %s: %v", h, err))
 	}
-	var ps []plumbing.Hash
-	for _, line := range strings.Split(string(raw), "\n") {
-		if line == "" {
-			break
-		}
-		if p, ok := strings.CutPrefix(line, "parent "); ok {
-			ps = append(ps, plumbing.NewHash(p))
-		}
+	c, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		panic(fmt.Sprintf("commit %s: %v", h, err))
 	}
-	return ps
+	return c.Parents
 }
 
 // hubLog is one hub ref's events, linear.

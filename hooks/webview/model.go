@@ -24,7 +24,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
-	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // ErrNoTrust is a repository without refs/hub/trust: not (yet) a git+
@@ -159,12 +159,12 @@ type LandedPR struct {
 
 // Load reads the hub state of the repository at gitDir.
 func Load(gitDir string) (*Snapshot, error) {
-	store, err := receive.OpenStore(gitDir, receive.QuarantineEnv{})
+	store, err := gitio.OpenStore(gitDir, gitio.QuarantineEnv{})
 	if err != nil {
 		return nil, fmt.Errorf("opening the objects of %s: %w", gitDir, err)
 	}
 	defer store.Close()
-	refs, err := receive.ReadRefsUnder(gitDir, []string{"refs/hub/"}, nil)
+	refs, err := gitio.ReadRefsUnder(gitDir, []string{"refs/hub/"}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("listing the hub refs of %s: %w", gitDir, err)
 	}
@@ -235,7 +235,7 @@ func short(oid string) string {
 	return oid
 }
 
-func loadPR(store *receive.Store, tip plumbing.Hash, ceil hubrefs.Ceilings, t *trust.State) (*PR, error) {
+func loadPR(store *gitio.Store, tip plumbing.Hash, ceil hubrefs.Ceilings, t *trust.State) (*PR, error) {
 	evs, err := hubrefs.ReadLog(store, tip, ceil)
 	if err != nil {
 		return nil, err
@@ -358,7 +358,7 @@ func (s *Snapshot) judgeQueues(gitDir string) {
 		if sel := queue.SelectQueue(states, q.Target); sel != nil && sel.ID == q.ID {
 			q.Counts = true
 		}
-		if tip, err := receive.ReadRef(gitDir, q.Target); err == nil {
+		if tip, err := gitio.ReadRef(gitDir, q.Target); err == nil {
 			q.Tip = tip.String()
 		}
 		s.judgeQueue(q)

@@ -3,12 +3,12 @@ package queue
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 // Ident is the author and committer of every candidate commit.
@@ -53,38 +53,14 @@ func CandidateID(content []byte) plumbing.Hash {
 }
 
 // CommitTime reads a commit's committer time (seconds since the epoch) from
-// its raw content.
+// its raw content, as receive/gitobj (the one commit parser) reads it: a
+// commit git's fsck refuses has no time here either (docs/objects.md).
 func CommitTime(raw []byte) (int64, error) {
-	for len(raw) > 0 {
-		line := raw
-		i := bytes.IndexByte(raw, '\n')
-		if i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
-		if len(line) == 0 {
-			break // end of headers
-		}
-		rest, ok := bytes.CutPrefix(line, []byte("committer "))
-		if !ok {
-			continue
-		}
-		gt := bytes.LastIndexByte(rest, '>')
-		if gt < 0 {
-			break
-		}
-		f := strings.Fields(string(rest[gt+1:]))
-		if len(f) < 1 {
-			break
-		}
-		t, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			break
-		}
-		return t, nil
+	c, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrNotCommit, err)
 	}
-	return 0, fmt.Errorf("%w: no readable committer line", ErrNotCommit)
+	return c.CommitTime, nil
 }
 
 func readTime(s mergetree.Store, h plumbing.Hash) (int64, error) {

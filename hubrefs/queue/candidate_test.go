@@ -170,10 +170,14 @@ func TestCandidatePure(t *testing.T) {
 	if Branch("refs/heads/release/1", "x") != "refs/heads/queue/release/1/x" {
 		t.Error(Branch("refs/heads/release/1", "x"))
 	}
+	tree := "tree " + plumbing.ZeroHash.String() + "\n"
 	for raw, want := range map[string]int64{
-		"tree x\ncommitter A <a> 42 +0100\n\nmsg": 42,
-		"tree x\n\ncommitter A <a> 42 +0100\n":    -1,
-		"committer A <a> notanumber +0000\n":      -1,
+		tree + "author A <a> 7 +0100\ncommitter A <a> 42 +0100\n\nmsg":             42,
+		tree + "author A <a> 7 +0100\ncommitter A <a> 42 +0100\nencoding x\n\nmsg": 42,
+		tree + "\nauthor A <a> 7 +0100\ncommitter A <a> 42 +0100\n":                -1,
+		tree + "author A <a> 7 +0100\ncommitter A <a> notanumber +0000\n":          -1,
+		"committer A <a> 42 +0000\n":                                               -1, // no tree line: not a commit to git
+		tree + "encoding x\nauthor A <a> 7 +0100\ncommitter A <a> 42 +0100\n":      -1, // fsck's missingAuthor
 	} {
 		got, err := CommitTime([]byte(raw))
 		if (err != nil) != (want < 0) || (err == nil && got != want) {

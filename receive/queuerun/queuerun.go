@@ -57,7 +57,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -75,6 +74,7 @@ import (
 	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // Sentinel errors.
@@ -127,7 +127,7 @@ type Options struct {
 	// receiver requiring a known pusher knows it (docs/serving.md; the
 	// candidate branches need hub.queue or source.push, the landing
 	// either of them too).
-	Sign *receive.PushSigning
+	Sign *gitio.PushSigning
 }
 
 // Report is what a pass did, over all its rounds.
@@ -232,7 +232,7 @@ func (o *Options) norm() error {
 	if o.Signer == nil || o.Name == "" {
 		return errors.New("queue run: no signing key or member name")
 	}
-	gitDir, err := hubrefs.ResolveGitDir(o.GitDir)
+	gitDir, err := gitio.ResolveGitDir(o.GitDir)
 	if err != nil {
 		return err
 	}
@@ -324,8 +324,9 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 	if err := r.at("planned"); err != nil {
 		return false, err
 	}
-	_, err = receive.Push(ctx, receive.PushOptions{GitDir: r.o.GitDir, Remote: r.o.Remote, Updates: ph.updates, PushOptions: r.o.PushOptions, Env: r.o.Env, Sign: r.o.Sign})
-	var refused *receive.PushRefusedError
+	_, err = gitio.Push(ctx, gitio.PushOptions{GitDir: r.o.GitDir, Remote: r.o.Remote, Updates: ph.updates, PushOptions: r.o.PushOptions, Env: r.o.Env, Sign: r.o.Sign})
+	var refused *gitio.PushRefusedError
+	errors.As(err, &refused)
 	switch {
 	case err == nil:
 		r.rep.Pushes++
@@ -334,7 +335,7 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 			return false, err
 		}
 		return true, nil
-	case errors.Is(err, receive.ErrPushStale) || errors.As(err, &refused) && onlyMoved(refused.Lines):
+	case errors.Is(err, gitio.ErrPushStale): // the hook's [ref-moved] included
 		r.rep.Stale++
 		r.backoff(r.rep.Stale)
 		return true, nil
@@ -401,7 +402,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 	var refs map[string]plumbing.Hash
 	var err error
 	if o.Remote == "." {
-		refs, err = receive.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
+		refs, err = gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
 		if err != nil {
 			return nil, fmt.Errorf("reading refs of %s: %w", o.GitDir, err)
 		}
@@ -410,7 +411,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 			return nil, err
 		}
 	}
-	store, err := receive.OpenStore(o.GitDir, receive.QuarantineEnv{})
+	store, err := gitio.OpenStore(o.GitDir, gitio.QuarantineEnv{})
 	if err != nil {
 		return nil, fmt.Errorf("opening the objects of %s: %w", o.GitDir, err)
 	}
@@ -535,22 +536,22 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plumbing.Hash, error) {
 	o := r.o
 	local := "refs/gitplus/queue-target/" + strings.TrimPrefix(o.Target, "refs/heads/")
-	if _, err := r.git(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", o.Remote, "+refs/hub/*:refs/hub/*", "+"+o.Target+":"+local); err != nil {
+	if err := gitio.Fetch(ctx, o.GitDir, o.Remote, o.Env, "+refs/hub/*:refs/hub/*", "+"+o.Target+":"+local); err != nil {
 		return nil, fmt.Errorf("fetching from %s: %w", o.Remote, err)
 	}
-	refs, err := receive.ReadRefsUnder(o.GitDir, []string{"refs/hub/"}, []string{local})
+	refs, err := gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/"}, []string{local})
 	if err != nil {
 		return nil, err
 	}
 	refs[o.Target] = refs[local]
 	delete(refs, local)
-	out, err := r.git(ctx, "ls-remote", "--refs", o.Remote, prefix+"*")
+	remote, err := gitio.LsRemote(ctx, o.GitDir, o.Remote, o.Env, prefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("listing candidate branches on %s: %w", o.Remote, err)
 	}
-	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[1], prefix) && plumbing.IsHash(f[0]) {
-			refs[f[1]] = plumbing.NewHash(f[0])
+	for name, id := range remote {
+		if strings.HasPrefix(name, prefix) {
+			refs[name] = id
 		}
 	}
 	return refs, nil
@@ -611,7 +612,7 @@ func (r *runner) plan(st *state) (queue.Plan, error) {
 
 // phase is one plan turned into objects and ref updates.
 type phase struct {
-	updates  []receive.PushUpdate
+	updates  []gitio.PushUpdate
 	deleted  []string
 	resets   []string
 	restored []string
@@ -777,17 +778,17 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 		setBranch(ref, plumbing.ZeroHash)
 	}
 	if plan.Land != nil {
-		ph.updates = append(ph.updates, receive.PushUpdate{Ref: plan.Land.Ref, Old: plumbing.NewHash(plan.Land.Old), New: plumbing.NewHash(plan.Land.New)})
+		ph.updates = append(ph.updates, gitio.PushUpdate{Ref: plan.Land.Ref, Old: plumbing.NewHash(plan.Land.Old), New: plumbing.NewHash(plan.Land.New)})
 	}
 	for _, ref := range order {
-		ph.updates = append(ph.updates, receive.PushUpdate{Ref: ref, Old: olds[ref], New: tips[ref]})
+		ph.updates = append(ph.updates, gitio.PushUpdate{Ref: ref, Old: olds[ref], New: tips[ref]})
 	}
 	for _, ref := range branchOrder {
 		to, cur := branchTo[ref], st.branches[ref]
 		if to == cur {
 			continue
 		}
-		ph.updates = append(ph.updates, receive.PushUpdate{Ref: ref, Old: cur, New: to})
+		ph.updates = append(ph.updates, gitio.PushUpdate{Ref: ref, Old: cur, New: to})
 		if to.IsZero() {
 			ph.deleted = append(ph.deleted, ref)
 		}
@@ -921,20 +922,8 @@ func (r *runner) contains(tip, rev plumbing.Hash) bool {
 	if tip == rev {
 		return true
 	}
-	cmd := exec.Command("git", "--git-dir="+r.o.GitDir, "merge-base", "--is-ancestor", rev.String(), tip.String())
-	cmd.Env = r.env()
-	return cmd.Run() == nil
-}
-
-// onlyMoved reports whether every hook line is a [ref-moved] refusal: the
-// hook saw a ref already moved by a concurrent push, a lost race.
-func onlyMoved(lines []string) bool {
-	for _, l := range lines {
-		if !strings.Contains(l, "[ref-moved]") {
-			return false
-		}
-	}
-	return len(lines) > 0
+	_, _, err := gitio.RunGit(context.Background(), "", r.o.Env, "--git-dir="+r.o.GitDir, "merge-base", "--is-ancestor", rev.String(), tip.String())
+	return err == nil
 }
 
 // namesRef reports whether a hook line refuses ref.
@@ -945,26 +934,6 @@ func namesRef(lines []string, ref string) bool {
 		}
 	}
 	return false
-}
-
-// env is the git processes' environment: inherited plus Options.Env (nil
-// means inherited only).
-func (r *runner) env() []string {
-	if len(r.o.Env) == 0 {
-		return nil
-	}
-	return append(os.Environ(), r.o.Env...)
-}
-
-func (r *runner) git(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + r.o.GitDir}, args...)...)
-	cmd.Env = r.env()
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return strings.TrimSpace(out.String()), nil
 }
 
 func appendNew(list []string, xs ...string) []string {

@@ -1,0 +1,66 @@
+package gitio
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// TestRefs: the pull request refs policy asks for are read loose, else
+// from the packed-refs read once for the push; a missing ref is zero;
+// symbolic refs resolve (and a loop is an error, not a hang); listing a
+// prefix merges loose over packed and leaves out what resolves to nothing.
+func TestRefs(t *testing.T) {
+	dir := t.TempDir()
+	gitDir := filepath.Join(dir, "r.git")
+	git(t, dir, "init", "-q", "--bare", gitDir)
+	a := "1111111111111111111111111111111111111111"
+	b := "2222222222222222222222222222222222222222"
+	c := "3333333333333333333333333333333333333333"
+	write(t, filepath.Join(gitDir, "packed-refs"), "# pack-refs with: peeled fully-peeled sorted \n"+
+		a+" refs/hub/pr/packed\n"+a+" refs/hub/pr/both\n")
+	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "both"), b+"\n")
+	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "loose"), c+"\n")
+	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "sym"), "ref: refs/hub/pr/loose\n")
+	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "loop1"), "ref: refs/hub/pr/loop2\n")
+	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "loop2"), "ref: refs/hub/pr/loop1\n")
+	src, err := OpenRefs(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// packed-refs changing after it was read is not seen: one snapshot per push.
+	if err := os.Remove(filepath.Join(gitDir, "packed-refs")); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"refs/hub/pr/packed": a, "refs/hub/pr/both": b, "refs/hub/pr/loose": c, "refs/hub/pr/sym": c,
+		"refs/hub/pr/absent": plumbing.ZeroHash.String(),
+	} {
+		got, err := src.Ref(name)
+		if err != nil || got.String() != want {
+			t.Errorf("Ref(%s) = %s, %v; want %s", name, got, err, want)
+		}
+	}
+	if _, err := src.Ref("refs/hub/pr/loop1"); err == nil {
+		t.Error("a symbolic ref loop resolved")
+	}
+	if _, err := src.Ref("refs/hub/pr/../trust"); err == nil {
+		t.Error("a bad ref name was read")
+	}
+	// Listing leaves out what resolves to nothing (the loop), as ReadRefs does.
+	all, err := src.Under("refs/hub/pr/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"refs/hub/pr/packed": a, "refs/hub/pr/both": b, "refs/hub/pr/loose": c, "refs/hub/pr/sym": c}
+	if len(all) != len(want) {
+		t.Fatalf("Under = %v, want %v", all, want)
+	}
+	for n, id := range want {
+		if all[n].String() != id {
+			t.Errorf("Under[%s] = %s, want %s", n, all[n], id)
+		}
+	}
+}
