@@ -385,7 +385,8 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 		if p != nil {
 			en.Title = p.Title
 		}
-		if r, ok := st.LatestCandidate(e.PR); ok && r.Invalidated.IsZero() && r.Head == e.Head {
+		r, ok := st.LatestCandidate(e.PR)
+		if ok && r.Invalidated.IsZero() && r.Head == e.Head {
 			en.Candidate, en.Branch = r.Step, r.Branch
 		}
 		green := false
@@ -397,7 +398,7 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 		case p.Head != e.Head:
 			en.Waiting = fmt.Sprintf("stale: the pull request moved to %s after entering at %s; the next run removes it", short(p.Head), short(e.Head))
 		default:
-			if ok, reasons := p.Satisfies(b, e.Head, s.Trust); !ok {
+			if ok, reasons := p.Satisfies(b, e.Head); !ok {
 				en.Waiting = "waiting for review: " + strings.Join(trimIDs(reasons, e.PR), "; ")
 				break
 			}
@@ -408,27 +409,33 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 				}
 				break
 			}
-			var pending, failed []string
 			for _, name := range b.RequiredChecks {
-				c, ok := p.Check(name, en.Candidate)
-				state := c
+				state, ok := p.Check(name, en.Candidate)
 				if !ok {
 					state = "pending"
 				}
 				en.Checks = append(en.Checks, CheckState{Name: name, State: state})
-				switch {
-				case !ok:
-					pending = append(pending, name)
-				case c != pr.Success:
-					failed = append(failed, name+" "+c)
+			}
+			// The planner's own verdict of the step (queue.StepVerdict: the
+			// boundary's check rule, plus fresh verdicts), so the page says
+			// red exactly when the next run would evict.
+			v := queue.StepVerdict(st, e.PR, p.State, b, s.Trust, en.Candidate)
+			if v.Verdict == queue.Pending && r.GroupEnd != "" && r.GroupEnd != r.Step {
+				// Batch checks: an inner step of a group is vouched for by
+				// its group's last step (docs/queue.md, "Batch checks").
+				if end, ok := s.groupEndVerdict(st, b, r.GroupEnd); ok && end.Verdict == queue.Green {
+					v = end
+				} else {
+					en.Waiting = fmt.Sprintf("checks pending at its group's last step %s (a group of %d, checkEvery %d)", short(r.GroupEnd), r.GroupSize, b.Every())
+					break
 				}
 			}
 			switch {
-			case len(failed) > 0:
+			case v.Verdict == queue.Red:
 				en.Red = true
-				en.Waiting = fmt.Sprintf("red: %s on candidate %s; the next run evicts it", strings.Join(failed, ", "), short(en.Candidate))
-			case len(pending) > 0:
-				en.Waiting = fmt.Sprintf("check %s pending on candidate %s", strings.Join(pending, ", "), short(en.Candidate))
+				en.Waiting = fmt.Sprintf("red: %s on candidate %s; the next run evicts it", strings.Join(v.Failed, ", "), short(en.Candidate))
+			case v.Verdict == queue.Pending:
+				en.Waiting = fmt.Sprintf("check %s pending on candidate %s", strings.Join(v.Missing, ", "), short(en.Candidate))
 			case len(ahead) > 0:
 				green = true
 				en.Waiting = "green; lands with or after " + strings.Join(ahead, ", ")
@@ -456,6 +463,19 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 			p.Queue = &QueueStatus{Queue: q.ID, Target: q.Target, Left: l.Reason, Detail: l.Detail}
 		}
 	}
+}
+
+// groupEndVerdict judges the group end step of queue st (batch checks):
+// the verdict of the entry whose current candidate it is.
+func (s *Snapshot) groupEndVerdict(st *queue.State, b trust.Branch, end string) (queue.Judged, bool) {
+	for _, e := range st.Entries {
+		r, ok := st.LatestCandidate(e.PR)
+		p := s.PRs[e.PR]
+		if ok && r.Step == end && r.Invalidated.IsZero() && p != nil {
+			return queue.StepVerdict(st, e.PR, p.State, b, s.Trust, end), true
+		}
+	}
+	return queue.Judged{}, false
 }
 
 // trimIDs drops "pull request <id> " from the planner's reasons: the page
