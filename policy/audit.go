@@ -826,15 +826,12 @@ func (a *auditor) provenance(c *commit, b trust.Branch, t *trust.State) error {
 	if err != nil {
 		return err
 	}
-	key, err := hubrefs.Verify(raw)
-	switch {
-	case errors.Is(err, hubrefs.ErrUnsigned):
+	switch fault, _, err := commitProvenance(raw, t); fault {
+	case provUnsigned:
 		return refuse(CodeProvenance, "%s required provenance: commit %s is not signed", a.branch, c.id)
-	case err != nil:
+	case provBadSignature:
 		return refuse(CodeProvenance, "%s required provenance: commit %s has a bad signature (%v)", a.branch, c.id, err)
-	}
-	m, ok := t.MemberByKey(key)
-	if !ok || !m.Has(trust.CapSourcePush) {
+	case provNotMember, provNoCapability:
 		return refuse(CodeProvenance, "%s required provenance: commit %s is not signed by a member holding %s", a.branch, c.id, trust.CapSourcePush)
 	}
 	return nil

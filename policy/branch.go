@@ -719,20 +719,51 @@ func (j *judge) provenance(u Update, b trust.Branch) error {
 		if err != nil {
 			return err
 		}
-		key, err := hubrefs.Verify(raw)
-		switch {
-		case errors.Is(err, hubrefs.ErrUnsigned):
+		switch fault, who, err := commitProvenance(raw, j.trust); fault {
+		case provUnsigned:
 			return refuse(CodeProvenance, "%s requires provenance: commit %s is not signed; sign it with git commit -S (gpg.format=ssh) using a member's key", u.Ref, c.id)
-		case err != nil:
+		case provBadSignature:
 			return refuse(CodeProvenance, "%s requires provenance: commit %s has a bad signature (%v)", u.Ref, c.id, err)
-		}
-		m, ok := j.trust.MemberByKey(key)
-		if !ok {
+		case provNotMember:
 			return refuse(CodeProvenance, "%s requires provenance: commit %s is signed by a key that is not a member's", u.Ref, c.id)
-		}
-		if !m.Has(trust.CapSourcePush) {
-			return refuse(CodeProvenance, "%s requires provenance: commit %s is signed by %q, who does not hold %s", u.Ref, c.id, m.Name, trust.CapSourcePush)
+		case provNoCapability:
+			return refuse(CodeProvenance, "%s requires provenance: commit %s is signed by %q, who does not hold %s", u.Ref, c.id, who, trust.CapSourcePush)
 		}
 	}
 	return nil
+}
+
+// provFault is what keeps a commit from having provenance.
+type provFault int
+
+const (
+	provOK provFault = iota
+	provUnsigned
+	provBadSignature
+	provNotMember
+	provNoCapability
+)
+
+// commitProvenance is the provenance rule for one commit (docs/boundary.md):
+// its raw bytes carry a valid SSH signature by the key of a member of t who
+// holds source.push. The hook (against the trust state of the push) and the
+// audit (against the trust state of the landing) both judge by it. who is
+// the signing member's name (provNoCapability); err the signature error
+// (provBadSignature).
+func commitProvenance(raw []byte, t *trust.State) (fault provFault, who string, err error) {
+	key, err := hubrefs.Verify(raw)
+	switch {
+	case errors.Is(err, hubrefs.ErrUnsigned):
+		return provUnsigned, "", err
+	case err != nil:
+		return provBadSignature, "", err
+	}
+	m, ok := t.MemberByKey(key)
+	if !ok {
+		return provNotMember, "", nil
+	}
+	if !m.Has(trust.CapSourcePush) {
+		return provNoCapability, m.Name, nil
+	}
+	return provOK, m.Name, nil
 }
