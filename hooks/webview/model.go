@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -212,7 +214,7 @@ func Load(gitDir string) (*Snapshot, error) {
 	}
 	// UUIDv7 ids sort by creation time: newest first.
 	sort.Slice(s.PRList, func(i, j int) bool { return s.PRList[i].ID > s.PRList[j].ID })
-	s.judgeQueues(gitDir)
+	s.judgeQueues(gitDir, store)
 	s.landings()
 	return s, nil
 }
@@ -349,7 +351,7 @@ type RevisionRuns struct {
 
 // judgeQueues orders the queues (counting ones first, by target) and says
 // for each entry what it waits for.
-func (s *Snapshot) judgeQueues(gitDir string) {
+func (s *Snapshot) judgeQueues(gitDir string, store *receive.Store) {
 	var states []*queue.State
 	for _, q := range s.Queues {
 		states = append(states, q.state)
@@ -361,7 +363,7 @@ func (s *Snapshot) judgeQueues(gitDir string) {
 		if tip, err := receive.ReadRef(gitDir, q.Target); err == nil {
 			q.Tip = tip.String()
 		}
-		s.judgeQueue(q)
+		s.judgeQueue(q, store)
 	}
 	sort.SliceStable(s.Queues, func(i, j int) bool {
 		a, b := s.Queues[i], s.Queues[j]
@@ -375,8 +377,20 @@ func (s *Snapshot) judgeQueues(gitDir string) {
 	})
 }
 
-func (s *Snapshot) judgeQueue(q *Queue) {
+func (s *Snapshot) judgeQueue(q *Queue, store *receive.Store) {
 	st := q.state
+	// contains is the planner's question "does the target contain rev".
+	contains := func(tip, rev plumbing.Hash) bool {
+		if tip.IsZero() || tip == rev {
+			return !tip.IsZero()
+		}
+		bases, err := mergetree.MergeBases(receive.Objects{Store: store}, rev, tip)
+		return err == nil && slices.Contains(bases, rev)
+	}
+	tip := plumbing.ZeroHash
+	if q.Tip != "" {
+		tip = plumbing.NewHash(q.Tip)
+	}
 	b, _ := s.Trust.Rules.For(st.Target)
 	var ahead []string // entries before this one that are not yet green
 	for i, e := range st.Entries {
@@ -390,13 +404,15 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 			en.Candidate, en.Branch = r.Step, r.Branch
 		}
 		green := false
+		leaving := "" // the planner's own settle rule: the entry leaves next run
+		if p != nil {
+			leaving = settles(st, e, p.State, tip, contains)
+		}
 		switch {
 		case p == nil:
 			en.Waiting = "the pull request cannot be read: the next run withdraws it"
-		case p.State.State != pr.Open:
-			en.Waiting = fmt.Sprintf("the pull request is %s: the next run settles it", p.State.State)
-		case p.Head != e.Head:
-			en.Waiting = fmt.Sprintf("stale: the pull request moved to %s after entering at %s; the next run removes it", short(p.Head), short(e.Head))
+		case leaving != "":
+			en.Waiting = leaving
 		default:
 			if ok, reasons := p.Satisfies(b, e.Head); !ok {
 				en.Waiting = "waiting for review: " + strings.Join(trimIDs(reasons, e.PR), "; ")
@@ -463,6 +479,21 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 			p.Queue = &QueueStatus{Queue: q.ID, Target: q.Target, Left: l.Reason, Detail: l.Detail}
 		}
 	}
+}
+
+// settles says why entry e leaves at the next run (queue.Settles), or "".
+func settles(st *queue.State, e queue.Entry, p *pr.State, tip plumbing.Hash, contains func(tip, rev plumbing.Hash) bool) string {
+	x, ok := queue.Settles(st, e, p, tip, contains)
+	if !ok {
+		return ""
+	}
+	switch x.Reason {
+	case queue.ReasonLanded:
+		return fmt.Sprintf("landed: %s; the next run records it", x.Detail)
+	case queue.ReasonStale:
+		return fmt.Sprintf("stale: %s; the next run removes it", x.Detail)
+	}
+	return fmt.Sprintf("%s: %s; the next run removes it", x.Reason, x.Detail)
 }
 
 // groupEndVerdict judges the group end step of queue st (batch checks):

@@ -243,7 +243,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 				continue
 			}
 			p := in.PRs[id]
-			if p == nil || p.State != pr.Open || p.Base != q.Target || contains(in, p.Head) {
+			if p == nil || p.State != pr.Open || p.Base != q.Target || containsRev(in, p.Head) {
 				continue
 			}
 			if evictedAt(q, id, p.Head) {
@@ -437,7 +437,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	return out, nil
 }
 
-func contains(in PlanInput, rev string) bool {
+func containsRev(in PlanInput, rev string) bool {
 	return pr.ValidOID(rev) == nil && in.Contains(in.Tip, plumbing.NewHash(rev))
 }
 
@@ -456,14 +456,25 @@ func evictedAt(q *State, id, head string) bool {
 
 // settle decides whether entry e leaves before the chain is built.
 func settle(in PlanInput, e Entry) (Settle, bool) {
-	p := in.PRs[e.PR]
+	return Settles(in.Queue, e, in.PRs[e.PR], in.Tip, in.Contains)
+}
+
+// Settles is the rule of step 2 (docs/queue.md): whether entry e of queue
+// q leaves before the chain is built, and why — its pull request p (nil:
+// not found) closed, merged elsewhere, moved to another head or base, or
+// its head already contained in the target at tip (landed; with the
+// pr.merged to record when none is). contains(tip, rev) reports whether rev
+// is tip or an ancestor of it. The planner settles by it and the web page
+// says by it why an entry is about to leave.
+func Settles(q *State, e Entry, p *pr.State, tip plumbing.Hash, contains func(tip, rev plumbing.Hash) bool) (Settle, bool) {
+	in := PlanInput{Queue: q, Tip: tip, Contains: contains}
 	s := Settle{PR: e.PR, Head: e.Head}
 	switch {
 	case p == nil:
 		s.Reason, s.Detail = ReasonWithdrawn, "pull request not found"
 	case p.State == pr.Closed:
 		s.Reason, s.Detail = ReasonWithdrawn, "pull request closed"
-	case contains(in, e.Head):
+	case containsRev(in, e.Head):
 		if p.Head != e.Head {
 			s.Reason, s.Detail = ReasonStale, "target contains the entered head, but the pull request moved on to "+p.Head
 			break
