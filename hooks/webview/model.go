@@ -449,7 +449,11 @@ func (s *Snapshot) judgeQueue(q *Queue, store *receive.Store) {
 			switch {
 			case v.Verdict == queue.Red:
 				en.Red = true
-				en.Waiting = fmt.Sprintf("red: %s on candidate %s; the next run evicts it", strings.Join(v.Failed, ", "), short(en.Candidate))
+				failed := make([]string, len(v.Failed))
+				for i, name := range v.Failed {
+					failed[i] = name + " " + pr.Failure
+				}
+				en.Waiting = fmt.Sprintf("red: %s on candidate %s; the next run evicts it", strings.Join(failed, ", "), short(en.Candidate))
 			case v.Verdict == queue.Pending:
 				en.Waiting = fmt.Sprintf("check %s pending on candidate %s", strings.Join(v.Missing, ", "), short(en.Candidate))
 			case len(ahead) > 0:

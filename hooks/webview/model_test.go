@@ -128,7 +128,7 @@ func TestQueueWaitingIsThePlanners(t *testing.T) {
 	}{
 		{"check ci pending on candidate", false},
 		{"check ci pending on candidate", false},
-		{"red: ci on candidate", true},
+		{"red: ci failure on candidate", true},
 		{"green; lands with or after", false},
 		{"green; lands with or after", false},
 		{"withdrawn: pull request closed; the next run removes it", false},
