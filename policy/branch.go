@@ -677,22 +677,52 @@ func (j *judge) mergeSteps(old plumbing.Hash, steps []*commit) error {
 // mergeStep checks rule 3 on step i (c, whose first parent is prev).
 func (j *judge) mergeStep(i int, prev plumbing.Hash, c *commit, cache *mergetree.Cache) error {
 	h := c.parents[1]
-	res, err := mergetree.Merge(j.in.Objects, prev, h, mergetree.Options{Cache: cache})
+	switch fault, detail, merged, err := candidateTree(j.in.Objects, prev, h, c.tree, cache); fault {
+	case treeUnrelated:
+		return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(c.id), short(prev), short(h))
+	case treeUnreadable:
+		return objErr(plumbing.ZeroHash, err)
+	case treeConflict:
+		return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(c.id), short(h), short(prev), detail)
+	case treeDiffers:
+		return refuse(CodeCandidateTree, "step %d (%s) has tree %s, but the merge of %s into %s is %s; a candidate's tree must be exactly that merge (git+ merge-tree)", i+1, short(c.id), short(c.tree), short(h), short(prev), short(merged))
+	}
+	return nil
+}
+
+// treeFault is what keeps a candidate's tree from being rule 3's.
+type treeFault int
+
+const (
+	treeOK treeFault = iota
+	treeUnrelated
+	treeUnreadable
+	treeConflict
+	treeDiffers
+)
+
+// candidateTree is rule 3 for one candidate (docs/boundary.md): its tree is
+// exactly the clean merge of its first parent prev and its second parent
+// h. The hook (mergeStep) and the audit (auditor.tree) both judge by it.
+// detail lists the conflicted paths (treeConflict); merged is the merge's
+// tree (treeDiffers); err the read error (treeUnreadable).
+func candidateTree(objs Objects, prev, h, tree plumbing.Hash, cache *mergetree.Cache) (fault treeFault, detail string, merged plumbing.Hash, err error) {
+	res, err := mergetree.Merge(objs, prev, h, mergetree.Options{Cache: cache})
 	switch {
 	case errors.Is(err, mergetree.ErrUnrelated):
-		return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(c.id), short(prev), short(h))
+		return treeUnrelated, "", plumbing.ZeroHash, err
 	case err != nil:
-		return objErr(plumbing.ZeroHash, err)
+		return treeUnreadable, "", plumbing.ZeroHash, err
 	case !res.Clean():
 		var paths []string
 		for _, cf := range res.Conflicts {
 			paths = append(paths, cf.Path+" ("+cf.Kind+")")
 		}
-		return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(c.id), short(h), short(prev), strings.Join(paths, ", "))
-	case res.Tree != c.tree:
-		return refuse(CodeCandidateTree, "step %d (%s) has tree %s, but the merge of %s into %s is %s; a candidate's tree must be exactly that merge (git+ merge-tree)", i+1, short(c.id), short(c.tree), short(h), short(prev), short(res.Tree))
+		return treeConflict, strings.Join(paths, ", "), plumbing.ZeroHash, nil
+	case res.Tree != tree:
+		return treeDiffers, "", res.Tree, nil
 	}
-	return nil
+	return treeOK, "", res.Tree, nil
 }
 
 func hashes(hs []plumbing.Hash) string {
