@@ -21,19 +21,21 @@ import (
 // TestPlannerHookAgree: the planner's "green" is the hook's acceptance
 // (docs/architecture.md, "One rule in one place"). Random states over a real
 // object store — rules (required approvals, required checks, resolved
-// threads, queueDepth, checkEvery 1 to 3, changed between passes), pull
-// requests approved or not, approvals made stale by a pushed head,
-// unresolved threads, conflicting heads, a queue of several entries at
-// either priority, and check results (success, failure, cancelled or none)
-// on the published candidate steps — go through a few queue passes, each
-// carried out as the runner records it (settles, landings, evictions, and
-// candidates with their group marks). On every pass, for every prefix P of
-// the planned chain: the planner would land P (queue.Landable, the
-// predicate whose longest true prefix PlanPass lands) ⇔ policy.Judge
-// accepts moving the target from its tip to P's last step with the records
-// as they stand. And for every entry the planner holds back as not ready,
-// the hook refuses its candidate even with every required check green on
-// it. A failure names its seed.
+// threads, queueDepth, checkEvery 1 to 4, changed between passes, so that
+// group marks published under a larger checkEvery stay in the queue log),
+// members who leave or lose a capability between passes, pull requests
+// approved or not, approvals made stale by a pushed head, unresolved
+// threads, conflicting heads, a queue of several entries at either
+// priority, and check results (success, failure, cancelled or none) on the
+// candidate steps — go through a few queue passes, each carried out as the
+// runner records it (settles, landings, evictions, and candidates with
+// their group marks). On every pass, for every prefix P of the planned
+// chain: the planner would land P (queue.Landable, whose longest true
+// prefix is what PlanPass lands) ⇔ policy.Judge accepts moving the target
+// from its tip to P's last step with the records as they stand. And for
+// every entry the planner holds back as not ready, the hook refuses its
+// candidate even with every required check green on it. A failure names
+// its seed; the run fails too when the generated states miss a case.
 func TestPlannerHookAgree(t *testing.T) {
 	var seen propSeen
 	t.Run("seeds", func(t *testing.T) {
@@ -45,9 +47,9 @@ func TestPlannerHookAgree(t *testing.T) {
 		}
 	})
 	// The generator reaches both verdicts, batch vouching and the held back.
-	t.Logf("prefixes landed %d, refused %d (of which under checkEvery > 1: %d landed with an unchecked step, %d refused); held back %d",
-		seen.landed.Load(), seen.refused.Load(), seen.vouched.Load(), seen.batchRefused.Load(), seen.notReady.Load())
-	if !t.Failed() && (seen.landed.Load() == 0 || seen.refused.Load() == 0 || seen.vouched.Load() == 0 || seen.batchRefused.Load() == 0 || seen.notReady.Load() == 0) {
+	t.Logf("prefixes landed %d, refused %d (of which under checkEvery > 1: %d landed with an unchecked step, %d refused; %d all green under marks of a larger checkEvery); held back %d",
+		seen.landed.Load(), seen.refused.Load(), seen.vouched.Load(), seen.batchRefused.Load(), seen.staleMarks.Load(), seen.notReady.Load())
+	if !t.Failed() && (seen.landed.Load() == 0 || seen.refused.Load() == 0 || seen.vouched.Load() == 0 || seen.batchRefused.Load() == 0 || seen.staleMarks.Load() == 0 || seen.notReady.Load() == 0) {
 		t.Errorf("the generated states miss a case the property is about")
 	}
 }
@@ -58,21 +60,28 @@ var propSeeds = int64(24)
 // propSeen counts what the generated states exercised.
 type propSeen struct {
 	landed, refused, vouched, batchRefused, notReady atomic.Int64
+	// staleMarks: all-green prefixes holding a group mark longer than a
+	// checkEvery lowered since it was published.
+	staleMarks atomic.Int64
 }
 
 // propWorld is a world with its queue and pull requests as the property
 // drives them.
 type propWorld struct {
 	*world
-	rng   *rand.Rand
-	seed  int64
-	seen  *propSeen
-	batch bool // a world of batch checks, whose checkEvery shrinks
-	green int  // of 20 check runs, how many succeed (the rest: 3 fail, 2 cancelled, or none)
-	rules propRules
-	qref  string
-	prs   []*prq
-	title map[string]string
+	rng  *rand.Rand
+	seed int64
+	seen *propSeen
+	gone map[string]bool // members removed
+	// innerSkip: of 4 inner steps of a batch group, how many CI leaves
+	// alone (CI is asked for the group's last step only).
+	innerSkip int
+	batch     bool // a world of batch checks, whose checkEvery shrinks
+	green     int  // of 20 check runs, how many succeed (the rest: 3 fail, 2 cancelled, or none)
+	rules     propRules
+	qref      string
+	prs       []*prq
+	title     map[string]string
 }
 
 type propRules struct {
@@ -100,6 +109,7 @@ func (w *propWorld) randRules() propRules {
 		r.every = 3 + w.rng.Intn(2)
 		r.depth = r.every + 1
 		r.approvals = w.rng.Intn(2)
+		r.checks = []string{"ci"} // some check, or every chain lands at once
 	}
 	return r
 }
@@ -123,10 +133,11 @@ func (w *propWorld) fatalf(format string, args ...any) {
 
 func plannerHook(t *testing.T, seed int64, seen *propSeen) {
 	rng := rand.New(rand.NewSource(seed))
-	w := &propWorld{rng: rng, seed: seed, seen: seen, title: map[string]string{}}
+	w := &propWorld{rng: rng, seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}}
 	w.green = []int{11, 15}[rng.Intn(2)]
+	w.innerSkip = 2
 	if w.batch = rng.Intn(3) == 0; w.batch {
-		w.green = 16
+		w.green, w.innerSkip = 18, 0
 	}
 	w.rules = w.randRules()
 	w.world = newWorld(t, w.rules.json())
@@ -174,8 +185,11 @@ func plannerHook(t *testing.T, seed int64, seen *propSeen) {
 	}
 
 	for pass := 0; pass < 4; pass++ {
-		if pass > 0 && rng.Intn(3) == 0 {
+		if pass > 0 && rng.Intn(3) == 0 || w.batch && pass == 1 {
 			w.changeRules()
+		}
+		if pass > 0 && rng.Intn(5) == 0 {
+			w.changeMembers()
 		}
 		in := w.planInput()
 		plan, err := queue.PlanPass(in)
@@ -185,6 +199,31 @@ func plannerHook(t *testing.T, seed int64, seen *propSeen) {
 		w.agree(pass, in, plan)
 		w.carryOut(in, plan)
 		w.runCI(plan)
+	}
+}
+
+// changeMembers changes who counts between passes: a reviewer leaves or
+// loses hub.review (their approvals stop counting), or CI loses one
+// check's capability (its results stop counting), or comes back.
+func (w *propWorld) changeMembers() {
+	changed := func(name string, caps ...string) {
+		m := w.memberAdded(name, caps...)
+		m.Type = hubrefs.TypeMemberChanged
+		w.event(hubrefs.TrustRef, "admin", m)
+	}
+	switch w.rng.Intn(4) {
+	case 0:
+		if !w.gone["carol"] {
+			w.gone["carol"] = true
+			w.event(hubrefs.TrustRef, "admin", hubrefs.MemberRemoved{Base: w.base(hubrefs.TypeMemberRemoved), Name: "carol"})
+		}
+	case 1:
+		changed("bob", "hub.pr")
+	case 2:
+		changed("ci", "hub.check:ci")
+	case 3:
+		changed("bob", members["bob"]...)
+		changed("ci", members["ci"]...)
 	}
 }
 
@@ -276,9 +315,14 @@ func (w *propWorld) agree(pass int, in queue.PlanInput, plan queue.Plan) {
 		}
 		u := Update{Ref: main, Old: in.Tip, New: plumbing.NewHash(prefix[j-1].Commit)}
 		v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{u}})[0]
-		unchecked := false
+		unchecked, overlong := false, false
 		for _, st := range prefix {
 			unchecked = unchecked || st.Verdict != queue.Green
+			n, marked := in.Queue.GroupEnd(st.Commit)
+			overlong = overlong || every > 1 && marked && n > every
+		}
+		if overlong && !unchecked {
+			w.seen.staleMarks.Add(1)
 		}
 		switch {
 		case lands && unchecked:
@@ -400,7 +444,7 @@ func (w *propWorld) runCI(plan queue.Plan) {
 	}
 	for _, st := range steps {
 		asked := st.GroupEnd == "" || st.GroupEnd == st.Commit
-		if !asked && w.rng.Intn(2) != 0 {
+		if !asked && w.rng.Intn(4) < w.innerSkip {
 			continue
 		}
 		p := w.find(st.PR)
