@@ -53,7 +53,6 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
-	"github.com/gitplus/gitplus/mergetree"
 )
 
 // AuditInput is what an audit reads.
@@ -798,20 +797,18 @@ func (a *auditor) tree(c *commit) error {
 		return err
 	}
 	prev, h := c.parents[0], c.parents[1]
-	res, err := mergetree.Merge(a.j.in.Objects, prev, h, mergetree.Options{Cache: a.j.merges})
-	switch {
-	case errors.Is(err, mergetree.ErrUnrelated):
+	fault, detail, merged, err := candidateTree(a.j.in.Objects, prev, h, c.tree, a.j.merges)
+	switch fault {
+	case treeUnrelated:
 		err = refuse(CodeCandidateConflict, "candidate %s: %s and %s have no common ancestor", short(c.id), short(prev), short(h))
-	case err != nil:
+	case treeUnreadable:
 		err = objErr(plumbing.ZeroHash, err)
-	case !res.Clean():
-		var paths []string
-		for _, cf := range res.Conflicts {
-			paths = append(paths, cf.Path+" ("+cf.Kind+")")
-		}
-		err = refuse(CodeCandidateConflict, "candidate %s: merging %s into %s conflicts at %s", short(c.id), short(h), short(prev), strings.Join(paths, ", "))
-	case res.Tree != c.tree:
-		err = refuse(CodeCandidateTree, "candidate %s has tree %s, but the merge of %s into %s is %s: its content was altered", short(c.id), short(c.tree), short(h), short(prev), short(res.Tree))
+	case treeConflict:
+		err = refuse(CodeCandidateConflict, "candidate %s: merging %s into %s conflicts at %s", short(c.id), short(h), short(prev), detail)
+	case treeDiffers:
+		err = refuse(CodeCandidateTree, "candidate %s has tree %s, but the merge of %s into %s is %s: its content was altered", short(c.id), short(c.tree), short(h), short(prev), short(merged))
+	default:
+		err = nil
 	}
 	a.trees[c.id] = err
 	return err
@@ -826,15 +823,12 @@ func (a *auditor) provenance(c *commit, b trust.Branch, t *trust.State) error {
 	if err != nil {
 		return err
 	}
-	key, err := hubrefs.Verify(raw)
-	switch {
-	case errors.Is(err, hubrefs.ErrUnsigned):
+	switch fault, _, err := commitProvenance(raw, t); fault {
+	case provUnsigned:
 		return refuse(CodeProvenance, "%s required provenance: commit %s is not signed", a.branch, c.id)
-	case err != nil:
+	case provBadSignature:
 		return refuse(CodeProvenance, "%s required provenance: commit %s has a bad signature (%v)", a.branch, c.id, err)
-	}
-	m, ok := t.MemberByKey(key)
-	if !ok || !m.Has(trust.CapSourcePush) {
+	case provNotMember, provNoCapability:
 		return refuse(CodeProvenance, "%s required provenance: commit %s is not signed by a member holding %s", a.branch, c.id, trust.CapSourcePush)
 	}
 	return nil

@@ -355,37 +355,29 @@ func nonFastForward(u Update) error {
 	return refuse(CodeNonFastForward, "%s is protected: %s does not descend from its tip %s; fetch, rebase or merge, and push again", u.Ref, short(u.New), short(u.Old))
 }
 
-// review checks a pull request's review rules at rev (its current head).
+// review refuses unless the review half of b's rules holds for st at rev
+// (pr.State.ReviewAt, the one rule: docs/architecture.md). The caller has
+// found st among the open pull requests based on the branch.
 func review(st *pr.State, b trust.Branch, rev string) error {
-	if n := len(st.Approvals); st.Head != rev || n < b.RequiredApprovals {
-		if st.Head != rev {
-			n = 0
-		}
-		return refuse(CodeNotApproved, "pull request %s has %d of %d required approvals at %s; ask a reviewer to git+ pr review %s --approve", st.ID, n, b.RequiredApprovals, rev[:12], st.ID)
+	v := st.ReviewAt(b, rev)
+	if !v.Approved() {
+		return refuse(CodeNotApproved, "pull request %s has %d of %d required approvals at %s; ask a reviewer to git+ pr review %s --approve", st.ID, v.Approvals, v.Required, rev[:12], st.ID)
 	}
-	if b.RequireResolvedThreads && st.UnresolvedThreads > 0 {
-		return refuse(CodeUnresolvedThreads, "pull request %s has %d unresolved threads; resolve them with git+ pr thread", st.ID, st.UnresolvedThreads)
+	if v.Unresolved > 0 {
+		return refuse(CodeUnresolvedThreads, "pull request %s has %d unresolved threads; resolve them with git+ pr thread", st.ID, v.Unresolved)
 	}
 	return nil
 }
 
-// checks requires every required check to be success at rev in st's events.
+// checks refuses unless every required check is success at rev in st's
+// events (pr.State.ChecksOn, the one rule).
 func checks(st *pr.State, b trust.Branch, rev string, what string) error {
-	var failed, missing []string
-	for _, name := range b.RequiredChecks {
-		switch c, _ := st.Check(name, rev); c {
-		case pr.Success:
-		case pr.Failure:
-			failed = append(failed, name)
-		default:
-			missing = append(missing, name)
-		}
+	v := st.ChecksOn(b, rev)
+	if len(v.Failed) > 0 {
+		return refuse(CodeChecksFailed, "required checks %s failed on %s %s (pull request %s); fix it and run them again", strings.Join(v.Failed, ", "), what, rev[:12], st.ID)
 	}
-	if len(failed) > 0 {
-		return refuse(CodeChecksFailed, "required checks %s failed on %s %s (pull request %s); fix it and run them again", strings.Join(failed, ", "), what, rev[:12], st.ID)
-	}
-	if len(missing) > 0 {
-		return refuse(CodeChecksMissing, "required checks %s have not succeeded on %s %s (pull request %s); run them with git+ check run --pr %s --rev %s", strings.Join(missing, ", "), what, rev[:12], st.ID, st.ID, rev)
+	if len(v.Missing) > 0 {
+		return refuse(CodeChecksMissing, "required checks %s have not succeeded on %s %s (pull request %s); run them with git+ check run --pr %s --rev %s", strings.Join(v.Missing, ", "), what, rev[:12], st.ID, st.ID, rev)
 	}
 	return nil
 }
@@ -495,60 +487,46 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 }
 
 // groups judges rule 5 under batch checks (checkEvery K > 1,
-// docs/boundary.md): unchecked holds the steps whose own required checks
-// are not green, with that refusal. The last step and every step the queue
-// marked as a group's last must be green themselves; any other step is
-// vouched for by a green group end above it in the chain whose group (at
-// most K steps, counted down first parents from the end) reaches it. The
-// marks are read from the queue that counts for the branch (its latest
-// queue.candidate per step, signed by a hub.queue holder).
+// docs/boundary.md) by the one rule, queue.JudgeBatch: unchecked holds the
+// steps whose own required checks are not green, with that refusal. The
+// last step and every step the queue marked as a group's last must be
+// green themselves; any other step is vouched for by a green group end
+// above it in the chain whose group (at most K steps, counted down first
+// parents from the end) reaches it. The marks are read from the queue that
+// counts for the branch (its latest queue.candidate per step, signed by a
+// hub.queue holder).
 func (j *judge) groups(u Update, b trust.Branch, steps []*commit, unchecked map[int]error) error {
-	last := len(steps) - 1
 	marks, err := j.queueMarks(u.Ref)
 	if err != nil {
 		return err
 	}
-	if err, ok := unchecked[last]; ok {
-		// The chain's last step always carries its own checks.
-		if n, marked := marks.GroupEnd(steps[last].id.String()); marked {
-			return groupEndRefusal(last, steps[last], n, err)
-		}
-		return err
+	ids := make([]string, len(steps))
+	green := make([]bool, len(steps))
+	for i, c := range steps {
+		_, red := unchecked[i]
+		ids[i], green[i] = c.id.String(), !red
 	}
 	k := b.Every()
-	vouched := make([]int, len(steps)) // step → index of the green end vouching for it, or -1
-	for i := range vouched {
-		vouched[i] = -1
+	v := queue.JudgeBatch(ids, green, marks, k)
+	i := v.Step
+	switch v.Fault {
+	case queue.BatchOK:
+		return nil
+	case queue.BatchLastNotGreen, queue.BatchEndNotGreen:
+		// The chain's last step always carries its own checks.
+		if v.Marked {
+			return groupEndRefusal(i, steps[i], v.Size, unchecked[i])
+		}
+		return unchecked[i]
+	case queue.BatchTooLong:
+		return refuse(CodeGroupTooLong, "step %d (%s) is marked as the last of a group of %d steps, but %s checks every %d (checkEvery): a group end vouches for at most %d steps; land a chain whose groups are at most %d long", i+1, short(steps[i].id), v.Size, u.Ref, k, k, k)
 	}
-	for e := last; e >= 0; e-- {
-		n, ok := marks.GroupEnd(steps[e].id.String())
-		if !ok {
-			continue
-		}
-		if n > k {
-			return refuse(CodeGroupTooLong, "step %d (%s) is marked as the last of a group of %d steps, but %s checks every %d (checkEvery): a group end vouches for at most %d steps; land a chain whose groups are at most %d long", e+1, short(steps[e].id), n, u.Ref, k, k, k)
-		}
-		if err, red := unchecked[e]; red {
-			return groupEndRefusal(e, steps[e], n, err)
-		}
-		for i := e - 1; i > e-n && i >= 0; i-- {
-			if vouched[i] < 0 {
-				vouched[i] = e
-			}
-		}
+	err = unchecked[i]
+	var r *refusal
+	if errors.As(err, &r) {
+		return refuse(r.Code, "%s; step %d (%s) is in no group whose last step is green in this chain (%s checks every %d, checkEvery), so it needs its own checks", r.Reason, i+1, short(steps[i].id), u.Ref, k)
 	}
-	for i := 0; i <= last; i++ {
-		err, red := unchecked[i]
-		if !red || vouched[i] >= 0 {
-			continue
-		}
-		var r *refusal
-		if errors.As(err, &r) {
-			return refuse(r.Code, "%s; step %d (%s) is in no group whose last step is green in this chain (%s checks every %d, checkEvery), so it needs its own checks", r.Reason, i+1, short(steps[i].id), u.Ref, k)
-		}
-		return err
-	}
-	return nil
+	return err
 }
 
 // groupEndRefusal is rule 5's refusal for a group end whose own required
@@ -699,22 +677,52 @@ func (j *judge) mergeSteps(old plumbing.Hash, steps []*commit) error {
 // mergeStep checks rule 3 on step i (c, whose first parent is prev).
 func (j *judge) mergeStep(i int, prev plumbing.Hash, c *commit, cache *mergetree.Cache) error {
 	h := c.parents[1]
-	res, err := mergetree.Merge(j.in.Objects, prev, h, mergetree.Options{Cache: cache})
+	switch fault, detail, merged, err := candidateTree(j.in.Objects, prev, h, c.tree, cache); fault {
+	case treeUnrelated:
+		return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(c.id), short(prev), short(h))
+	case treeUnreadable:
+		return objErr(plumbing.ZeroHash, err)
+	case treeConflict:
+		return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(c.id), short(h), short(prev), detail)
+	case treeDiffers:
+		return refuse(CodeCandidateTree, "step %d (%s) has tree %s, but the merge of %s into %s is %s; a candidate's tree must be exactly that merge (git+ merge-tree)", i+1, short(c.id), short(c.tree), short(h), short(prev), short(merged))
+	}
+	return nil
+}
+
+// treeFault is what keeps a candidate's tree from being rule 3's.
+type treeFault int
+
+const (
+	treeOK treeFault = iota
+	treeUnrelated
+	treeUnreadable
+	treeConflict
+	treeDiffers
+)
+
+// candidateTree is rule 3 for one candidate (docs/boundary.md): its tree is
+// exactly the clean merge of its first parent prev and its second parent
+// h. The hook (mergeStep) and the audit (auditor.tree) both judge by it.
+// detail lists the conflicted paths (treeConflict); merged is the merge's
+// tree (treeDiffers); err the read error (treeUnreadable).
+func candidateTree(objs Objects, prev, h, tree plumbing.Hash, cache *mergetree.Cache) (fault treeFault, detail string, merged plumbing.Hash, err error) {
+	res, err := mergetree.Merge(objs, prev, h, mergetree.Options{Cache: cache})
 	switch {
 	case errors.Is(err, mergetree.ErrUnrelated):
-		return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(c.id), short(prev), short(h))
+		return treeUnrelated, "", plumbing.ZeroHash, err
 	case err != nil:
-		return objErr(plumbing.ZeroHash, err)
+		return treeUnreadable, "", plumbing.ZeroHash, err
 	case !res.Clean():
 		var paths []string
 		for _, cf := range res.Conflicts {
 			paths = append(paths, cf.Path+" ("+cf.Kind+")")
 		}
-		return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(c.id), short(h), short(prev), strings.Join(paths, ", "))
-	case res.Tree != c.tree:
-		return refuse(CodeCandidateTree, "step %d (%s) has tree %s, but the merge of %s into %s is %s; a candidate's tree must be exactly that merge (git+ merge-tree)", i+1, short(c.id), short(c.tree), short(h), short(prev), short(res.Tree))
+		return treeConflict, strings.Join(paths, ", "), plumbing.ZeroHash, nil
+	case res.Tree != tree:
+		return treeDiffers, "", res.Tree, nil
 	}
-	return nil
+	return treeOK, "", res.Tree, nil
 }
 
 func hashes(hs []plumbing.Hash) string {
@@ -741,20 +749,51 @@ func (j *judge) provenance(u Update, b trust.Branch) error {
 		if err != nil {
 			return err
 		}
-		key, err := hubrefs.Verify(raw)
-		switch {
-		case errors.Is(err, hubrefs.ErrUnsigned):
+		switch fault, who, err := commitProvenance(raw, j.trust); fault {
+		case provUnsigned:
 			return refuse(CodeProvenance, "%s requires provenance: commit %s is not signed; sign it with git commit -S (gpg.format=ssh) using a member's key", u.Ref, c.id)
-		case err != nil:
+		case provBadSignature:
 			return refuse(CodeProvenance, "%s requires provenance: commit %s has a bad signature (%v)", u.Ref, c.id, err)
-		}
-		m, ok := j.trust.MemberByKey(key)
-		if !ok {
+		case provNotMember:
 			return refuse(CodeProvenance, "%s requires provenance: commit %s is signed by a key that is not a member's", u.Ref, c.id)
-		}
-		if !m.Has(trust.CapSourcePush) {
-			return refuse(CodeProvenance, "%s requires provenance: commit %s is signed by %q, who does not hold %s", u.Ref, c.id, m.Name, trust.CapSourcePush)
+		case provNoCapability:
+			return refuse(CodeProvenance, "%s requires provenance: commit %s is signed by %q, who does not hold %s", u.Ref, c.id, who, trust.CapSourcePush)
 		}
 	}
 	return nil
+}
+
+// provFault is what keeps a commit from having provenance.
+type provFault int
+
+const (
+	provOK provFault = iota
+	provUnsigned
+	provBadSignature
+	provNotMember
+	provNoCapability
+)
+
+// commitProvenance is the provenance rule for one commit (docs/boundary.md):
+// its raw bytes carry a valid SSH signature by the key of a member of t who
+// holds source.push. The hook (against the trust state of the push) and the
+// audit (against the trust state of the landing) both judge by it. who is
+// the signing member's name (provNoCapability); err the signature error
+// (provBadSignature).
+func commitProvenance(raw []byte, t *trust.State) (fault provFault, who string, err error) {
+	key, err := hubrefs.Verify(raw)
+	switch {
+	case errors.Is(err, hubrefs.ErrUnsigned):
+		return provUnsigned, "", err
+	case err != nil:
+		return provBadSignature, "", err
+	}
+	m, ok := t.MemberByKey(key)
+	if !ok {
+		return provNotMember, "", nil
+	}
+	if !m.Has(trust.CapSourcePush) {
+		return provNoCapability, m.Name, nil
+	}
+	return provOK, m.Name, nil
 }

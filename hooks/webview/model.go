@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -212,7 +215,7 @@ func Load(gitDir string) (*Snapshot, error) {
 	}
 	// UUIDv7 ids sort by creation time: newest first.
 	sort.Slice(s.PRList, func(i, j int) bool { return s.PRList[i].ID > s.PRList[j].ID })
-	s.judgeQueues(gitDir)
+	s.judgeQueues(gitDir, store)
 	s.landings()
 	return s, nil
 }
@@ -349,7 +352,7 @@ type RevisionRuns struct {
 
 // judgeQueues orders the queues (counting ones first, by target) and says
 // for each entry what it waits for.
-func (s *Snapshot) judgeQueues(gitDir string) {
+func (s *Snapshot) judgeQueues(gitDir string, store *gitio.Store) {
 	var states []*queue.State
 	for _, q := range s.Queues {
 		states = append(states, q.state)
@@ -361,7 +364,7 @@ func (s *Snapshot) judgeQueues(gitDir string) {
 		if tip, err := gitio.ReadRef(gitDir, q.Target); err == nil {
 			q.Tip = tip.String()
 		}
-		s.judgeQueue(q)
+		s.judgeQueue(q, store)
 	}
 	sort.SliceStable(s.Queues, func(i, j int) bool {
 		a, b := s.Queues[i], s.Queues[j]
@@ -375,8 +378,20 @@ func (s *Snapshot) judgeQueues(gitDir string) {
 	})
 }
 
-func (s *Snapshot) judgeQueue(q *Queue) {
+func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) {
 	st := q.state
+	// contains is the planner's question "does the target contain rev".
+	contains := func(tip, rev plumbing.Hash) bool {
+		if tip.IsZero() || tip == rev {
+			return !tip.IsZero()
+		}
+		bases, err := mergetree.MergeBases(receive.Objects{Store: store}, rev, tip)
+		return err == nil && slices.Contains(bases, rev)
+	}
+	tip := plumbing.ZeroHash
+	if q.Tip != "" {
+		tip = plumbing.NewHash(q.Tip)
+	}
 	b, _ := s.Trust.Rules.For(st.Target)
 	var ahead []string // entries before this one that are not yet green
 	for i, e := range st.Entries {
@@ -385,19 +400,22 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 		if p != nil {
 			en.Title = p.Title
 		}
-		if r, ok := st.LatestCandidate(e.PR); ok && r.Invalidated.IsZero() && r.Head == e.Head {
+		r, ok := st.LatestCandidate(e.PR)
+		if ok && r.Invalidated.IsZero() && r.Head == e.Head {
 			en.Candidate, en.Branch = r.Step, r.Branch
 		}
 		green := false
+		leaving := "" // the planner's own settle rule: the entry leaves next run
+		if p != nil {
+			leaving = settles(st, e, p.State, tip, contains)
+		}
 		switch {
 		case p == nil:
 			en.Waiting = "the pull request cannot be read: the next run withdraws it"
-		case p.State.State != pr.Open:
-			en.Waiting = fmt.Sprintf("the pull request is %s: the next run settles it", p.State.State)
-		case p.Head != e.Head:
-			en.Waiting = fmt.Sprintf("stale: the pull request moved to %s after entering at %s; the next run removes it", short(p.Head), short(e.Head))
+		case leaving != "":
+			en.Waiting = leaving
 		default:
-			if ok, reasons := p.Satisfies(b, e.Head, s.Trust); !ok {
+			if ok, reasons := p.Satisfies(b, e.Head); !ok {
 				en.Waiting = "waiting for review: " + strings.Join(trimIDs(reasons, e.PR), "; ")
 				break
 			}
@@ -408,27 +426,37 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 				}
 				break
 			}
-			var pending, failed []string
 			for _, name := range b.RequiredChecks {
-				c, ok := p.Check(name, en.Candidate)
-				state := c
+				state, ok := p.Check(name, en.Candidate)
 				if !ok {
 					state = "pending"
 				}
 				en.Checks = append(en.Checks, CheckState{Name: name, State: state})
-				switch {
-				case !ok:
-					pending = append(pending, name)
-				case c != pr.Success:
-					failed = append(failed, name+" "+c)
+			}
+			// The planner's own verdict of the step (queue.StepVerdict: the
+			// boundary's check rule, plus fresh verdicts), so the page says
+			// red exactly when the next run would evict.
+			v := queue.StepVerdict(st, e.PR, p.State, b, s.Trust, en.Candidate)
+			if v.Verdict == queue.Pending && r.GroupEnd != "" && r.GroupEnd != r.Step {
+				// Batch checks: an inner step of a group is vouched for by
+				// its group's last step (docs/queue.md, "Batch checks").
+				if end, ok := s.groupEndVerdict(st, b, r.GroupEnd); ok && end.Verdict == queue.Green {
+					v = end
+				} else {
+					en.Waiting = fmt.Sprintf("checks pending at its group's last step %s (a group of %d, checkEvery %d)", short(r.GroupEnd), r.GroupSize, b.Every())
+					break
 				}
 			}
 			switch {
-			case len(failed) > 0:
+			case v.Verdict == queue.Red:
 				en.Red = true
+				failed := make([]string, len(v.Failed))
+				for i, name := range v.Failed {
+					failed[i] = name + " " + pr.Failure
+				}
 				en.Waiting = fmt.Sprintf("red: %s on candidate %s; the next run evicts it", strings.Join(failed, ", "), short(en.Candidate))
-			case len(pending) > 0:
-				en.Waiting = fmt.Sprintf("check %s pending on candidate %s", strings.Join(pending, ", "), short(en.Candidate))
+			case v.Verdict == queue.Pending:
+				en.Waiting = fmt.Sprintf("check %s pending on candidate %s", strings.Join(v.Missing, ", "), short(en.Candidate))
 			case len(ahead) > 0:
 				green = true
 				en.Waiting = "green; lands with or after " + strings.Join(ahead, ", ")
@@ -456,6 +484,34 @@ func (s *Snapshot) judgeQueue(q *Queue) {
 			p.Queue = &QueueStatus{Queue: q.ID, Target: q.Target, Left: l.Reason, Detail: l.Detail}
 		}
 	}
+}
+
+// settles says why entry e leaves at the next run (queue.Settles), or "".
+func settles(st *queue.State, e queue.Entry, p *pr.State, tip plumbing.Hash, contains func(tip, rev plumbing.Hash) bool) string {
+	x, ok := queue.Settles(st, e, p, tip, contains)
+	if !ok {
+		return ""
+	}
+	switch x.Reason {
+	case queue.ReasonLanded:
+		return fmt.Sprintf("landed: %s; the next run records it", x.Detail)
+	case queue.ReasonStale:
+		return fmt.Sprintf("stale: %s; the next run removes it", x.Detail)
+	}
+	return fmt.Sprintf("%s: %s; the next run removes it", x.Reason, x.Detail)
+}
+
+// groupEndVerdict judges the group end step of queue st (batch checks):
+// the verdict of the entry whose current candidate it is.
+func (s *Snapshot) groupEndVerdict(st *queue.State, b trust.Branch, end string) (queue.Judged, bool) {
+	for _, e := range st.Entries {
+		r, ok := st.LatestCandidate(e.PR)
+		p := s.PRs[e.PR]
+		if ok && r.Step == end && r.Invalidated.IsZero() && p != nil {
+			return queue.StepVerdict(st, e.PR, p.State, b, s.Trust, end), true
+		}
+	}
+	return queue.Judged{}, false
 }
 
 // trimIDs drops "pull request <id> " from the planner's reasons: the page

@@ -319,38 +319,6 @@ func (s *State) ChecksAt(rev string) map[string]string {
 	return out
 }
 
-// ChecksPass reports whether every required check is success at rev;
-// missing lists the others (failed, cancelled or absent) in required order.
-func (s *State) ChecksPass(required []string, rev string) (ok bool, missing []string) {
-	for _, name := range required {
-		if c, _ := s.Check(name, rev); c != Success {
-			missing = append(missing, name)
-		}
-	}
-	return len(missing) == 0, missing
-}
-
-// Satisfies reports whether the pull request meets b's review rules at rev,
-// judged against t: it is open, rev is its current head, enough approvals
-// name rev and the current base, and (if required) no thread is unresolved.
-// It does not look at checks (ChecksPass) nor at whether the base is the
-// branch being landed on (the caller's). reasons say what is missing.
-func (s *State) Satisfies(b trust.Branch, rev string, t *trust.State) (ok bool, reasons []string) {
-	if s.State != Open {
-		reasons = append(reasons, fmt.Sprintf("pull request %s is %s", s.ID, s.State))
-	}
-	if rev != s.Head {
-		reasons = append(reasons, fmt.Sprintf("%s is not the head of pull request %s (its head is %s)", rev, s.ID, s.Head))
-	}
-	if n := len(s.approvals(rev, s.Base, t)); n < b.RequiredApprovals {
-		reasons = append(reasons, fmt.Sprintf("pull request %s has %d of %d required approvals of %s for %s", s.ID, n, b.RequiredApprovals, rev, s.Base))
-	}
-	if b.RequireResolvedThreads && s.UnresolvedThreads > 0 {
-		reasons = append(reasons, fmt.Sprintf("pull request %s has %d unresolved threads", s.ID, s.UnresolvedThreads))
-	}
-	return len(reasons) == 0, reasons
-}
-
 // Authorize judges a new event ev for this pull request: before is the
 // state folded from the events it follows (nil for the root pr.opened), t
 // the trust state current at the push. The error is an *EventError.

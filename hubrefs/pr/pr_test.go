@@ -153,11 +153,11 @@ func TestApprovals(t *testing.T) {
 			if !reflect.DeepEqual(s.Approvals, tt.want) {
 				t.Errorf("approvals %v, want %v", s.Approvals, tt.want)
 			}
-			ok, reasons := s.Satisfies(trust.Branch{RequiredApprovals: len(tt.want)}, s.Head, tt.trust)
+			ok, reasons := s.Satisfies(trust.Branch{RequiredApprovals: len(tt.want)}, s.Head)
 			if !ok {
 				t.Errorf("Satisfies with %d approvals required: %v", len(tt.want), reasons)
 			}
-			if ok, _ := s.Satisfies(trust.Branch{RequiredApprovals: len(tt.want) + 1}, s.Head, tt.trust); ok {
+			if ok, _ := s.Satisfies(trust.Branch{RequiredApprovals: len(tt.want) + 1}, s.Head); ok {
 				t.Errorf("Satisfies with %d approvals required: ok", len(tt.want)+1)
 			}
 		})
@@ -209,27 +209,31 @@ func TestChecks(t *testing.T) {
 						t.Errorf("ChecksAt(%.7s)[%s] = %q", q.rev, q.name, at[q.name])
 					}
 				}
-				pass, missing := s.ChecksPass([]string{q.name}, q.rev)
-				if pass != (q.want == Success) || pass == (len(missing) == 1) {
-					t.Errorf("ChecksPass(%s, %.7s) = %v, %v", q.name, q.rev, pass, missing)
+				v := s.ChecksOn(trust.Branch{RequiredChecks: []string{q.name}}, q.rev)
+				if v.Green() != (q.want == Success) || len(v.Passed)+len(v.Failed)+len(v.Missing) != 1 || (len(v.Failed) == 1) != (q.want == Failure) {
+					t.Errorf("ChecksOn(%s, %.7s) = %+v", q.name, q.rev, v)
 				}
 			}
 		})
 	}
 }
 
-func TestChecksPassMissing(t *testing.T) {
+func TestChecksOnRequiredOrder(t *testing.T) {
 	c := newCast(t)
-	s, err := Fold(chain(opened(c), check("a", c.ci, "ci", c1, Success), check("b", c.ci2, "lint", c1, Failure)), c.t)
+	s, err := Fold(chain(opened(c), check("a", c.ci, "ci", c1, Success), check("b", c.ci2, "lint", c1, Failure), check("d", c.ci2, "lint", h2, Cancelled)), c.t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, missing := s.ChecksPass([]string{"lint", "ci", "e2e"}, c1)
-	if ok || !reflect.DeepEqual(missing, []string{"lint", "e2e"}) {
-		t.Errorf("ChecksPass = %v, %v", ok, missing)
+	v := s.ChecksOn(trust.Branch{RequiredChecks: []string{"lint", "ci", "e2e"}}, c1)
+	if v.Green() || !reflect.DeepEqual(v.Failed, []string{"lint"}) || !reflect.DeepEqual(v.Missing, []string{"e2e"}) || !reflect.DeepEqual(v.Passed, []string{"ci"}) {
+		t.Errorf("ChecksOn = %+v", v)
 	}
-	if ok, missing := s.ChecksPass(nil, c1); !ok || missing != nil {
-		t.Errorf("no required checks: %v, %v", ok, missing)
+	// Cancelled is not a conclusion the rule counts: the check is missing.
+	if v := s.ChecksOn(trust.Branch{RequiredChecks: []string{"lint"}}, h2); v.Green() || !reflect.DeepEqual(v.Missing, []string{"lint"}) {
+		t.Errorf("cancelled: %+v", v)
+	}
+	if v := s.ChecksOn(trust.Branch{}, c1); !v.Green() {
+		t.Errorf("no required checks: %+v", v)
 	}
 }
 
@@ -323,7 +327,7 @@ func TestSatisfiesReasons(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, reasons := s.Satisfies(tt.branch, tt.rev, c.t)
+		ok, reasons := s.Satisfies(tt.branch, tt.rev)
 		if ok != (len(tt.reasons) == 0) || len(reasons) != len(tt.reasons) {
 			t.Errorf("%s: %v %q", tt.name, ok, reasons)
 			continue

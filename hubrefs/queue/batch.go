@@ -11,40 +11,120 @@ package queue
 // request alone is evicted. The innocent stay in the queue and the chain is
 // rebuilt without the culprit.
 
+// BatchFault names the batch-check rule a chain breaks (docs/boundary.md,
+// "Batch checks").
+type BatchFault int
+
+const (
+	// BatchOK: the chain keeps the check rule.
+	BatchOK BatchFault = iota
+	// BatchLastNotGreen: the chain's last step lacks its own green checks.
+	BatchLastNotGreen
+	// BatchTooLong: a step is marked as the end of a group longer than K.
+	BatchTooLong
+	// BatchEndNotGreen: a marked group end lacks its own green checks.
+	BatchEndNotGreen
+	// BatchUnvouched: a step lacks its own green checks and no green marked
+	// group end above it in the chain vouches for it.
+	BatchUnvouched
+)
+
+// BatchJudgement is JudgeBatch's answer: the fault, the step (0-based,
+// chain order) it is found at, and that step's mark (Marked, with group
+// size Size) when it has one.
+type BatchJudgement struct {
+	Fault  BatchFault
+	Step   int
+	Marked bool
+	Size   int
+}
+
+// JudgeBatch is the one rule of required checks on a candidate chain
+// under checkEvery k (docs/boundary.md, "Batch checks"): steps are the
+// chain's candidate ids in order, green[i] whether step i has every
+// required check success on itself (pr.State.ChecksOn), marks the queue
+// that counts for the branch (its group marks, GroupEnd). A chain whose
+// every step is green is accepted without reading a mark. Otherwise, under
+// k ≤ 1 every step needs its own checks; under k > 1 the last step and
+// every marked group end must be green, no mark may name a group longer
+// than k, and every other step is green or lies within the group of a
+// green marked end above it. The fault reported is the hook's: the last
+// step first, then marks from the top down, then the lowest unvouched step.
+// The boundary (policy) and the planner (batchLandable) both judge by it.
+func JudgeBatch(steps []string, green []bool, marks *State, k int) BatchJudgement {
+	allGreen := true
+	for _, g := range green {
+		allGreen = allGreen && g
+	}
+	if allGreen {
+		return BatchJudgement{Step: -1}
+	}
+	if k <= 1 {
+		for i, g := range green {
+			if !g {
+				return BatchJudgement{Fault: BatchUnvouched, Step: i}
+			}
+		}
+	}
+	if marks == nil {
+		marks = &State{}
+	}
+	last := len(steps) - 1
+	if !green[last] {
+		n, ok := marks.GroupEnd(steps[last])
+		return BatchJudgement{Fault: BatchLastNotGreen, Step: last, Marked: ok, Size: n}
+	}
+	vouched := make([]bool, len(steps))
+	for e := last; e >= 0; e-- {
+		n, ok := marks.GroupEnd(steps[e])
+		if !ok {
+			continue
+		}
+		if n > k {
+			return BatchJudgement{Fault: BatchTooLong, Step: e, Marked: true, Size: n}
+		}
+		if !green[e] {
+			return BatchJudgement{Fault: BatchEndNotGreen, Step: e, Marked: true, Size: n}
+		}
+		for i := e - 1; i > e-n && i >= 0; i-- {
+			vouched[i] = true
+		}
+	}
+	for i, g := range green {
+		if !g && !vouched[i] {
+			return BatchJudgement{Fault: BatchUnvouched, Step: i}
+		}
+	}
+	return BatchJudgement{Step: -1}
+}
+
 // batchLandable is how many steps from the start of chain the boundary
-// accepts under checkEvery k, judged as policy does it: the last step
-// green itself; every step the queue's records mark as a group's last green
-// itself, its group at most k long; every other step green itself or
-// within the group of a green marked end in the prefix.
+// accepts under checkEvery k: the longest prefix JudgeBatch accepts, judged
+// with the queue's published marks, as policy judges it.
 func batchLandable(chain []Step, q *State, k int) int {
 	for j := len(chain); j >= 1; j-- {
-		if chain[j-1].Verdict == Green && batchAccepts(chain[:j], q, k) {
+		if Landable(chain[:j], q, k) {
 			return j
 		}
 	}
 	return 0
 }
 
-func batchAccepts(prefix []Step, q *State, k int) bool {
-	covered := make([]bool, len(prefix))
-	for e, st := range prefix {
-		n, marked := q.GroupEnd(st.Commit)
-		if !marked {
-			continue
-		}
-		if n > k || st.Verdict != Green {
-			return false
-		}
-		for i := e; i > e-n && i >= 0; i-- {
-			covered[i] = true
-		}
+// Landable reports whether the boundary accepts moving the target to the
+// last step of prefix (a prefix of a planned chain) under checkEvery k
+// (Branch.Every), given the marks q publishes: JudgeBatch over the steps'
+// own verdicts (green is Verdict == Green). Under k = 1 this is "every
+// step green". The planner lands the longest landable prefix.
+func Landable(prefix []Step, q *State, k int) bool {
+	if len(prefix) == 0 {
+		return false
 	}
+	steps := make([]string, len(prefix))
+	green := make([]bool, len(prefix))
 	for i, st := range prefix {
-		if !covered[i] && st.Verdict != Green {
-			return false
-		}
+		steps[i], green[i] = st.Commit, st.Verdict == Green
 	}
-	return true
+	return JudgeBatch(steps, green, q, k).Fault == BatchOK
 }
 
 // batchGroups assigns the groups of the steps past the landable prefix

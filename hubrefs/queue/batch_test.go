@@ -263,3 +263,40 @@ func TestBatchSilence(t *testing.T) {
 		t.Fatalf("newly announced group ends %v, want b", ends)
 	}
 }
+
+// TestJudgeBatch: the batch-check rule the hook and the planner share
+// (docs/boundary.md, "Batch checks"), fault by fault, in the hook's order.
+func TestJudgeBatch(t *testing.T) {
+	q := &State{marks: map[string]int{}}
+	steps := []string{hex("s1"), hex("s2"), hex("s3"), hex("s4")}
+	mark := func(step string, n int) { q.marks[step] = n }
+	mark(steps[2], 3) // s1..s3 under checkEvery 3
+	mark(steps[3], 1)
+	cases := []struct {
+		name  string
+		green []bool
+		k     int
+		want  BatchJudgement
+	}{
+		{"all green reads no mark, even one longer than k", []bool{true, true, true, true}, 2, BatchJudgement{Step: -1}},
+		{"k = 1: every step its own checks", []bool{true, false, true, true}, 1, BatchJudgement{Fault: BatchUnvouched, Step: 1}},
+		{"the last step lacks its checks", []bool{true, true, true, false}, 3, BatchJudgement{Fault: BatchLastNotGreen, Step: 3, Marked: true, Size: 1}},
+		{"a green end vouches for its group", []bool{false, false, true, true}, 3, BatchJudgement{Step: -1}},
+		{"a mark longer than k", []bool{false, true, true, true}, 2, BatchJudgement{Fault: BatchTooLong, Step: 2, Marked: true, Size: 3}},
+		{"a marked end lacks its checks", []bool{true, true, false, true}, 3, BatchJudgement{Fault: BatchEndNotGreen, Step: 2, Marked: true, Size: 3}},
+	}
+	for _, c := range cases {
+		if got := JudgeBatch(steps, c.green, q, c.k); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	// No marks: an unchecked step is vouched for by nobody.
+	if got := JudgeBatch(steps, []bool{true, false, true, true}, &State{}, 3); got != (BatchJudgement{Fault: BatchUnvouched, Step: 1}) {
+		t.Errorf("no marks: %+v", got)
+	}
+	// Landable is JudgeBatch over the planner's verdicts.
+	prefix := []Step{{Commit: steps[0], Verdict: Green}, {Commit: steps[1], Verdict: Green}, {Commit: steps[2], Verdict: Green}}
+	if !Landable(prefix, q, 2) || Landable(prefix[:0], q, 2) {
+		t.Errorf("Landable disagrees with JudgeBatch on an all-green prefix under a mark longer than k")
+	}
+}

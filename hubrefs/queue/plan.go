@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -242,13 +243,13 @@ func PlanPass(in PlanInput) (Plan, error) {
 				continue
 			}
 			p := in.PRs[id]
-			if p == nil || p.State != pr.Open || p.Base != q.Target || contains(in, p.Head) {
+			if p == nil || p.State != pr.Open || p.Base != q.Target || containsRev(in, p.Head) {
 				continue
 			}
 			if evictedAt(q, id, p.Head) {
 				continue // evicted at this head: a person re-enters it, not a wake
 			}
-			if ok, _ := p.Satisfies(in.Branch, p.Head, in.Trust); !ok {
+			if ok, _ := p.Satisfies(in.Branch, p.Head); !ok {
 				continue
 			}
 			dup := false
@@ -266,7 +267,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	// 3. Ready entries; the others wait and hold nobody up.
 	var ready []candidateEntry
 	for _, c := range live {
-		if ok, reasons := c.p.Satisfies(in.Branch, c.head, in.Trust); !ok {
+		if ok, reasons := c.p.Satisfies(in.Branch, c.head); !ok {
 			out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: "not ready: " + strings.Join(reasons, "; ")})
 			continue
 		}
@@ -375,16 +376,9 @@ func PlanPass(in PlanInput) (Plan, error) {
 	}
 	out.Chain = append(out.Chain, chain...)
 
-	// 5. Land the longest green prefix (batch checks: the longest prefix
-	// the boundary accepts from the published group marks).
-	j := 0
-	if every > 1 {
-		j = batchLandable(chain, q, every)
-	} else {
-		for j < len(chain) && chain[j].Verdict == Green {
-			j++
-		}
-	}
+	// 5. Land the longest prefix the boundary accepts (Landable: every step
+	// green; under batch checks, as the published group marks vouch).
+	j := batchLandable(chain, q, every)
 	if j > 0 {
 		l := &Land{Ref: q.Target, Old: in.Tip.String(), New: chain[j-1].Commit}
 		for _, st := range chain[:j] {
@@ -443,7 +437,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	return out, nil
 }
 
-func contains(in PlanInput, rev string) bool {
+func containsRev(in PlanInput, rev string) bool {
 	return pr.ValidOID(rev) == nil && in.Contains(in.Tip, plumbing.NewHash(rev))
 }
 
@@ -462,14 +456,25 @@ func evictedAt(q *State, id, head string) bool {
 
 // settle decides whether entry e leaves before the chain is built.
 func settle(in PlanInput, e Entry) (Settle, bool) {
-	p := in.PRs[e.PR]
+	return Settles(in.Queue, e, in.PRs[e.PR], in.Tip, in.Contains)
+}
+
+// Settles is the rule of step 2 (docs/queue.md): whether entry e of queue
+// q leaves before the chain is built, and why — its pull request p (nil:
+// not found) closed, merged elsewhere, moved to another head or base, or
+// its head already contained in the target at tip (landed; with the
+// pr.merged to record when none is). contains(tip, rev) reports whether rev
+// is tip or an ancestor of it. The planner settles by it and the web page
+// says by it why an entry is about to leave.
+func Settles(q *State, e Entry, p *pr.State, tip plumbing.Hash, contains func(tip, rev plumbing.Hash) bool) (Settle, bool) {
+	in := PlanInput{Queue: q, Tip: tip, Contains: contains}
 	s := Settle{PR: e.PR, Head: e.Head}
 	switch {
 	case p == nil:
 		s.Reason, s.Detail = ReasonWithdrawn, "pull request not found"
 	case p.State == pr.Closed:
 		s.Reason, s.Detail = ReasonWithdrawn, "pull request closed"
-	case contains(in, e.Head):
+	case containsRev(in, e.Head):
 		if p.Head != e.Head {
 			s.Reason, s.Detail = ReasonStale, "target contains the entered head, but the pull request moved on to "+p.Head
 			break
@@ -566,41 +571,67 @@ func RedTarget(q *State, tip string, planned []string) string {
 // target itself is red.
 const RedTargetEvictions = 2
 
-// verdict judges a chain step from the pull request's checks at the step:
-// all required success → green; any failure (not already cited by an
-// earlier eviction of this pull request) → red; otherwise pending
-// (cancelled and absent are pending), or red once checkTimeout ran out.
+// verdict judges a chain step of entry c at rev (StepVerdict).
 func verdict(in PlanInput, c candidateEntry, rev string) (v string, failed, missing []string, run string) {
-	p := c.p
+	sv := StepVerdict(in.Queue, c.pr, c.p, in.Branch, in.Trust, rev)
+	return sv.Verdict, sv.Failed, sv.Missing, sv.Run
+}
+
+// Judged is a chain step's verdict from its required checks.
+type Judged struct {
+	Verdict string   // Green, Red or Pending
+	Failed  []string // required checks that failed at the step (Red)
+	Missing []string // required checks not yet success (Pending)
+	Run     string   // the check.completed event that made it red
+}
+
+// StepVerdict judges the step rev of pull request prID (p) in queue q from
+// b's required checks at rev, read by the boundary's own rule
+// (pr.State.ChecksOn): all success → green; any failure → red, unless an
+// earlier eviction of this pull request already cited that run (then the
+// check is pending again: docs/queue.md, "Fresh verdicts"); otherwise
+// pending (cancelled and absent are pending). checkTimeout's silence is the
+// planner's to add (it needs the time). The planner and the web page read
+// it; the hook's acceptance of a step is exactly Green (docs/boundary.md).
+func StepVerdict(q *State, prID string, p *pr.State, b trust.Branch, t *trust.State, rev string) Judged {
+	cv := p.ChecksOn(b, rev)
+	var j Judged
+	if cv.Green() {
+		j.Verdict = Green
+		return j
+	}
+	failed := map[string]bool{}
+	for _, name := range cv.Failed {
+		failed[name] = true
+	}
 	cited := map[string]bool{}
-	for _, l := range in.Queue.Left {
-		if l.PR == c.pr && l.Run != "" {
+	for _, l := range q.Left {
+		if l.PR == prID && l.Run != "" {
 			cited[l.Run] = true
 		}
 	}
-	for _, name := range in.Branch.RequiredChecks {
-		cur, _ := p.Check(name, rev)
-		switch cur {
-		case pr.Success:
-		case pr.Failure:
-			r, _ := latestRun(p, in.Trust, name, rev)
-			if cited[r.Event.String()] {
-				missing = append(missing, name)
-				continue
+	for _, name := range b.RequiredChecks {
+		if !failed[name] {
+			if !slices.Contains(cv.Passed, name) {
+				j.Missing = append(j.Missing, name)
 			}
-			failed = append(failed, name)
-			if run == "" {
-				run = r.Event.String()
-			}
-		default:
-			missing = append(missing, name)
+			continue
+		}
+		r, _ := latestRun(p, t, name, rev)
+		if cited[r.Event.String()] {
+			j.Missing = append(j.Missing, name)
+			continue
+		}
+		j.Failed = append(j.Failed, name)
+		if j.Run == "" {
+			j.Run = r.Event.String()
 		}
 	}
 	switch {
-	case len(failed) > 0:
-		return Red, failed, missing, run
-	case len(missing) > 0:
-		return Pending, nil, missing, ""
+	case len(j.Failed) > 0:
+		j.Verdict = Red
+	default:
+		j.Verdict = Pending
 	}
-	return Green, nil, nil, ""
+	return j
 }
