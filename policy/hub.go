@@ -143,6 +143,7 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 		if ns == nsTrust {
 			j.forget(indexKey(u.Old))
 			j.forget(openIndexKey(u.Old))
+			j.forget(indexHeadKey(u.Old))
 			j.forget(trustStateKey(u.Old))
 			j.trustMoved = true
 		}
