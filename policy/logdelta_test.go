@@ -203,3 +203,75 @@ func TestDeltaEntriesRefuseDamage(t *testing.T) {
 		}
 	}
 }
+
+// sizeCache records the size of every entry written.
+type sizeCache struct {
+	dropCache
+	puts []int
+}
+
+func (c *sizeCache) Put(k plumbing.Hash, v []byte) {
+	c.puts = append(c.puts, len(v))
+	c.dropCache.Put(k, v)
+}
+
+// TestWritesDoNotGrowWithN: with a warm cache, a push of one event to a
+// queue of many entries reads only that event's object and writes only
+// small entries, and so does a push to one pull request among many open
+// ones (docs/scale.md, "Writes"). Counted, not timed.
+func TestWritesDoNotGrowWithN(t *testing.T) {
+	w := newWorld(t, rulesNoQueue)
+	const qID = "01900000-0000-7000-8000-0000000000a1"
+	qRef := hubrefs.QueueRefPrefix + qID
+	w.event(qRef, "queuer", hubrefs.QueueOpened{Base: w.base(hubrefs.TypeQueueOpened), ID: qID, Target: main})
+	var ps []*prq
+	for i := 0; i < 150; i++ {
+		p := w.open(w.commit(w.c0, "f", fmt.Sprint(i)))
+		ps = append(ps, p)
+		w.event(qRef, "queuer", hubrefs.QueueEntered{Base: w.base(hubrefs.TypeQueueEntered), PR: p.id, Head: p.head.String(), BaseRef: main})
+	}
+	c := &sizeCache{dropCache: dropCache{m: map[plumbing.Hash][]byte{}}}
+	// Warm: a landing builds the open index; one queue push (judged the
+	// whole way) leaves the summary.
+	lazyJudge(t, w, c, up(main, w.c0, ps[0].head))
+	push := func(ref, who string, payload any) (*counting, plumbing.Hash) {
+		t.Helper()
+		old := w.refs[ref]
+		ev := w.eventOn([]plumbing.Hash{old}, who, payload)
+		o := &counting{Objects: GoGitObjects(w.store), n: map[plumbing.Hash]int{}}
+		c.puts = nil
+		v := Judge(Input{Objects: o, Refs: w.refs, Updates: []Update{up(ref, old, ev)}, Cache: c})
+		if !v[0].Accepted() {
+			t.Fatalf("%+v", v[0])
+		}
+		w.refs[ref] = ev
+		return o, ev
+	}
+	left := func(p *prq) hubrefs.QueueLeft {
+		return hubrefs.QueueLeft{Base: w.base(hubrefs.TypeQueueLeft), PR: p.id, Head: p.head.String(), Reason: "withdrawn"}
+	}
+	push(qRef, "queuer", left(ps[1]))
+	whole := len(c.m[w.refs[qRef]])
+	for i := 2; i < 6; i++ {
+		o, ev := push(qRef, "queuer", left(ps[i]))
+		if len(o.n) != 1 || o.n[ev] == 0 {
+			t.Fatalf("queue push %d read objects %v, want only the new event %s", i, o.n, ev)
+		}
+		for _, n := range c.puts {
+			if n > 2048 {
+				t.Fatalf("queue push %d wrote an entry of %d bytes (the whole log is %d)", i, n, whole)
+			}
+		}
+	}
+	for i := 0; i < 4; i++ {
+		_, _ = push(ps[10+i].ref, "bob", hubrefs.Review{Base: w.base(hubrefs.TypeReviewSubmit), Head: ps[10+i].head.String(), BaseRef: main, Verdict: "approve"})
+		for _, n := range c.puts {
+			if n > 2048 {
+				t.Fatalf("pull request push %d wrote an entry of %d bytes", i, n)
+			}
+		}
+		if len(c.puts) == 0 {
+			t.Fatalf("pull request push %d wrote nothing: no patch of the open index", i)
+		}
+	}
+}
