@@ -76,7 +76,7 @@ printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for n in $sizes; do
 	bare="$work/r$n.git"
 	src="$work/src$n"
-	"$gp" --key "$work/admin" init "$bare" >/dev/null 2>&1
+	"$gp" --key "$work/admin" init --open "$bare" >/dev/null 2>&1
 	git init -q -b main "$src"
 	echo base >"$src/base.txt"
 	git -C "$src" add . && git -C "$src" commit -qm base && git -C "$src" push -q "$bare" main 2>/dev/null

@@ -119,27 +119,33 @@ const batchSize = 64
 // first failing commit in walk order.
 func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings, what string, vc *VerifiedCache) ([]Event, error) {
 	workers := runtime.GOMAXPROCS(0)
-	jobs := make(chan *decodeBatch, 4*workers)
+	var jobs chan *decodeBatch
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v := &verifier{kc: KeyCache{}, vc: vc}
-			for b := range jobs {
-				b.evs = make([]Event, len(b.ws))
-				b.errs = make([]error, len(b.ws))
-				for j, w := range b.ws {
-					b.evs[j], b.errs[j] = decodeParsed(w.rc, w.raw, w.id, c, v)
+	// Workers start with the second batch: a log of one batch (most pull
+	// requests) is decoded on the calling goroutine, without the cost of
+	// starting goroutines (an audit reads thousands of short logs, each on
+	// a loading worker of its own).
+	start := func() {
+		jobs = make(chan *decodeBatch, 4*workers)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v := &verifier{kc: KeyCache{}, vc: vc}
+				for b := range jobs {
+					b.decode(c, v)
 				}
-			}
-		}()
+			}()
+		}
 	}
 	var batches []*decodeBatch
 	cur := &decodeBatch{}
 	ws, _, err := walk(store, tip, plumbing.ZeroHash, c, what, func(w walked) {
 		cur.ws = append(cur.ws, w)
 		if len(cur.ws) == batchSize {
+			if jobs == nil {
+				start()
+			}
 			batches = append(batches, cur)
 			jobs <- cur
 			cur = &decodeBatch{ws: make([]walked, 0, batchSize)}
@@ -147,10 +153,16 @@ func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings,
 	})
 	if err == nil && len(cur.ws) > 0 {
 		batches = append(batches, cur)
-		jobs <- cur
+		if jobs == nil {
+			cur.decode(c, &verifier{kc: KeyCache{}, vc: vc})
+		} else {
+			jobs <- cur
+		}
 	}
-	close(jobs)
-	wg.Wait()
+	if jobs != nil {
+		close(jobs)
+		wg.Wait()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +176,15 @@ func walkDecode(store storer.EncodedObjectStorer, tip plumbing.Hash, c Ceilings,
 		}
 	}
 	return evs, nil
+}
+
+// decode decodes and verifies the batch's commits with v.
+func (b *decodeBatch) decode(c Ceilings, v *verifier) {
+	b.evs = make([]Event, len(b.ws))
+	b.errs = make([]error, len(b.ws))
+	for j, w := range b.ws {
+		b.evs[j], b.errs[j] = decodeParsed(w.rc, w.raw, w.id, c, v)
+	}
 }
 
 // ReadLog reads every event reachable from tip, decoding and verifying each

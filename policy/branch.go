@@ -35,20 +35,18 @@ func (j *judge) foldPRs() {
 	j.fromIndex = false
 	trustTip := j.in.Refs[hubrefs.TrustRef]
 	if j.in.PRRefs != nil && !j.allPRs && j.in.Cache != nil {
-		if b, ok := j.in.Cache.Get(openIndexKey(trustTip)); ok {
-			if open, ok := decodeIndexAs(openIndexMagic, trustTip, b); ok {
-				j.fromIndex = true
-				j.checked = map[string]bool{}
-				refs := make([]string, 0, len(open))
-				for ref := range open {
-					refs = append(refs, ref)
-				}
-				sort.Strings(refs)
-				for _, ref := range refs {
-					j.addPR(open[ref])
-				}
-				return
+		if open, _, ok := j.readOpenIndex(trustTip); ok {
+			j.fromIndex = true
+			j.checked = map[string]bool{}
+			refs := make([]string, 0, len(open))
+			for ref := range open {
+				refs = append(refs, ref)
 			}
+			sort.Strings(refs)
+			for _, ref := range refs {
+				j.addPR(open[ref])
+			}
+			return
 		}
 	}
 	var indexed map[string]prSummary
@@ -61,10 +59,7 @@ func (j *judge) foldPRs() {
 			indexed, _ = decodeIndex(trustTip, b)
 		}
 		if !openStale {
-			b, ok := j.in.Cache.Get(openIndexKey(trustTip))
-			if ok {
-				_, ok = decodeIndexAs(openIndexMagic, trustTip, b)
-			}
+			_, _, ok := j.readOpenIndex(trustTip)
 			openStale = !ok
 		}
 	}
@@ -111,7 +106,7 @@ func (j *judge) foldPRs() {
 		openStale = true
 	}
 	if j.in.Cache != nil && openStale {
-		j.in.Cache.Put(openIndexKey(trustTip), encodeIndexAs(openIndexMagic, trustTip, openSummaries(sums)))
+		j.writeOpenIndex(trustTip, openSummaries(sums))
 	}
 }
 

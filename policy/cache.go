@@ -36,11 +36,21 @@ import (
 var cacheMagic = []byte("gpfc\x02")
 
 func encodeLog(tip plumbing.Hash, evs []hubrefs.Event) []byte {
+	b := appendEntryHeader(make([]byte, 0, encodedSize(evs)), cacheMagic, tip)
+	return appendEvents(b, evs)
+}
+
+// encodedSize is about the size of evs encoded.
+func encodedSize(evs []hubrefs.Event) int {
 	n := len(cacheMagic) + 20 + 10
 	for _, ev := range evs {
 		n += 20 + 10 + 20*len(ev.Parents) + len(ev.Type) + len(ev.Repo) + len(ev.Payload) + 4*10 + 64
 	}
-	b := appendEntryHeader(make([]byte, 0, n), cacheMagic, tip)
+	return n
+}
+
+// appendEvents appends a count, then each event.
+func appendEvents(b []byte, evs []hubrefs.Event) []byte {
 	b = binary.AppendUvarint(b, uint64(len(evs)))
 	for _, ev := range evs {
 		b = append(b, ev.ID[:]...)
@@ -150,12 +160,39 @@ func decodeLog(tip plumbing.Hash, b []byte) ([]hubrefs.Event, bool) {
 	if !ok {
 		return nil, false
 	}
+	evs, ok := r.events()
+	if !ok || len(r.b) != 0 || len(evs) == 0 {
+		return nil, false
+	}
+	ids := make(map[plumbing.Hash]bool, len(evs))
+	for _, ev := range evs {
+		ids[ev.ID] = true
+	}
+	if !ids[tip] {
+		return nil, false
+	}
+	for _, ev := range evs {
+		for _, p := range ev.Parents {
+			if !ids[p] {
+				return nil, false
+			}
+		}
+	}
+	ordered, err := hubrefs.CausalOrder(evs)
+	if err != nil {
+		return nil, false
+	}
+	return ordered, true
+}
+
+// events reads a count, then each event (appendEvents); false when the
+// entry is damaged or names an unknown type or an unparsable key.
+func (r *entryReader) events() ([]hubrefs.Event, bool) {
 	n := r.count(20 + 6)
-	if r.bad || n == 0 {
+	if r.bad {
 		return nil, false
 	}
 	evs := make([]hubrefs.Event, n)
-	ids := make(map[plumbing.Hash]bool, n)
 	keys := hubrefs.KeyCache{} // most events share a few signers
 	for i := range evs {
 		ev := &evs[i]
@@ -181,23 +218,8 @@ func decodeLog(tip plumbing.Hash, b []byte) ([]hubrefs.Event, bool) {
 			}
 			ev.Signer = k
 		}
-		ids[ev.ID] = true
 	}
-	if len(r.b) != 0 || !ids[tip] {
-		return nil, false
-	}
-	for _, ev := range evs {
-		for _, p := range ev.Parents {
-			if !ids[p] {
-				return nil, false
-			}
-		}
-	}
-	ordered, err := hubrefs.CausalOrder(evs)
-	if err != nil {
-		return nil, false
-	}
-	return ordered, true
+	return evs, true
 }
 
 // storedCeilings bound reading logs already stored: they passed the
@@ -210,13 +232,9 @@ func (j *judge) readLog(tip plumbing.Hash) ([]hubrefs.Event, error) {
 	if evs, ok := j.logs[tip]; ok {
 		return evs, nil
 	}
-	if j.in.Cache != nil {
-		if b, ok := j.in.Cache.Get(tip); ok {
-			if evs, ok := decodeLog(tip, b); ok {
-				j.logs[tip] = evs
-				return evs, nil
-			}
-		}
+	if evs, _, ok := cachedLog(j.in.Cache, tip); ok {
+		j.logs[tip] = evs
+		return evs, nil
 	}
 	evs, err := hubrefs.ReadLog(j.in.Objects, tip, storedCeilings)
 	if err != nil {

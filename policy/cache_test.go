@@ -99,8 +99,8 @@ func TestFoldOnceAndCache(t *testing.T) {
 	// With a cache: the first call fills it, the second reads no event.
 	c := &mapCache{m: map[plumbing.Hash][]byte{}}
 	run(c)
-	if len(c.m) != 6 {
-		t.Fatalf("cache holds %d entries, want 6 (trust log and state, two pull requests, the pull request index and open index)", len(c.m))
+	if len(c.m) != 7 {
+		t.Fatalf("cache holds %d entries, want 7 (trust log and state, two pull requests, the pull request index, the open index and its head)", len(c.m))
 	}
 	if st, ok := decodeTrustState(trustTip, c.m[trustStateKey(trustTip)]); !ok || st.Tip != trustTip {
 		t.Fatal("no trust state for the trust tip")
@@ -283,8 +283,8 @@ func TestPRIndex(t *testing.T) {
 	// landed one's (its approvals and checks are in the index).
 	c.got = map[plumbing.Hash]int{}
 	judge(c, "")
-	if len(c.got) != 4 || c.got[trustStateKey(trustTip)] != 1 || c.got[indexKey(trustTip)] != 1 || c.got[openIndexKey(trustTip)] != 1 || c.got[MergeFactKey(p.head)] != 1 {
-		t.Fatalf("cache reads %v: want the trust state %s, the index %s, the open index %s and the landed commit's merge fact once each", c.got, trustStateKey(trustTip), indexKey(trustTip), openIndexKey(trustTip))
+	if len(c.got) != 5 || c.got[trustStateKey(trustTip)] != 1 || c.got[indexKey(trustTip)] != 1 || c.got[openIndexKey(trustTip)] != 1 || c.got[indexPatchKey(trustTip, 0)] != 1 || c.got[MergeFactKey(p.head)] != 1 {
+		t.Fatalf("cache reads %v: want the trust state %s, the index %s, the open index %s, a look for its first patch and the landed commit's merge fact once each", c.got, trustStateKey(trustTip), indexKey(trustTip), openIndexKey(trustTip))
 	}
 
 	// Closing the pull request moves its ref: the indexed "open" summary

@@ -63,6 +63,15 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 	if cur != u.Old {
 		return refuse(CodeRefMoved, "%s is at %s, not %s as the push expects; fetch refs/hub/* and append again", u.Ref, short(cur), short(u.Old))
 	}
+	if ns == nsQueue && !u.Old.IsZero() {
+		if sum, ok := j.queueSummary(u.Old); ok && sum.id == id {
+			if j.queueFast(u, id, sum) == nil {
+				return nil
+			}
+			// A refusal is judged again the whole way below, for the
+			// exact code and reason.
+		}
+	}
 	var old []hubrefs.Event
 	oldIDs := map[plumbing.Hash]bool{}
 	if !u.Old.IsZero() {
@@ -74,7 +83,7 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 			oldIDs[ev.ID] = true
 		}
 	}
-	fresh, err := j.readNew(u, old, oldIDs)
+	fresh, err := j.readNew(u, len(old), oldIDs)
 	if err != nil {
 		return err
 	}
@@ -122,7 +131,11 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	j.remember(u.New, all)
+	if ns == nsQueue {
+		j.rememberQueue(u, id, queueSum{events: len(old)}, fresh, all)
+	} else {
+		j.remember(u.New, all)
+	}
 	if !u.Old.IsZero() {
 		// The ref moves on: its old tip's entry (and, for the trust log,
 		// the pull request index of the old trust state) is not read again.
@@ -130,6 +143,7 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 		if ns == nsTrust {
 			j.forget(indexKey(u.Old))
 			j.forget(openIndexKey(u.Old))
+			j.forget(indexHeadKey(u.Old))
 			j.forget(trustStateKey(u.Old))
 			j.trustMoved = true
 		}
@@ -140,7 +154,11 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 // readNew reads, decodes and verifies the events reachable from u.New and
 // not from u.Old, refusing a rewind, a parent that is not an event, a
 // missing object and anything over the ceilings.
-func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]bool) ([]hubrefs.Event, error) {
+//
+// nOld is the number of events at u.Old; oldIDs, when not nil, their ids
+// (without them the walk stops at u.Old, and a push that does not descend
+// from it is refused as one that would hold another ref's events).
+func (j *judge) readNew(u Update, nOld int, oldIDs map[plumbing.Hash]bool) ([]hubrefs.Event, error) {
 	if oldIDs[u.New] {
 		return nil, refuse(CodeHubRewind, "%s would move back from %s to %s; hub refs only move forward", u.Ref, short(u.Old), short(u.New))
 	}
@@ -156,7 +174,7 @@ func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
-		if len(old)+len(out) >= limit {
+		if nOld+len(out) >= limit {
 			return nil, refuse(CodeHubCeiling, "%s would hold more than %d events (the eventsPerRef ceiling)", u.Ref, limit)
 		}
 		what := "event " + id.String()
@@ -193,6 +211,7 @@ func (j *judge) readNew(u Update, old []hubrefs.Event, oldIDs map[plumbing.Hash]
 		for _, p := range ev.Parents {
 			if p == u.Old {
 				metOld = true
+				continue
 			}
 			if oldIDs[p] || seen[p] {
 				continue
@@ -350,6 +369,24 @@ func (j *judge) authorizePR(ref, id string, all, fresh []hubrefs.Event) (*pr.Sta
 // a log the queue fold reads: whatever the boundary accepts, a runner can
 // read.
 func (j *judge) authorizeQueue(ref, id string, all, fresh []hubrefs.Event) error {
+	if err := j.authorizeQueueEvents(ref, fresh); err != nil {
+		return err
+	}
+	if all[0].Type != hubrefs.TypeQueueOpened {
+		return refuse(CodeHubRoot, "%s: its root is not queue.opened", ref)
+	}
+	st, err := queue.Fold(all, j.trust)
+	if err != nil {
+		return refuse(CodeHubInvalid, "%s: the queue would not fold: %v", ref, err)
+	}
+	if st.ID != id {
+		return refuse(CodeRefName, "%s holds queue %s; a queue lives at %s%s", ref, st.ID, hubrefs.QueueRefPrefix, st.ID)
+	}
+	return nil
+}
+
+// authorizeQueueEvents is what authorizeQueue asks of each new event.
+func (j *judge) authorizeQueueEvents(ref string, fresh []hubrefs.Event) error {
 	for _, ev := range fresh {
 		m, ok := j.trust.MemberByKey(ev.Signer)
 		if !ok {
@@ -365,16 +402,42 @@ func (j *judge) authorizeQueue(ref, id string, all, fresh []hubrefs.Event) error
 			return refuse(CodeHubRoot, "%s: event %s: queue.opened is only the root of a queue ref", ref, ev.ID)
 		}
 	}
-	if all[0].Type != hubrefs.TypeQueueOpened {
-		return refuse(CodeHubRoot, "%s: its root is not queue.opened", ref)
-	}
-	st, err := queue.Fold(all, j.trust)
+	return nil
+}
+
+// queueFast judges a push to a queue ref from the summary of the log at
+// u.Old (logdelta.go), reading only the new events: it accepts exactly
+// what the whole fold would, because every rule the fold applies to the
+// new events depends on them, the trust state and the old log's summary
+// alone (the old log folds, has its root and id, and its tip is u.Old).
+// Any refusal is returned for hub to judge again the whole way.
+func (j *judge) queueFast(u Update, id string, sum queueSum) error {
+	fresh, err := j.readNew(u, sum.events, nil)
 	if err != nil {
-		return refuse(CodeHubInvalid, "%s: the queue would not fold: %v", ref, err)
+		return err
 	}
-	if st.ID != id {
-		return refuse(CodeRefName, "%s holds queue %s; a queue lives at %s%s", ref, st.ID, hubrefs.QueueRefPrefix, st.ID)
+	// readNew walked from u.New down to u.Old, one parent per event
+	// (linearStep), newest first.
+	for l, r := 0, len(fresh)-1; l < r; l, r = l+1, r-1 {
+		fresh[l], fresh[r] = fresh[r], fresh[l]
 	}
+	prev := u.Old
+	for _, ev := range fresh {
+		if len(ev.Parents) != 1 || ev.Parents[0] != prev {
+			return refuse(CodeHubNotLinear, "%s: event %s does not follow %s", u.Ref, ev.ID, prev)
+		}
+		prev = ev.ID
+		if typeNamespace(ev.Type) != nsQueue {
+			return refuse(CodeHubMalformed, "event %s is %s, which does not belong in %s", ev.ID, ev.Type, u.Ref)
+		}
+		if ev.Repo != j.trust.RepoID {
+			return refuse(CodeWrongRepo, "event %s names repository %q, but this repository is %s", ev.ID, ev.Repo, j.trust.RepoID)
+		}
+	}
+	if err := j.authorizeQueueEvents(u.Ref, fresh); err != nil {
+		return err
+	}
+	j.rememberQueue(u, id, sum, fresh, nil)
 	return nil
 }
 

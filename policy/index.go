@@ -22,7 +22,8 @@ package policy
 // folded is never indexed.
 //
 // The open index is the same for the open pull requests alone, under
-// SHA-256("gitplus open pr index v1\n" + trust tip) with magic "gpio" 1:
+// SHA-256("gitplus open pr index v2\n" + trust tip) with magic "gpio" 2 (a base
+// and patches, indexpatch.go):
 // what a landing judged from the index reads (Input.PRRefs), so that its
 // cost follows the pull requests open, not every one ever opened (a
 // repository with 10,000 merged pull requests has a full index of about
@@ -37,7 +38,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 )
 
@@ -85,7 +85,7 @@ func (s prSummary) state() *pr.State {
 
 var (
 	indexMagic     = []byte("gpix\x02")
-	openIndexMagic = []byte("gpio\x01")
+	openIndexMagic = []byte("gpio\x02")
 )
 
 // indexKey is the cache key of the index for trust tip t.
@@ -95,7 +95,7 @@ func indexKey(t plumbing.Hash) plumbing.Hash {
 
 // openIndexKey is the cache key of the open index for trust tip t.
 func openIndexKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus open pr index v1\n", t)
+	return derivedKey("gitplus open pr index v2\n", t)
 }
 
 // derivedKey is the fold-cache key of an entry kind for id: the first 20
@@ -199,44 +199,4 @@ func decodeIndexAs(magic []byte, t plumbing.Hash, b []byte) (map[string]prSummar
 		return nil, false
 	}
 	return out, true
-}
-
-// flushIndex writes into the open index of the current trust tip the
-// summaries of the pull requests an accepted push moves (dropping those no
-// longer open), so that the landing that typically follows (right after a
-// check result is recorded) finds them current and reads no other pull
-// request ref. Nothing is written when there is no open index yet (the next
-// judgement that reads every pull request ref builds it) or when the push
-// also moves the trust log (its indexes are dropped). An entry written for
-// a push that then fails in git names a tip its ref does not hold, and is
-// read as stale. The full index is left to the next full read: rewriting
-// it would cost every hub push time in proportion to every pull request
-// ever opened.
-func (j *judge) flushIndex() {
-	if j.in.Cache == nil || len(j.reindexed) == 0 || j.trustMoved {
-		return
-	}
-	trustTip := j.in.Refs[hubrefs.TrustRef]
-	key := openIndexKey(trustTip)
-	b, ok := j.in.Cache.Get(key)
-	if !ok {
-		return
-	}
-	idx, ok := decodeIndexAs(openIndexMagic, trustTip, b)
-	if !ok {
-		return
-	}
-	for _, s := range j.reindexed {
-		if s.State == pr.Open {
-			idx[s.Ref] = s
-		} else {
-			delete(idx, s.Ref)
-		}
-	}
-	sums := make([]prSummary, 0, len(idx))
-	for _, s := range idx {
-		sums = append(sums, s)
-	}
-	sort.Slice(sums, func(a, b int) bool { return sums[a].Ref < sums[b].Ref })
-	j.in.Cache.Put(key, encodeIndexAs(openIndexMagic, trustTip, sums))
 }

@@ -52,7 +52,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 		ps[1].close()                                      // a closed pull request is not in the open index
 		lazyJudge(t, w, cache, up(main, w.c0, ps[1].head))
 		trustTip := w.refs[hubrefs.TrustRef]
-		open, ok := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)])
+		open, _, ok := readOpen(cache, trustTip)
 		if _, closed := open[ps[1].ref]; !ok || len(open) != 4 || closed {
 			t.Fatalf("open index %v (ok %v): want the 4 open pull requests", open, ok)
 		}
@@ -62,8 +62,8 @@ func TestPRRefsOnDemand(t *testing.T) {
 		if !v[0].Accepted() || src.refs != 1 || src.alls != 0 {
 			t.Fatalf("verdict %+v; read %d refs and %d listings, want 1 and 0", v[0], src.refs, src.alls)
 		}
-		if len(counted.got) != 3 || counted.got[openIndexKey(trustTip)] != 1 || counted.got[trustStateKey(trustTip)] != 1 || counted.got[MergeFactKey(ps[3].head)] != 1 {
-			t.Fatalf("cache reads %v: want the trust state, the open index and a look for the landed commit's merge fact only", counted.got)
+		if len(counted.got) != 4 || counted.got[openIndexKey(trustTip)] != 1 || counted.got[indexPatchKey(trustTip, 0)] != 1 || counted.got[trustStateKey(trustTip)] != 1 || counted.got[MergeFactKey(ps[3].head)] != 1 {
+			t.Fatalf("cache reads %v: want the trust state, the open index and a look for its first patch, and a look for the landed commit's merge fact only", counted.got)
 		}
 	})
 	t.Run("candidate chain reads one ref a step", func(t *testing.T) {
@@ -117,7 +117,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 			t.Fatalf("%+v", v)
 		}
 		trustTip := w.refs[hubrefs.TrustRef]
-		if idx, _ := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)]); idx[p.ref].Tip != old {
+		if idx, _, _ := readOpen(cache, trustTip); idx[p.ref].Tip != old {
 			t.Fatalf("a refused push re-indexed %s", p.ref)
 		}
 		if v, _ := lazyJudge(t, w, cache, up(p.ref, old, ev)); !v[0].Accepted() {
@@ -133,7 +133,7 @@ func TestPRRefsOnDemand(t *testing.T) {
 		if v, _ := lazyJudge(t, w, cache, up(p.ref, ev, closed)); !v[0].Accepted() {
 			t.Fatalf("%+v", v)
 		}
-		if idx, _ := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)]); len(idx) != 1 {
+		if idx, _, _ := readOpen(cache, trustTip); len(idx) != 1 {
 			t.Fatalf("open index after closing %s: %v", p.ref, idx)
 		}
 	})
@@ -142,10 +142,10 @@ func TestPRRefsOnDemand(t *testing.T) {
 		// As if a push accepted here had then failed in git: the open index
 		// names a tip the ref never moved to.
 		trustTip := w.refs[hubrefs.TrustRef]
-		open, _ := decodeIndexAs(openIndexMagic, trustTip, cache.m[openIndexKey(trustTip)])
+		open, next, _ := readOpen(cache, trustTip)
 		s := open[p.ref]
 		s.Tip = plumbing.NewHash("9999999999999999999999999999999999999999")
-		cache.m[openIndexKey(trustTip)] = encodeIndexAs(openIndexMagic, trustTip, []prSummary{s})
+		cache.m[openIndexKey(trustTip)] = encodeOpenIndex(trustTip, next, []prSummary{s})
 		if v, src := lazyJudge(t, w, cache, up(main, w.c0, p.head)); !v[0].Accepted() || src.alls != 1 {
 			t.Fatalf("verdict %+v after %d listings; want accepted after reading every ref", v[0], src.alls)
 		}
@@ -160,4 +160,9 @@ func TestPRRefsOnDemand(t *testing.T) {
 			t.Fatalf("verdict %+v after %d listings", v[0], src.alls)
 		}
 	})
+}
+
+// readOpen reads the open index of trust tip t from c, patches applied.
+func readOpen(c Cache, t plumbing.Hash) (map[string]prSummary, uint64, bool) {
+	return (&judge{in: Input{Cache: c}}).readOpenIndex(t)
 }

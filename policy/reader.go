@@ -48,12 +48,8 @@ type Reader struct {
 // Log returns the events reachable from tip in causal order: the cache's
 // entry for tip, else read and verified from the objects (and then stored).
 func (r *Reader) Log(tip plumbing.Hash) ([]hubrefs.Event, error) {
-	if r.Cache != nil {
-		if b, ok := r.Cache.Get(tip); ok {
-			if evs, ok := decodeLog(tip, b); ok {
-				return evs, nil
-			}
-		}
+	if evs, _, ok := cachedLog(r.Cache, tip); ok {
+		return evs, nil
 	}
 	c := r.Ceilings
 	if c.EventsPerRef == 0 {
