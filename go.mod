@@ -3,7 +3,6 @@ module github.com/gitplus/gitplus
 go 1.26.0
 
 require (
-	filippo.io/edwards25519 v1.2.0
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/google/uuid v1.6.0

@@ -61,7 +61,6 @@ type sshKey struct {
 	ed   ed25519.PublicKey
 	ec   *ecdsa.PublicKey
 	rsa  *rsa.PublicKey
-	fast *fastEntry // ed25519: the key's verification count and table (edfast.go)
 }
 
 func (k *sshKey) Type() string    { return k.typ }
@@ -96,7 +95,6 @@ func parseKey(wire []byte) (*sshKey, error) {
 			return nil, errors.New("ssh: trailing junk in public key")
 		}
 		k.ed = ed25519.PublicKey(bytes.Clone(pub))
-		k.fast = fastEntryFor(k.ed)
 		k.wire = appendSSHString(appendSSHString(nil, k.typ), pub)
 	case KeyECDSA256, KeyECDSA384, KeyECDSA521:
 		curveName, r, ok := sshString(rest)
@@ -188,7 +186,7 @@ func (k *sshKey) verify(data []byte, format string, blob []byte) error {
 		if format != k.typ {
 			return fmt.Errorf("ssh: signature type %q for key type %q", format, k.typ)
 		}
-		if !verifyEd25519(k.fast, k.ed, data, blob) {
+		if !ed25519.Verify(k.ed, data, blob) {
 			return errors.New("ssh: signature did not verify")
 		}
 		return nil

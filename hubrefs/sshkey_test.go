@@ -2,7 +2,6 @@ package hubrefs
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
@@ -186,48 +185,4 @@ func FuzzVerifySignature(f *testing.F) {
 			t.Fatalf("%s %q: ours %v, x/crypto %v", k.typ, format, got, want)
 		}
 	})
-}
-
-// TestEd25519TableAgrees: once an ed25519 key has verified more than
-// fastAfter signatures in the process it verifies through its table
-// (edfast.go); valid, corrupted and misattributed signatures must then get
-// x/crypto's verdicts still.
-func TestEd25519TableAgrees(t *testing.T) {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := ParsePublicKey(s.PublicKey().Marshal())
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := pub.(*sshKey)
-	if k.fast == nil {
-		t.Fatal("an ed25519 key has no table entry")
-	}
-	for i := 0; i < fastAfter+40; i++ {
-		data := []byte(fmt.Sprintf("event %d", i))
-		sig, err := s.Sign(rand.Reader, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := k.verify(data, sig.Format, sig.Blob); err != nil {
-			t.Fatalf("signature %d refused: %v", i, err)
-		}
-		bad := bytes.Clone(sig.Blob)
-		bad[i%len(bad)] ^= 1 << (i % 8)
-		if k.verify(data, sig.Format, bad) == nil || s.PublicKey().Verify(data, &ssh.Signature{Format: sig.Format, Blob: bad}) == nil {
-			t.Fatalf("signature %d with a bit flipped accepted", i)
-		}
-		if k.verify(append(data, '!'), sig.Format, sig.Blob) == nil {
-			t.Fatalf("signature %d accepted for other data", i)
-		}
-	}
-	if k.fast.key == nil {
-		t.Fatalf("no table after %d verifications", k.fast.n.Load())
-	}
 }
