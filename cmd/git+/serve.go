@@ -1,7 +1,8 @@
 package main
 
-// git+ serve: the package hooks/serve, run from the command line
-// (docs/serving.md). SIGINT or SIGTERM shut the server down cleanly.
+// git+ serve: package hooks/serve run from the command line
+// (docs/serving.md). SIGINT or SIGTERM shut the server down cleanly. An
+// error a verb returns is printed and exits 1 (run, in main.go).
 
 import (
 	"context"
@@ -36,15 +37,11 @@ func serveAction(c *cli.Context) error {
 	}
 	bin, err := hooks.Executable()
 	if err != nil {
-		return fail(1, err)
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err = serve.Run(ctx, serve.Config{Root: c.String("root"), Listen: c.String("listen"), SSH: c.String("ssh"),
+	return serve.Run(ctx, serve.Config{Root: c.String("root"), Listen: c.String("listen"), SSH: c.String("ssh"),
 		HostKey: c.String("host-key"), Private: c.Bool("private"), Adopt: c.String("adopt"), Binary: bin,
 		Stdout: c.App.Writer, Stderr: c.App.ErrWriter})
-	if err != nil {
-		return fail(1, err)
-	}
-	return nil
 }

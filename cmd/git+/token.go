@@ -24,71 +24,42 @@ func memberTokenCommand() *cli.Command {
 				Name:      "issue",
 				Usage:     "print a new token for member NAME (once; only its hash is kept)",
 				ArgsUsage: "NAME",
-				Action:    tokenIssue,
+				Action: inGitDir("usage: git+ member token issue NAME", 1, 1, func(c *cli.Context, gitDir string) error {
+					name := c.Args().First()
+					token, rec, m, err := serve.IssueToken(gitDir, name, time.Now())
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.ErrWriter, "issued token %s for %s (%s) in %s: use it as the HTTP password with user name %s; it is not shown again\n",
+						rec.ID, name, hubrefs.Fingerprint(m.Key), gitDir, name)
+					fmt.Fprintln(c.App.Writer, token)
+					return nil
+				}),
 			},
 			{
 				Name:      "revoke",
 				Usage:     "revoke every token of member NAME, or only --id ID",
 				ArgsUsage: "NAME",
 				Flags:     []cli.Flag{&cli.StringFlag{Name: "id", Usage: "revoke only this token (its id from git+ member token list)"}},
-				Action:    tokenRevoke,
+				Action: inGitDir("usage: git+ member token revoke NAME [--id ID]", 1, 1, func(c *cli.Context, gitDir string) error {
+					n, err := serve.RevokeTokens(gitDir, c.Args().First(), c.String("id"))
+					if err == nil {
+						fmt.Fprintf(c.App.ErrWriter, "revoked %d token(s) of %s in %s\n", n, c.Args().First(), gitDir)
+					}
+					return err
+				}),
 			},
 			{
-				Name:   "list",
-				Usage:  "list the tokens: member, id, issue time",
-				Action: tokenList,
+				Name:  "list",
+				Usage: "list the tokens: member, id, issue time",
+				Action: inGitDir("", 0, 1<<30, func(c *cli.Context, gitDir string) error {
+					recs, err := serve.ListTokens(gitDir)
+					for _, r := range recs {
+						fmt.Fprintf(c.App.Writer, "%s\t%s\t%s\n", r.Name, r.ID, r.Created)
+					}
+					return err
+				}),
 			},
 		},
 	}
-}
-
-func tokenIssue(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageErr("usage: git+ member token issue NAME")
-	}
-	name := c.Args().First()
-	gitDir, _, err := findGitDir(rootString(c, "repo"))
-	if err != nil {
-		return fail(1, err)
-	}
-	token, rec, m, err := serve.IssueToken(gitDir, name, time.Now())
-	if err != nil {
-		return fail(1, err)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "issued token %s for %s (%s) in %s: use it as the HTTP password with user name %s; it is not shown again\n",
-		rec.ID, name, hubrefs.Fingerprint(m.Key), gitDir, name)
-	fmt.Fprintln(c.App.Writer, token)
-	return nil
-}
-
-func tokenRevoke(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageErr("usage: git+ member token revoke NAME [--id ID]")
-	}
-	name := c.Args().First()
-	gitDir, _, err := findGitDir(rootString(c, "repo"))
-	if err != nil {
-		return fail(1, err)
-	}
-	n, err := serve.RevokeTokens(gitDir, name, c.String("id"))
-	if err != nil {
-		return fail(1, err)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "revoked %d token(s) of %s in %s\n", n, name, gitDir)
-	return nil
-}
-
-func tokenList(c *cli.Context) error {
-	gitDir, _, err := findGitDir(rootString(c, "repo"))
-	if err != nil {
-		return fail(1, err)
-	}
-	recs, err := serve.ListTokens(gitDir)
-	if err != nil {
-		return fail(1, err)
-	}
-	for _, r := range recs {
-		fmt.Fprintf(c.App.Writer, "%s\t%s\t%s\n", r.Name, r.ID, r.Created)
-	}
-	return nil
 }
