@@ -25,6 +25,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 // DeliveryView is one webhook delivery as `git+ webhook deliveries` shows it.
@@ -265,11 +267,10 @@ func LocalPushTarget(gitDir, remote string) string {
 		}
 		u = filepath.Join(gitDir, u)
 	}
-	out, err := gitOutput("-C", u, "rev-parse", "--absolute-git-dir")
-	if err != nil || strings.Contains(out, "\n") {
-		return ""
+	if dir, _, err := repo.FindGitDir(u); err == nil {
+		return dir
 	}
-	return out
+	return ""
 }
 
 // gitOutput runs git and returns its trimmed standard output.

@@ -5,22 +5,16 @@ package main
 // direct landing and lives elsewhere.
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"sort"
 	"strings"
-	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/google/uuid"
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
-	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func init() {
@@ -108,58 +102,14 @@ func init() {
 	))
 }
 
-// prWriter is what every writing pr verb needs.
-type prWriter struct {
-	h   *hubRepo
-	t   *trust.State
-	key *hubKey
-	m   *trust.Member
-	st  *pr.State // nil for pr open
-}
-
-// prContext opens the repository, folds trust, checks the signing key is a
-// member and, with an id, folds that pull request.
-func prContext(c *cli.Context, id string) (*prWriter, error) {
+// prContext opens the signing context and, with an id, folds that pull
+// request for writing.
+func prContext(c *cli.Context, id string) (*repo.PR, error) {
 	s, err := openSigning(c)
-	if err != nil {
-		return nil, err
+	if err != nil || id == "" {
+		return &repo.PR{Signing: s}, err
 	}
-	w := &prWriter{h: s.h, t: s.t, key: s.key, m: s.m}
-	if id != "" {
-		if w.st, _, err = w.h.prState(id, w.t); err != nil {
-			return nil, err
-		}
-	}
-	return w, nil
-}
-
-// write judges payload with pr.Authorize and appends it to the pull
-// request's ref.
-func (w *prWriter) write(id string, payload any) (string, error) {
-	var tip plumbing.Hash
-	if w.st != nil {
-		tip = w.st.Tip
-	}
-	ev, err := newEvent(payload, tip, w.key, time.Now())
-	if err != nil {
-		return "", err
-	}
-	if err := pr.Authorize(ev, w.st, w.t); err != nil {
-		var ee *pr.EventError
-		if errors.As(err, &ee) {
-			err = ee.Err
-		}
-		return "", fmt.Errorf("%s on pull request %s refused, nothing written (signer %s, %s): %w", ev.Type, id, w.m.Name, fingerprint(w.m.Key), err)
-	}
-	evID, err := w.h.appendEvent(hubrefs.PRRefPrefix+id, payload, w.key, w.m.Name, w.t)
-	if err != nil {
-		return "", err
-	}
-	return evID.String(), nil
-}
-
-func (w *prWriter) base(typ string) hubrefs.Base {
-	return hubrefs.Base{Type: typ, Repo: w.t.RepoID}
+	return s.PR(id)
 }
 
 // oneID reads the single ID argument of a pr verb.
@@ -185,32 +135,20 @@ func prOpen(c *cli.Context) error {
 			return usageErr("git+ pr open: --%s is required", f)
 		}
 	}
-	base, err := branchRef(c.String("base"))
-	if err != nil {
+	if _, err := branchRef(c.String("base")); err != nil {
 		return fail(1, fmt.Errorf("--base: %w", err))
 	}
-	w, err := prContext(c, "")
+	s, err := openSigning(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	if err := needCap(w.m, trust.CapPR); err != nil {
-		return fail(1, err)
-	}
-	head, source, err := prOpenHead(c, w.h, w.key)
+	p, head, base, err := s.OpenPR(repo.OpenPR{Base: c.String("base"), Head: c.String("head"), Title: c.String("title"),
+		Body: c.String("body"), Source: c.String("source"), Push: c.Bool("push")})
 	if err != nil {
-		return err
+		return failed(err)
 	}
-	u, err := uuid.NewV7()
-	if err != nil {
-		return fail(1, err)
-	}
-	id := u.String()
-	payload := hubrefs.PROpened{Base: w.base(hubrefs.TypePROpened), ID: id, BaseRef: base, Head: head, Title: c.String("title"), Body: c.String("body"), Source: source}
-	if _, err := w.write(id, payload); err != nil {
-		return fail(1, err)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "opened pull request %s: %s onto %s\n", id, head, base)
-	fmt.Fprintln(c.App.Writer, id)
+	fmt.Fprintf(c.App.ErrWriter, "opened pull request %s: %s onto %s\n", p.ID, head, base)
+	fmt.Fprintln(c.App.Writer, p.ID)
 	return nil
 }
 
@@ -222,15 +160,7 @@ func prUpdate(c *cli.Context) error {
 	if c.String("head") == "" {
 		return usageErr("git+ pr update: --head REV is required")
 	}
-	w, err := prContext(c, id)
-	if err != nil {
-		return fail(1, err)
-	}
-	head, err := w.h.resolveCommitID(c.String("head"))
-	if err != nil {
-		return fail(1, fmt.Errorf("--head: %w", err))
-	}
-	return prAppend(c, w, id, hubrefs.PRUpdated{Base: w.base(hubrefs.TypePRUpdated), Head: head})
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Update(c.String("head")) })
 }
 
 func prRetarget(c *cli.Context) error {
@@ -241,15 +171,10 @@ func prRetarget(c *cli.Context) error {
 	if c.String("base") == "" {
 		return usageErr("git+ pr retarget: --base BRANCH is required")
 	}
-	base, err := branchRef(c.String("base"))
-	if err != nil {
+	if _, err := branchRef(c.String("base")); err != nil {
 		return fail(1, fmt.Errorf("--base: %w", err))
 	}
-	w, err := prContext(c, id)
-	if err != nil {
-		return fail(1, err)
-	}
-	return prAppend(c, w, id, hubrefs.PRRetargeted{Base: w.base(hubrefs.TypePRRetargeted), BaseRef: base})
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Retarget(c.String("base")) })
 }
 
 func prReview(c *cli.Context) error {
@@ -266,17 +191,7 @@ func prReview(c *cli.Context) error {
 	if len(verdicts) != 1 {
 		return usageErr("git+ pr review: give exactly one of --approve, --request-changes, --comment")
 	}
-	w, err := prContext(c, id)
-	if err != nil {
-		return fail(1, err)
-	}
-	if err := needCap(w.m, trust.CapReview); err != nil {
-		return fail(1, err)
-	}
-	return prAppend(c, w, id, hubrefs.Review{
-		Base: w.base(hubrefs.TypeReviewSubmit), Head: w.st.Head, BaseRef: w.st.Base,
-		Verdict: verdicts[0], Body: c.String("body"),
-	})
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Review(verdicts[0], c.String("body")) })
 }
 
 func prThread(c *cli.Context) error {
@@ -284,33 +199,26 @@ func prThread(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	open, resolve := c.Bool("open"), c.String("resolve")
-	if open == (resolve != "") {
+	open, thread := c.Bool("open"), c.String("resolve")
+	if open == (thread != "") {
 		return usageErr("git+ pr thread: give exactly one of --open, --resolve THREAD")
 	}
-	thread := resolve
 	typ := hubrefs.TypeThreadResolved
 	if open {
-		u, err := uuid.NewV7()
-		if err != nil {
-			return fail(1, err)
-		}
-		thread, typ = u.String(), hubrefs.TypeThreadOpened
+		typ = hubrefs.TypeThreadOpened
 	} else if err := pr.ValidThreadID(thread); err != nil {
 		return usageErr("--resolve: %v", err)
 	}
-	w, err := prContext(c, id)
+	p, err := prContext(c, id)
 	if err != nil {
 		return fail(1, err)
 	}
-	if !open {
-		if resolved, ok := w.st.Threads[thread]; !ok {
-			return fail(1, fmt.Errorf("pull request %s has no thread %q (see `git+ pr show %s`); nothing written", id, thread, id))
-		} else if resolved {
-			return fail(1, fmt.Errorf("thread %s of pull request %s is already resolved; nothing written", thread, id))
-		}
+	var evID string
+	if open {
+		thread, evID, err = p.OpenThread(c.String("body"))
+	} else {
+		evID, err = p.ResolveThread(thread, c.String("body"))
 	}
-	evID, err := w.write(id, hubrefs.Thread{Base: w.base(typ), Thread: thread, Body: c.String("body")})
 	if err != nil {
 		return fail(1, err)
 	}
@@ -324,39 +232,20 @@ func prCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	name, concl, started := c.String("name"), c.String("conclusion"), c.Bool("started")
-	if name == "" {
+	ck := repo.Check{Name: c.String("name"), Rev: c.String("rev"), Conclusion: c.String("conclusion"), URL: c.String("url"), Started: c.Bool("started")}
+	if ck.Name == "" {
 		return usageErr("git+ pr check: --name NAME is required")
 	}
-	if err := trust.ValidCheckName(name); err != nil {
+	if err := trust.ValidCheckName(ck.Name); err != nil {
 		return usageErr("--name: %v", err)
 	}
-	if started == (concl != "") {
+	if ck.Started == (ck.Conclusion != "") {
 		return usageErr("git+ pr check: give exactly one of --conclusion success|failure|cancelled, --started")
 	}
-	if !started && concl != pr.Success && concl != pr.Failure && concl != pr.Cancelled {
+	if concl := ck.Conclusion; !ck.Started && concl != pr.Success && concl != pr.Failure && concl != pr.Cancelled {
 		return usageErr("--conclusion %q: want success, failure or cancelled", concl)
 	}
-	w, err := prContext(c, id)
-	if err != nil {
-		return fail(1, err)
-	}
-	if err := needCap(w.m, trust.CheckCap(name)); err != nil {
-		return fail(1, err)
-	}
-	rev := w.st.Head
-	if r := c.String("rev"); r != "" {
-		if pr.ValidOID(r) == nil {
-			rev = r // a candidate need not be in this repository
-		} else if rev, err = w.h.resolveCommitID(r); err != nil {
-			return fail(1, fmt.Errorf("--rev: %w", err))
-		}
-	}
-	typ := hubrefs.TypeCheckCompleted
-	if started {
-		typ = hubrefs.TypeCheckStarted
-	}
-	return prAppend(c, w, id, hubrefs.Check{Base: w.base(typ), Name: name, Head: rev, Conclusion: concl, URL: c.String("url")})
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Check(ck) })
 }
 
 func prCloseReopen(typ string) cli.ActionFunc {
@@ -365,143 +254,33 @@ func prCloseReopen(typ string) cli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		w, err := prContext(c, id)
-		if err != nil {
-			return fail(1, err)
-		}
-		return prAppend(c, w, id, hubrefs.Base{Type: typ, Repo: w.t.RepoID})
+		return prWrite(c, id, func(p *repo.PR) (string, error) {
+			if typ == hubrefs.TypePRClosed {
+				return p.Close()
+			}
+			return p.Reopen()
+		})
 	}
 }
 
-// prAppend writes payload and prints the event id.
-func prAppend(c *cli.Context, w *prWriter, id string, payload any) error {
-	evID, err := w.write(id, payload)
+// prWrite folds pull request id for writing, writes with write and prints
+// the event id.
+func prWrite(c *cli.Context, id string, write func(*repo.PR) (string, error)) error {
+	p, err := prContext(c, id)
 	if err != nil {
 		return fail(1, err)
 	}
-	typ, _, _ := hubrefs.MarshalPayload(payload)
-	fmt.Fprintf(c.App.ErrWriter, "%s on pull request %s\n", typ, id)
+	before := len(journal.events)
+	evID, err := write(p)
+	if err != nil || len(journal.events) == before {
+		return fail(1, err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "%s on pull request %s\n", journal.events[before].Type, id)
 	fmt.Fprintln(c.App.Writer, evID)
 	return nil
 }
 
 // ---- readers ----------------------------------------------------------------
-
-type prCheckJSON struct {
-	Name       string `json:"name"`
-	Revision   string `json:"revision"`
-	Conclusion string `json:"conclusion"`
-	AtHead     bool   `json:"atHead"`
-}
-
-type prThreadJSON struct {
-	ID       string `json:"id"`
-	Resolved bool   `json:"resolved"`
-	// pr show only:
-	Opener     string `json:"opener,omitempty"`
-	Body       string `json:"body,omitempty"`
-	ResolvedBy string `json:"resolvedBy,omitempty"`
-	Resolution string `json:"resolution,omitempty"`
-}
-
-// prReviewJSON is one review (pr show).
-type prReviewJSON struct {
-	Reviewer string `json:"reviewer"`
-	Verdict  string `json:"verdict"`
-	Head     string `json:"head"`
-	Current  bool   `json:"current"` // names the current head and base
-	Body     string `json:"body,omitempty"`
-	Time     int64  `json:"time"`
-	Event    string `json:"event"`
-}
-
-// prRunJSON is one check run, started or completed (pr show).
-type prRunJSON struct {
-	Name       string `json:"name"`
-	Revision   string `json:"revision"`
-	Conclusion string `json:"conclusion,omitempty"` // "" for check.started
-	By         string `json:"by"`
-	Counts     bool   `json:"counts"` // its signer holds hub.check:<name> now
-	URL        string `json:"url,omitempty"`
-	Time       int64  `json:"time"`
-}
-
-// prQueueJSON is where the pull request stands in a queue (pr show).
-type prQueueJSON struct {
-	Queue     string        `json:"queue"`
-	Target    string        `json:"target"`
-	State     string        `json:"state"` // queued, or left
-	Position  int           `json:"position,omitempty"`
-	Candidate string        `json:"candidate,omitempty"`
-	Checks    []prCheckJSON `json:"checks,omitempty"`
-	Waiting   string        `json:"waiting,omitempty"`
-	Reason    string        `json:"reason,omitempty"` // why it left: landed, failed, conflict, stale, withdrawn
-	Detail    string        `json:"detail,omitempty"`
-}
-
-type prJSON struct {
-	ID                string         `json:"id"`
-	State             string         `json:"state"`
-	Title             string         `json:"title"`
-	Body              string         `json:"body,omitempty"`
-	Base              string         `json:"base"`
-	Head              string         `json:"head"`
-	Opener            string         `json:"opener"`
-	OpenerKey         string         `json:"openerFingerprint"`
-	Heads             []string       `json:"heads"`
-	Approvals         []string       `json:"approvals"`
-	Threads           []prThreadJSON `json:"threads"`
-	UnresolvedThreads int            `json:"unresolvedThreads"`
-	Checks            []prCheckJSON  `json:"checks"`
-	Merged            []prMergedJSON `json:"merged,omitempty"`
-	Events            int            `json:"events"`
-	Tip               string         `json:"tip"`
-	Source            string         `json:"source,omitempty"`
-	// pr show only:
-	Reviews []prReviewJSON `json:"reviews,omitempty"`
-	Runs    []prRunJSON    `json:"runs,omitempty"`
-	Queue   *prQueueJSON   `json:"queue,omitempty"`
-}
-
-type prMergedJSON struct {
-	Revision string `json:"revision"`
-	Branch   string `json:"branch"`
-	Commit   string `json:"commit"`
-}
-
-func prToJSON(st *pr.State, events int) prJSON {
-	out := prJSON{
-		ID: st.ID, State: st.State, Title: st.Title, Body: st.Body, Base: st.Base, Head: st.Head,
-		Opener: st.Opener.Name, Heads: append([]string{}, st.Heads...),
-		Approvals: append([]string{}, st.Approvals...), Threads: []prThreadJSON{},
-		UnresolvedThreads: st.UnresolvedThreads, Checks: []prCheckJSON{}, Events: events, Tip: st.Tip.String(),
-		Source: st.Source,
-	}
-	if st.Opener.Key != nil {
-		out.OpenerKey = fingerprint(st.Opener.Key)
-	}
-	for th, resolved := range st.Threads {
-		out.Threads = append(out.Threads, prThreadJSON{ID: th, Resolved: resolved})
-	}
-	sort.Slice(out.Threads, func(i, j int) bool { return out.Threads[i].ID < out.Threads[j].ID })
-	for k, v := range st.Checks {
-		out.Checks = append(out.Checks, prCheckJSON{Name: k.Name, Revision: k.Revision, Conclusion: v, AtHead: k.Revision == st.Head})
-	}
-	sort.Slice(out.Checks, func(i, j int) bool {
-		a, b := out.Checks[i], out.Checks[j]
-		if a.AtHead != b.AtHead {
-			return a.AtHead
-		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.Revision < b.Revision
-	})
-	for _, m := range st.Merged {
-		out.Merged = append(out.Merged, prMergedJSON{Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
-	}
-	return out
-}
 
 func prShow(c *cli.Context) error {
 	id, err := oneID(c, "show ID [--json]")
@@ -520,143 +299,14 @@ func prShow(c *cli.Context) error {
 	}
 	p, ok := snap.PRs[id]
 	if !ok {
-		return fail(1, fmt.Errorf("no pull request %s in %s (see `git+ pr list --all`)", id, h.where()))
+		return fail(1, fmt.Errorf("no pull request %s in %s (see `git+ pr list --all`)", id, h.Where()))
 	}
-	j := prShowToJSON(p)
+	j := p.View()
 	if wantJSON(c) {
 		return printJSON(c, j)
 	}
-	printPR(c.App.Writer, j)
+	j.WriteText(c.App.Writer)
 	return nil
-}
-
-// prShowToJSON is prToJSON with the texts, runs and queue state.
-func prShowToJSON(p *webview.PR) prJSON {
-	j := prToJSON(p.State, p.Events)
-	j.Threads = []prThreadJSON{}
-	for _, th := range p.Threads {
-		tj := prThreadJSON{ID: th.ID, Resolved: th.Resolved, Opener: th.Opened.Who, Body: th.Opened.Body}
-		if th.Resolution != nil {
-			tj.ResolvedBy, tj.Resolution = th.Resolution.Who, th.Resolution.Body
-		}
-		j.Threads = append(j.Threads, tj)
-	}
-	j.Reviews = []prReviewJSON{}
-	for _, r := range p.Reviews {
-		j.Reviews = append(j.Reviews, prReviewJSON{Reviewer: r.Who, Verdict: r.Verdict, Head: r.Head, Current: r.Current, Body: r.Body, Time: r.Time.Unix(), Event: r.Event})
-	}
-	j.Runs = []prRunJSON{}
-	for _, rr := range p.RunsByRevision() {
-		for _, r := range rr.Runs {
-			j.Runs = append(j.Runs, prRunJSON{Name: r.Name, Revision: r.Revision, Conclusion: r.Conclusion, By: r.Who, Counts: r.Counts, URL: r.URL, Time: r.Time.Unix()})
-		}
-	}
-	if q := p.Queue; q != nil {
-		qj := &prQueueJSON{Queue: q.Queue, Target: q.Target, State: "left", Reason: q.Left, Detail: q.Detail}
-		if q.Position > 0 {
-			qj.State, qj.Position, qj.Candidate, qj.Waiting = "queued", q.Position, q.Candidate, q.Waiting
-			for _, c := range q.Checks {
-				qj.Checks = append(qj.Checks, prCheckJSON{Name: c.Name, Revision: q.Candidate, Conclusion: c.State})
-			}
-		}
-		j.Queue = qj
-	}
-	return j
-}
-
-func printPR(wr io.Writer, j prJSON) {
-	fmt.Fprintf(wr, "pull request %s [%s]\n", j.ID, j.State)
-	fmt.Fprintf(wr, "title:     %s\n", j.Title)
-	fmt.Fprintf(wr, "base:      %s\n", j.Base)
-	if j.Source != "" {
-		fmt.Fprintf(wr, "source:    %s\n", j.Source)
-	}
-	fmt.Fprintf(wr, "head:      %s\n", j.Head)
-	opener := j.Opener
-	if opener == "" {
-		opener = "(no longer a member)"
-	}
-	fmt.Fprintf(wr, "opener:    %s %s\n", opener, j.OpenerKey)
-	fmt.Fprintf(wr, "approvals: %d %s\n", len(j.Approvals), strings.Join(j.Approvals, ", "))
-	if q := j.Queue; q != nil {
-		if q.State == "queued" {
-			fmt.Fprintf(wr, "queue:     #%d for %s: %s\n", q.Position, q.Target, q.Waiting)
-			for _, c := range q.Checks {
-				fmt.Fprintf(wr, "  candidate %s %s: %s\n", short(q.Candidate), c.Name, c.Conclusion)
-			}
-		} else {
-			fmt.Fprintf(wr, "queue:     left the queue for %s: %s", q.Target, q.Reason)
-			if q.Detail != "" {
-				fmt.Fprintf(wr, " (%s)", q.Detail)
-			}
-			fmt.Fprintln(wr)
-		}
-	}
-	for _, m := range j.Merged {
-		fmt.Fprintf(wr, "merged:    %s into %s by %s\n", m.Revision, m.Branch, m.Commit)
-	}
-	if j.Body != "" {
-		fmt.Fprintf(wr, "\n%s\n", indent(j.Body))
-	}
-	fmt.Fprintf(wr, "\nreviews:   %d\n", len(j.Reviews))
-	for _, r := range j.Reviews {
-		stale := ""
-		if !r.Current {
-			stale = " (an earlier head or base)"
-		}
-		fmt.Fprintf(wr, "  %s: %s at %s%s\n", r.Reviewer, r.Verdict, short(r.Head), stale)
-		if r.Body != "" {
-			fmt.Fprintf(wr, "%s\n", indent(r.Body))
-		}
-	}
-	fmt.Fprintf(wr, "threads:   %d unresolved of %d\n", j.UnresolvedThreads, len(j.Threads))
-	for _, th := range j.Threads {
-		state := "open"
-		if th.Resolved {
-			state = "resolved by " + th.ResolvedBy
-		}
-		fmt.Fprintf(wr, "  thread %s by %s [%s]\n", th.ID, th.Opener, state)
-		if th.Body != "" {
-			fmt.Fprintf(wr, "%s\n", indent(th.Body))
-		}
-		if th.Resolution != "" {
-			fmt.Fprintf(wr, "%s\n", indent("resolution: "+th.Resolution))
-		}
-	}
-	fmt.Fprintf(wr, "checks:\n")
-	rev := ""
-	for _, r := range j.Runs {
-		if r.Revision != rev {
-			rev = r.Revision
-			where := ""
-			if rev == j.Head {
-				where = " (head)"
-			}
-			fmt.Fprintf(wr, "  at %s%s\n", rev, where)
-		}
-		concl := r.Conclusion
-		if concl == "" {
-			concl = "started"
-		}
-		if !r.Counts {
-			concl += " (does not count: signer lacks hub.check:" + r.Name + ")"
-		}
-		fmt.Fprintf(wr, "    %-12s %s by %s", r.Name, concl, r.By)
-		if r.URL != "" {
-			fmt.Fprintf(wr, " %s", r.URL)
-		}
-		fmt.Fprintln(wr)
-	}
-}
-
-// indent prefixes every line of a free text with four spaces, so a body
-// cannot pass for a field of the listing.
-func indent(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = "    " + l
-	}
-	return strings.Join(lines, "\n")
 }
 
 func prList(c *cli.Context) error {
@@ -667,28 +317,15 @@ func prList(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	// Every pull request ref, each folded from the fold cache's pull
-	// request view when its ref has not moved (docs/scale.md).
-	refs, err := receive.ReadRefsUnder(h.GitDir, []string{hubrefs.PRRefPrefix}, nil)
+	out, err := h.PRs(t, c.Bool("all"))
 	if err != nil {
-		return fail(1, fmt.Errorf("listing refs in %s: %w", h.GitDir, err))
-	}
-	out := []prJSON{}
-	for _, f := range h.reader(eventCeilings(t)).PRs(t.Tip, t, refs) {
-		if f.Err != nil {
-			return fail(1, fmt.Errorf("reading %s in %s: %w", f.Ref, h.GitDir, f.Err))
-		}
-		if f.State.State != pr.Open && !c.Bool("all") {
-			continue
-		}
-		out = append(out, prToJSON(f.State, f.Events))
+		return fail(1, err)
 	}
 	if wantJSON(c) {
 		return printJSON(c, out)
 	}
 	for _, p := range out {
-		fmt.Fprintf(c.App.Writer, "%s %-6s %s %.12s approvals=%d threads=%d  %s\n",
-			p.ID, p.State, strings.TrimPrefix(p.Base, "refs/heads/"), p.Head, len(p.Approvals), p.UnresolvedThreads, p.Title)
+		fmt.Fprintln(c.App.Writer, p.Line())
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func queueStatsAction(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	queues, prs, err := h.statsLogs()
+	queues, prs, err := statsLogs(h)
 	if err != nil {
 		return fail(1, err)
 	}
@@ -119,7 +119,7 @@ func queueStatsAction(c *cli.Context) error {
 		st.Since = c.String("since")
 	}
 	if len(st.Queues) == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "git+: no queue targets %s in %s (open one with git+ queue open --target %s)\n", target, h.where(), target)
+		fmt.Fprintf(c.App.ErrWriter, "git+: no queue targets %s in %s (open one with git+ queue open --target %s)\n", target, h.Where(), target)
 	}
 	if wantJSON(c) {
 		return printJSON(c, st)
@@ -129,7 +129,7 @@ func queueStatsAction(c *cli.Context) error {
 }
 
 // statsLogs reads every queue and pull request log.
-func (h *hubRepo) statsLogs() (queues, prs map[string][]hubrefs.Event, err error) {
+func statsLogs(h *hubRepo) (queues, prs map[string][]hubrefs.Event, err error) {
 	refs, err := receive.ReadRefsUnder(h.GitDir, []string{hubrefs.QueueRefPrefix, hubrefs.PRRefPrefix}, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing refs in %s: %w", h.GitDir, err)
@@ -140,7 +140,7 @@ func (h *hubRepo) statsLogs() (queues, prs map[string][]hubrefs.Event, err error
 		if strings.HasPrefix(n, hubrefs.QueueRefPrefix) {
 			into = queues
 		}
-		evs, err := hubrefs.ReadLog(h.objs, tip, trustCeilings)
+		evs, err := hubrefs.ReadLog(h.Objects(), tip, trustCeilings)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s in %s: %w", n, h.GitDir, err)
 		}

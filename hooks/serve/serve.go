@@ -53,15 +53,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/sosedoff/gitkit"
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
-	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 // Sentinel errors: a path that names no git+ repository under the root,
@@ -122,31 +121,16 @@ func FindRepos(root string) ([]string, error) {
 	return repos, nil
 }
 
-// trustCeilings are generous: the server reads trust as a client does; the
-// hook enforces the rules' ceilings.
-var trustCeilings = hubrefs.Ceilings{EventsPerRef: 1 << 20, EventBytes: 16 << 20, Parents: 64}
-
-// TrustOf folds the trust log of the git+ repository gitDir, through its
-// fold cache (docs/foldcache.md).
+// TrustOf folds the trust log of the git+ repository gitDir, as every
+// git+ verb reads it (receive/repo), through its fold cache
+// (docs/foldcache.md).
 func TrustOf(gitDir string) (*trust.State, error) {
-	objs, err := receive.OpenStore(gitDir, receive.QuarantineEnv{})
+	r, err := repo.OpenLocal(gitDir)
 	if err != nil {
-		return nil, fmt.Errorf("opening the objects of %s: %w", gitDir, err)
+		return nil, err
 	}
-	defer objs.Close()
-	tip, err := receive.ReadRef(gitDir, hubrefs.TrustRef)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", gitDir, hubrefs.TrustRef)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s in %s: %w", hubrefs.TrustRef, gitDir, err)
-	}
-	r := &policy.Reader{Objects: objs, Cache: receive.NewDirCache(gitDir), Ceilings: trustCeilings}
-	st, err := r.Trust(tip)
-	if err != nil {
-		return nil, fmt.Errorf("reading and folding %s in %s: %w", hubrefs.TrustRef, gitDir, err)
-	}
-	return st, nil
+	defer r.Close()
+	return r.Trust()
 }
 
 // Server is what the HTTP and SSH front ends share: the root, the git+
