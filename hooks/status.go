@@ -25,8 +25,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/gitplus/gitplus/receive/repo"
 )
 
 // DeliveryView is one webhook delivery as `git+ webhook deliveries` shows it.
@@ -248,7 +246,9 @@ func getenv(environ []string, name string) string {
 }
 
 // LocalPushTarget is the git directory the pushes of gitDir to remote land
-// in when it is on this machine ("" otherwise).
+// in when it is on this machine ("" otherwise). It runs git rather than
+// receive/repo.FindGitDir: package hooks stays out of what that links, as
+// cmd/git+hook runs post-receive from it.
 func LocalPushTarget(gitDir, remote string) string {
 	if remote == "." {
 		return gitDir
@@ -267,10 +267,11 @@ func LocalPushTarget(gitDir, remote string) string {
 		}
 		u = filepath.Join(gitDir, u)
 	}
-	if dir, _, err := repo.FindGitDir(u); err == nil {
-		return dir
+	out, err := gitOutput("-C", u, "rev-parse", "--absolute-git-dir")
+	if err != nil || strings.Contains(out, "\n") {
+		return ""
 	}
-	return ""
+	return out
 }
 
 // gitOutput runs git and returns its trimmed standard output.
