@@ -280,12 +280,7 @@ func startLease(w *repo.PR, id, name, commit string, lease time.Duration) (holde
 			return "", fmt.Errorf("appending check.started to pull request %s: %w", id, err)
 		}
 		time.Sleep(hubrefs.Backoff(attempt))
-		if w.Repo.Remote != "." {
-			if err := hubrefs.Fetch(context.Background(), w.Repo.GitDir, w.Repo.Remote); err != nil {
-				return "", err
-			}
-		}
-		if err := w.Repo.Reopen(); err != nil {
+		if err := w.Repo.Refresh(); err != nil {
 			return "", err
 		}
 	}
