@@ -259,8 +259,8 @@ type Config struct {
 	Private bool   // HTTP reads need a member token too
 	Adopt   string // SSH private key file: git+ init every repository without refs/hub/trust
 	Binary  string // the git+ binary the hooks run (hooks.Executable())
-	Stdout  io.Writer
-	Stderr  io.Writer
+	Stdout  io.Writer // the "listening on" lines
+	Stderr  io.Writer // what serve reports: adopted, skipped, failed requests
 }
 
 // Run serves cfg until ctx ends, then shuts down (running requests get
@@ -274,6 +274,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("--root %s is not a directory: create it and make git+ repositories in it (git+ init %s/NAME.git)", root, root)
 	}
 	s := New(root, cfg.Binary, cfg.Private)
+	s.Log = cfg.Stderr
 	served, err := s.Prepare(cfg.Adopt, cfg.Stderr)
 	if err != nil {
 		return err
