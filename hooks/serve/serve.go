@@ -252,13 +252,13 @@ func gitEnv(extra ...string) []string {
 
 // Config is one `git+ serve` run.
 type Config struct {
-	Root    string // directory holding the bare repositories
-	Listen  string // HTTP address (port 0: any free port)
-	SSH     string // also serve SSH on this address ("": no SSH)
-	HostKey string // SSH host key file ("": ROOT/.gitplus/ssh_host_ed25519_key)
-	Private bool   // HTTP reads need a member token too
-	Adopt   string // SSH private key file: git+ init every repository without refs/hub/trust
-	Binary  string // the git+ binary the hooks run (hooks.Executable())
+	Root    string    // directory holding the bare repositories
+	Listen  string    // HTTP address (port 0: any free port)
+	SSH     string    // also serve SSH on this address ("": no SSH)
+	HostKey string    // SSH host key file ("": ROOT/.gitplus/ssh_host_ed25519_key)
+	Private bool      // HTTP reads need a member token too
+	Adopt   string    // SSH private key file: git+ init every repository without refs/hub/trust
+	Binary  string    // the git+ binary the hooks run (hooks.Executable())
 	Stdout  io.Writer // the "listening on" lines
 	Stderr  io.Writer // what serve reports: adopted, skipped, failed requests
 }
