@@ -67,6 +67,7 @@ const LogFile = "gitplus/log/post-receive.log"
 // post-receive hook on o.Stdin. It returns an error only when the input cannot
 // be read.
 func PostReceive(o Options) (*Report, error) {
+	o.Environ = WithoutPusher(o.Environ)
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the post-receive input: %w", err)

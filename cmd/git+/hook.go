@@ -1,58 +1,71 @@
 package main
 
-// git+ hook {install,pre-receive,post-receive}: the receive hooks
-// (docs/boundary.md, docs/operating.md).
+// git+ hook {install,pre-receive,post-receive,deliver}: the receive hooks
+// (docs/boundary.md, docs/operating.md) and the delivery worker
+// (docs/delivery.md).
 //
 // Decisions:
-//   - pre-receive and post-receive find the repository from --repo, then
-//     $GIT_DIR, then the current directory (git runs hooks with the current
-//     directory at $GIT_DIR), without running git: the hook runs on every push.
-//   - pre-receive prints one "git+: refused <ref>: [<code>] <reason>" line
-//     per refused ref on standard error (the pusher sees it as "remote: ...")
-//     and exits 1 when any ref is refused. It fails closed: input it cannot
-//     parse, or a push it cannot judge, refuses everything.
+//   - The hooks find the repository from --repo, then $GIT_DIR, then the
+//     current directory (where git runs hooks), without running git.
+//   - pre-receive (receive.PreReceive) prints one "git+: refused <ref>:
+//     [<code>] <reason>" line per refused ref and exits 1 when any ref is
+//     refused. It fails closed.
+//   - post-receive (hooks.PostReceive) exits 1 only on unreadable input:
+//     a failure is reported and logged, never failing the push.
+//   - deliver is the worker post-receive starts; run by hand it settles
+//     whatever is pending (it returns at once if a worker runs).
 //   - `git+ init` installs the hooks too (installHooksOnInit, set below).
-//   - post-receive runs hooks.PostReceive (wake rules; mirrors and webhooks
-//     are spooled for the delivery worker, `hook deliver`: see
-//     docs/delivery.md). It exits 1 only on unreadable input: a failure is
-//     reported as a "git+: post-receive: ..." line and logged, never failing
-//     the push.
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/webhookpost"
 	"github.com/gitplus/gitplus/receive"
 )
 
 func init() {
+	repo := func(def string) cli.Flag {
+		return &cli.StringFlag{Name: "repo", Usage: "git directory of the repository (default: the global --repo, " + def + ")"}
+	}
 	register(&cli.Command{
 		Name:  "hook",
 		Usage: "install or run the receive hooks of a bare repository",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "install",
-				Usage: "write pre-receive and post-receive scripts that run this binary (existing hooks are kept and run first)",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "repo", Usage: "git directory of the repository (default: the global --repo, then the current git dir)"},
-				},
-				Action: hookInstallAction,
+				Name:   "install",
+				Usage:  "write pre-receive and post-receive scripts that run this binary (existing hooks are kept and run first)",
+				Flags:  []cli.Flag{repo("then the current git dir")},
+				Action: inGitDir("usage: git+ hook install [--repo DIR]", 0, 0, hookInstall),
 			},
 			{
-				Name:   "pre-receive",
-				Usage:  "judge a push (run by git; reads `old new ref` lines on stdin)",
-				Action: hookPreReceiveAction,
+				Name:  "pre-receive",
+				Usage: "judge a push (run by git; reads `old new ref` lines on stdin)",
+				Action: func(c *cli.Context) error {
+					if receive.PreReceive(hookGitDir(c, false), os.Environ(), os.Stdin, c.App.ErrWriter) > 0 {
+						return fail(1, errSilent)
+					}
+					return nil
+				},
 			},
 			{
 				Name:   "post-receive",
 				Usage:  "after-push chain (run by git; reads `old new ref` lines on stdin)",
 				Action: hookPostReceiveAction,
 			},
-			hookDeliverCommand(),
+			{
+				Name:   "deliver",
+				Usage:  "the delivery worker (started by post-receive): settle every spooled webhook delivery and mirror change, then exit",
+				Flags:  []cli.Flag{repo("$GIT_DIR, the current directory")},
+				Action: hookDeliverAction,
+			},
 		},
 	})
 	installHooksOnInit = func(gitDir string) error {
@@ -64,85 +77,64 @@ func init() {
 	}
 }
 
-// hookGitDir is the repository a hook runs for.
-func hookGitDir(c *cli.Context) string {
-	if d := rootString(c, "repo"); d != "" {
+// repoDir is the verb's own --repo, else the global one.
+func repoDir(c *cli.Context) string {
+	if d := c.String("repo"); d != "" {
 		return d
 	}
-	if d := os.Getenv("GIT_DIR"); d != "" {
-		return d
-	}
-	return "."
+	return rootString(c, "repo")
 }
 
-func hookInstallAction(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ hook install [--repo DIR]")
+// hookGitDir is the repository a hook runs for: --repo, $GIT_DIR, ".";
+// abs makes it absolute.
+func hookGitDir(c *cli.Context, abs bool) string {
+	d := repoDir(c)
+	if d == "" {
+		d = os.Getenv("GIT_DIR")
 	}
-	dir := c.String("repo")
-	if dir == "" {
-		dir = rootString(c, "repo")
+	if d == "" {
+		d = "."
 	}
-	gitDir, _, err := findGitDir(dir)
-	if err != nil {
-		return fail(1, err)
+	if a, err := filepath.Abs(d); err == nil && abs {
+		return a
 	}
+	return d
+}
+
+func hookInstall(c *cli.Context, gitDir string) error {
 	bin, err := hooks.Executable()
-	if err != nil {
-		return fail(1, err)
+	if err == nil {
+		err = hooks.Install(gitDir, bin)
 	}
-	if err := hooks.Install(gitDir, bin); err != nil {
-		return fail(1, err)
+	if err == nil {
+		fmt.Fprintln(c.App.ErrWriter, hooks.InstalledNote(gitDir, bin))
 	}
-	if lean, why := hooks.LeanHook(bin); lean != "" {
-		fmt.Fprintf(c.App.ErrWriter, "installed git+ pre-receive and post-receive hooks in %s (running %s; pre-receive runs %s)\n", gitDir, bin, lean)
-	} else {
-		fmt.Fprintf(c.App.ErrWriter, "installed git+ pre-receive and post-receive hooks in %s (running %s; the faster pre-receive binary %s is not used: %s)\n", gitDir, bin, hooks.HookBinary, why)
-	}
-	return nil
+	return err
 }
 
-func hookPreReceiveAction(c *cli.Context) error {
-	refused := receive.PreReceive(hookGitDir(c), os.Environ(), os.Stdin, c.App.ErrWriter)
-	if refused > 0 {
-		return fail(1, errSilent)
-	}
-	return nil
-}
-
-// preReceiveFast is `git+ hook pre-receive` with no other argument — the
-// command line the installed hook script runs when the lean git+hook binary
-// is not beside this one — dispatched from main before the CLI is built:
-// the hook runs on every push and its latency is the push's. It behaves
-// exactly as hookPreReceiveAction without --repo.
+// preReceiveFast is `git+ hook pre-receive` with no other argument (the
+// installed script's command line), run by main without building the CLI.
 func preReceiveFast() int {
 	return receive.RunPreReceive(os.Environ(), os.Stdin, os.Stderr)
 }
 
 func hookPostReceiveAction(c *cli.Context) error {
-	gitDir := hookGitDir(c)
-	if abs, err := filepath.Abs(gitDir); err == nil {
-		gitDir = abs
-	}
-	bin, err := hooks.Executable()
+	gitDir := hookGitDir(c, true)
+	bin, _ := hooks.Executable()
+	_, err := hooks.PostReceive(hooks.Options{GitDir: gitDir, Stdin: os.Stdin, Stderr: c.App.ErrWriter, Environ: os.Environ(), Binary: bin})
 	if err != nil {
-		bin = ""
+		return fmt.Errorf("post-receive in %s: %w", gitDir, err)
 	}
-	// Who pushed this push is no one's identity for what the chain starts
-	// (a wake rule's own pushes): docs/serving.md.
-	// receive-pack sets GIT_PUSH_CERT* only for a signed push and never
-	// clears them, so a wake rule's own push into this repository would
-	// carry this push's certificate into its hook.
-	for _, v := range []string{receive.EnvServed, receive.EnvSSHKey, receive.EnvTokenKey,
-		"GIT_PUSH_CERT", "GIT_PUSH_CERT_NONCE", "GIT_PUSH_CERT_NONCE_STATUS", "GIT_PUSH_CERT_STATUS",
-		"GIT_PUSH_CERT_SIGNER", "GIT_PUSH_CERT_KEY", "GIT_PUSH_CERT_NONCE_SLOP"} {
-		os.Unsetenv(v)
-	}
-	_, err = hooks.PostReceive(hooks.Options{
-		GitDir: gitDir, Stdin: os.Stdin, Stderr: c.App.ErrWriter, Environ: os.Environ(), Binary: bin,
-	})
-	if err != nil {
-		return fail(1, fmt.Errorf("post-receive in %s: %w", gitDir, err))
+	return nil
+}
+
+func hookDeliverAction(c *cli.Context) error {
+	gitDir := hookGitDir(c, true)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	w := &hooks.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: webhookpost.Attempt}
+	if err := w.Run(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("delivery worker for %s: %w", gitDir, err)
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
-package main
+package serve
 
-// git+ serve --ssh: the same repositories over SSH (docs/serving.md "SSH").
+// SSH (docs/serving.md "SSH"): the same repositories as the HTTP side.
 //
 // gitkit's SSH server is not used as is: its session handler copies the
 // command's standard output to the end before it reads standard error (a
@@ -25,9 +25,9 @@ package main
 //     sent is the command's own, after both are drained.
 //   - GITKIT_KEY is the member key's authorized_keys line ("ssh-ed25519
 //     AAAA..."), the key id the hook reads; GITPLUS_SERVED=1.
-//   - The host key (ed25519) is created at --host-key if missing (mode
-//     0600, with a .pub beside it) and reused across restarts, so clients'
-//     known_hosts stay valid.
+//   - The host key (ed25519) is created at the host key path if missing
+//     (mode 0600, with a .pub beside it) and reused across restarts, so
+//     clients' known_hosts stay valid.
 
 import (
 	"context"
@@ -52,11 +52,12 @@ import (
 	"github.com/gitplus/gitplus/receive"
 )
 
-type sshFront struct {
-	*server
+// SSH is the SSH front end of a Server, listening.
+type SSH struct {
+	s           *Server
 	ln          net.Listener
 	config      *ssh.ServerConfig
-	fingerprint string
+	Fingerprint string // the host key's SHA256 fingerprint
 	wg          sync.WaitGroup
 }
 
@@ -104,12 +105,14 @@ func loadHostKey(path string) (ssh.Signer, error) {
 	return signer, nil
 }
 
-func newSSHFront(s *server, keyPath, addr string) (*sshFront, error) {
+// ListenSSH loads (or creates) the host key at keyPath and listens for SSH
+// on addr; Serve then answers connections.
+func (s *Server) ListenSSH(keyPath, addr string) (*SSH, error) {
 	host, err := loadHostKey(keyPath)
 	if err != nil {
 		return nil, err
 	}
-	f := &sshFront{server: s, fingerprint: ssh.FingerprintSHA256(host.PublicKey())}
+	f := &SSH{s: s, Fingerprint: ssh.FingerprintSHA256(host.PublicKey())}
 	f.config = &ssh.ServerConfig{
 		ServerVersion:     "SSH-2.0-gitplus",
 		PublicKeyCallback: f.authenticate,
@@ -122,16 +125,16 @@ func newSSHFront(s *server, keyPath, addr string) (*sshFront, error) {
 }
 
 // authenticate accepts a member key of any git+ repository under the root.
-func (f *sshFront) authenticate(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-	repos, err := findRepos(f.root)
+func (f *SSH) authenticate(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+	repos, err := FindRepos(f.s.Root)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range repos {
-		if !hasTrust(d) {
+		if !HasTrust(d) {
 			continue
 		}
-		st, err := trustOf(d)
+		st, err := TrustOf(d)
 		if err != nil {
 			continue
 		}
@@ -142,7 +145,11 @@ func (f *sshFront) authenticate(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Per
 	return nil, fmt.Errorf("key %s is not a member key of any repository here", ssh.FingerprintSHA256(key))
 }
 
-func (f *sshFront) serve() error {
+// Addr is the address the SSH side listens on.
+func (f *SSH) Addr() net.Addr { return f.ln.Addr() }
+
+// Serve answers SSH connections until Shutdown.
+func (f *SSH) Serve() error {
 	for {
 		conn, err := f.ln.Accept()
 		if err != nil {
@@ -159,8 +166,8 @@ func (f *sshFront) serve() error {
 	}
 }
 
-// shutdown stops accepting and waits for running sessions (bounded by ctx).
-func (f *sshFront) shutdown(ctx context.Context) {
+// Shutdown stops accepting and waits for running sessions (bounded by ctx).
+func (f *SSH) Shutdown(ctx context.Context) {
 	f.ln.Close()
 	done := make(chan struct{})
 	go func() { f.wg.Wait(); close(done) }()
@@ -170,7 +177,7 @@ func (f *sshFront) shutdown(ctx context.Context) {
 	}
 }
 
-func (f *sshFront) handle(conn net.Conn) {
+func (f *SSH) handle(conn net.Conn) {
 	sc, chans, reqs, err := ssh.NewServerConn(conn, f.config)
 	if err != nil {
 		conn.Close()
@@ -216,7 +223,7 @@ func exitStatus(ch ssh.Channel, code int) {
 	ch.Close()
 }
 
-func (f *sshFront) session(ch ssh.Channel, reqs <-chan *ssh.Request, key string) {
+func (f *SSH) session(ch ssh.Channel, reqs <-chan *ssh.Request, key string) {
 	var protocol string
 	for req := range reqs {
 		switch req.Type {
@@ -258,7 +265,7 @@ func (f *sshFront) session(ch ssh.Channel, reqs <-chan *ssh.Request, key string)
 	ch.Close()
 }
 
-func (f *sshFront) exec(ch ssh.Channel, command, key, protocol string) {
+func (f *SSH) exec(ch ssh.Channel, command, key, protocol string) {
 	refuse := func(format string, a ...any) {
 		fmt.Fprintf(ch.Stderr(), "git+: "+format+"\n", a...)
 		exitStatus(ch, 1)
@@ -274,19 +281,19 @@ func (f *sshFront) exec(ch ssh.Channel, command, key, protocol string) {
 		return
 	}
 	rel = strings.TrimPrefix(rel, "~/")
-	dir, err := f.repo(rel)
+	dir, err := f.s.Repo(rel)
 	switch {
-	case errors.Is(err, errEscape):
+	case errors.Is(err, ErrEscape):
 		refuse("%v: name a repository under the served root, without ..", err)
 		return
-	case errors.Is(err, errNoRepo):
+	case errors.Is(err, ErrNoRepo):
 		refuse("%q is not a git+ repository here", strings.Trim(rel, "/"))
 		return
 	case err != nil:
 		refuse("%v", err)
 		return
 	}
-	st, err := trustOf(dir)
+	st, err := TrustOf(dir)
 	if err != nil {
 		refuse("%v", err)
 		return

@@ -1,0 +1,233 @@
+package serve
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+)
+
+func TestAnonymousOK(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want bool
+	}{
+		{"0073push-cert\x00report-status side-band-64k\n", true},
+		{"000epush-cert\x00", true},
+		{"0000", false}, // the probe of a large push
+		{"009a" + strings.Repeat("0", 40) + " " + strings.Repeat("1", 40) + " refs/heads/x\x00report-status\n", false},
+		{"00", false},
+		{"", false},
+		{"000epush-certX", false},
+	} {
+		if got := anonymousOK(bufio.NewReader(strings.NewReader(c.body))); got != c.want {
+			t.Errorf("%q: %v, want %v", c.body, got, c.want)
+		}
+	}
+}
+
+func TestUnquoteSQ(t *testing.T) {
+	for in, want := range map[string]string{
+		"team/app.git":       "team/app.git",
+		`it'\''s.git`:        "it's.git",
+		`bang'\!'.git`:       "bang!.git",
+		`a'\''b'\''c`:        "a'b'c",
+		"/leading/slash.git": "/leading/slash.git",
+	} {
+		if got, ok := unquoteSQ(in); !ok || got != want {
+			t.Errorf("%q: %q %v, want %q", in, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"a'b", `a'\'b`, "'"} {
+		if got, ok := unquoteSQ(bad); ok {
+			t.Errorf("%q unquoted to %q", bad, got)
+		}
+	}
+}
+
+func TestCheckToken(t *testing.T) {
+	dir := t.TempDir()
+	dev := fixtures.NewKey(t, dir, "dev")
+	other := fixtures.NewKey(t, dir, "other")
+	st := &trust.State{Members: map[string]*trust.Member{
+		"dev": trust.NewMember("dev", dev.Public, hubrefs.AuthorizedKey(dev.Public), []string{"source.push"}),
+	}}
+	tok := TokenPrefix + "secret"
+	ts := Tokens{Tokens: []TokenRecord{{Name: "dev", Key: hubrefs.AuthorizedKey(dev.Public), Hash: TokenHash(tok)}}}
+	if m, ok := CheckToken(ts, st, "dev", tok); !ok || m.Name != "dev" {
+		t.Fatal("a valid token was refused")
+	}
+	for name, c := range map[string]struct {
+		st          *trust.State
+		name, token string
+	}{
+		"wrong token":    {st, "dev", TokenPrefix + "other"},
+		"other name":     {st, "rev", tok},
+		"no prefix":      {st, "dev", "secret"},
+		"member removed": {&trust.State{Members: map[string]*trust.Member{}}, "dev", tok},
+		"member re-keyed": {&trust.State{Members: map[string]*trust.Member{
+			"dev": trust.NewMember("dev", other.Public, hubrefs.AuthorizedKey(other.Public), []string{"source.push"})}}, "dev", tok},
+	} {
+		if _, ok := CheckToken(ts, c.st, c.name, c.token); ok {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestUpdateTokensConcurrent: issues from separate processes under the
+// lock file lose none of each other's records, and a revocation by id
+// removes only that one.
+func TestUpdateTokensConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	const n = 12
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		cmds[i] = exec.Command(os.Args[0], "-test.run=^TestTokenWriterProcess$")
+		cmds[i].Env = append(os.Environ(), "GITPLUS_TEST_TOKEN_DIR="+dir, fmt.Sprintf("GITPLUS_TEST_TOKEN_I=%d", i))
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("a writer process failed: %v", err)
+		}
+	}
+	recs, err := ListTokens(dir)
+	if err != nil || len(recs) != n {
+		t.Fatalf("%d records (%v), want %d", len(recs), err, n)
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i-1].Name > recs[i].Name {
+			t.Fatalf("ListTokens not ordered by name: %v", recs)
+		}
+	}
+	if k, err := RevokeTokens(dir, "m01", "id05"); err != nil || k != 1 {
+		t.Fatalf("revoke by id: %d, %v", k, err)
+	}
+	if k, err := RevokeTokens(dir, "m01", ""); err != nil || k != 2 {
+		t.Fatalf("revoke all of m01: %d, %v", k, err)
+	}
+	_, err = RevokeTokens(dir, "m01", "")
+	if !errors.Is(err, ErrNoToken) || err.Error() != "no token of m01 in "+dir+"; see git+ member token list" {
+		t.Fatalf("revoking nothing: %v", err)
+	}
+	if recs, _ := ListTokens(dir); len(recs) != n-3 {
+		t.Fatalf("%d records left, want %d", len(recs), n-4)
+	}
+}
+
+// TestTokenWriterProcess is one writer of TestUpdateTokensConcurrent, run
+// as its own process.
+func TestTokenWriterProcess(t *testing.T) {
+	dir := os.Getenv("GITPLUS_TEST_TOKEN_DIR")
+	if dir == "" {
+		t.Skip("run by TestUpdateTokensConcurrent")
+	}
+	i, _ := strconv.Atoi(os.Getenv("GITPLUS_TEST_TOKEN_I"))
+	err := UpdateTokens(dir, func(ts *Tokens) error {
+		ts.Tokens = append(ts.Tokens, TokenRecord{ID: fmt.Sprintf("id%02d", i), Name: fmt.Sprintf("m%02d", i%4)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadTokensBadFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, filepath.FromSlash(TokensFile))
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte("{"), 0o600)
+	if _, err := LoadTokens(dir); err == nil || !strings.Contains(err.Error(), "is not a token file") {
+		t.Fatalf("a broken token file: %v", err)
+	}
+	if err := UpdateTokens(dir, func(*Tokens) error { return nil }); err == nil {
+		t.Fatal("UpdateTokens rewrote a broken token file")
+	}
+}
+
+// TestRepoResolution: the paths a client may name, and those it may not.
+func TestRepoResolution(t *testing.T) {
+	root := t.TempDir()
+	mk := func(rel string, trust bool) {
+		d := filepath.Join(root, filepath.FromSlash(rel))
+		for _, sub := range []string{"objects", "refs/hub"} {
+			if err := os.MkdirAll(filepath.Join(d, sub), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.WriteFile(filepath.Join(d, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+		if trust {
+			os.WriteFile(filepath.Join(d, "refs/hub/trust"), []byte(strings.Repeat("1", 40)+"\n"), 0o644)
+		}
+	}
+	mk("team/app.git", true)
+	mk("plain.git", false)
+	mk(".hidden/x.git", true)
+	mk("a/b/c/d/deep.git", true)
+	repos, err := FindRepos(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rels []string
+	for _, r := range repos {
+		rel, _ := filepath.Rel(root, r)
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	if strings.Join(rels, " ") != "plain.git team/app.git" {
+		t.Fatalf("FindRepos: %v, want plain.git team/app.git", rels)
+	}
+	if !HasTrust(filepath.Join(root, "team/app.git")) || HasTrust(filepath.Join(root, "plain.git")) {
+		t.Fatal("HasTrust")
+	}
+	s := New(root, "/nonexistent/git+", false)
+	s.installed[filepath.Join(root, "team", "app.git")] = true // no hooks written by this test
+	if dir, err := s.Repo("/team/app.git/"); err != nil || dir != filepath.Join(root, "team", "app.git") {
+		t.Fatalf("Repo(team/app.git): %q, %v", dir, err)
+	}
+	for rel, want := range map[string]error{
+		"team/../team/app.git": ErrEscape, "..": ErrEscape,
+		"plain.git": ErrNoRepo, ".hidden/x.git": ErrNoRepo, "": ErrNoRepo, "team": ErrNoRepo, "nothing.git": ErrNoRepo,
+	} {
+		if _, err := s.Repo(rel); !errors.Is(err, want) {
+			t.Errorf("Repo(%q): %v, want %v", rel, err, want)
+		}
+	}
+}
+
+// TestHandlerPaths: what the handler answers before any repository is
+// opened — a path leaving the root, one naming no git+ repository, and the
+// web view of a private server.
+func TestHandlerPaths(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []struct {
+		private    bool
+		path, body string
+		code       int
+	}{
+		{false, "/../x.git/info/refs", "bad path", 400},
+		{false, "/a/../../x.git/git-upload-pack", "bad path", 400},
+		{false, "/nothing.git/info/refs", "404 page not found", 404},
+		{true, "/nothing.git/info/refs", "404 page not found", 404},
+		{true, "/", "this server is private (--private): the web view is off", 404},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "http://x/", nil)
+		req.URL.Path = c.path // unclean on purpose: a client may send it so
+		New(root, "/nonexistent/git+", c.private).ServeHTTP(rec, req)
+		if rec.Code != c.code || !strings.Contains(rec.Body.String(), c.body) {
+			t.Errorf("private %v, %s: %d %q, want %d %q", c.private, c.path, rec.Code, rec.Body.String(), c.code, c.body)
+		}
+	}
+}
