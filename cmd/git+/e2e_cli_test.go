@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/mergetree"
 )
 
 // cliSetup makes a bare repository (members dev hub.pr, rev hub.review,
@@ -343,7 +344,7 @@ func TestCLIMergeTreeAndWakeJSON(t *testing.T) {
 	cmd := exec.Command(bin, "merge-tree", "--json", ours, theirs)
 	cmd.Dir = dir
 	out, err := cmd.Output()
-	var j mergeTreeJSON
+	var j mergetree.ResultJSON
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || json.Unmarshal(out, &j) != nil || j.Clean || len(j.Conflicts) != 1 || j.Conflicts[0].Path != "f.txt" || j.Conflicts[0].Kind != "content" {
 		t.Fatalf("merge-tree --json on a conflict: %v %+v\n%s", err, j, out)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive"
 )
 
 const verifyRulesJSON = `{
@@ -37,11 +38,11 @@ func TestVerify(t *testing.T) {
 	}
 
 	// audit runs verify --branch main on dir and returns the report and exit code.
-	audit := func(dir string, extra ...string) (auditJSON, string, int) {
+	audit := func(dir string, extra ...string) (receive.AuditJSON, string, int) {
 		t.Helper()
 		args := append([]string{"--repo", dir, "verify", "--branch", "main", "--json"}, extra...)
 		out, errs, code := w.gp("", w.work, "", args...)
-		var rep auditJSON
+		var rep receive.AuditJSON
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("verify --json: %v\nstdout: %s\nstderr: %s", err, out, errs)
 		}
