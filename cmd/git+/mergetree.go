@@ -1,33 +1,24 @@
 package main
 
-// The merge-tree verb: git's `git merge-tree --write-tree`, computed by
-// package mergetree.
+// The merge-tree verb: git's `git merge-tree --write-tree`, run by package
+// receive/treemerge (which says what it reads and writes).
 //
-// Objects are read through package receive's store (lazy pack index, its
-// own pack reader), revisions resolved by receive/revparse.
-//
-// Decisions: like git, the verb writes the merged blobs and trees into the
-// repository (builder mode) so `git cat-file` can show the result; on a
-// conflict nothing is written. Exit codes follow git: 0 clean, 1 conflict,
-// 128 errors (unknown revision, missing object, unrelated histories).
-// With --stdin every merge is reported on its own line and the exit code is
-// 0 unless an error stops the run (then 128).
+// Decisions: exit codes follow git: 0 clean, 1 conflict, 128 errors
+// (unknown revision, missing object, unrelated histories). With --stdin
+// every merge is reported on its own line and the exit code is 0 unless an
+// error stops the run (then 128).
 
 import (
 	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/mergetree"
-	"github.com/gitplus/gitplus/receive"
-	"github.com/gitplus/gitplus/receive/revparse"
+	"github.com/gitplus/gitplus/receive/treemerge"
 )
 
 func init() {
@@ -60,56 +51,35 @@ func mergeTreeAction(c *cli.Context) error {
 	if err != nil {
 		return fail(128, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "objects")); err != nil {
-		return fail(128, fmt.Errorf("not a git directory: %s", dir))
-	}
-	objs, err := receive.OpenStore(dir, receive.QuarantineEnv{})
+	s, err := treemerge.Open(dir)
 	if err != nil {
 		return fail(128, err)
 	}
-	defer objs.Close()
-	store := receive.Objects{Store: objs}
-	revs := revparse.Open(dir, store)
-	defer revs.Close()
-	cache := mergetree.NewCache() // shared by the merges of a --stdin run
+	defer s.Close()
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
-
-	merge := func(ours, theirs string) (mergetree.Result, error) {
-		o, err := revs.Commit(ours)
-		if err != nil {
-			return mergetree.Result{}, err
-		}
-		t, err := revs.Commit(theirs)
-		if err != nil {
-			return mergetree.Result{}, err
-		}
-		return mergetree.Merge(store, o, t, mergetree.Options{Writer: store, Cache: cache})
-	}
-
-	asJSON := wantJSON(c) // one mergeTreeJSON per merge (docs/cli.md)
+	asJSON := wantJSON(c) // one line of mergetree.ResultJSON per merge (docs/cli.md)
 	if !stdin {
-		res, err := merge(c.Args().Get(0), c.Args().Get(1))
-		if err != nil {
+		res, err := s.Merge(c.Args().Get(0), c.Args().Get(1))
+		switch {
+		case err != nil:
 			return fail(128, err)
-		}
-		if asJSON {
-			writeMergeJSON(out, res)
-			if !res.Clean() {
-				return fail(1, errSilent)
-			}
-			return nil
+		case asJSON:
+			b, _ := json.Marshal(res.JSON())
+			fmt.Fprintf(out, "%s\n", b)
+		case res.Clean():
+			fmt.Fprintln(out, res.Tree)
 		}
 		if res.Clean() {
-			fmt.Fprintln(out, res.Tree)
 			return nil
 		}
 		for _, cf := range res.Conflicts {
-			fmt.Fprintf(out, "CONFLICT (%s): %s\n", cf.Kind, cf.Path)
+			if !asJSON {
+				fmt.Fprintf(out, "CONFLICT (%s): %s\n", cf.Kind, cf.Path)
+			}
 		}
-		return fail(1, errSilent)
+		return fail(1, errSilent) // a conflict, printed above
 	}
-
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -121,25 +91,23 @@ func mergeTreeAction(c *cli.Context) error {
 			out.Flush()
 			return fail(128, fmt.Errorf("stdin line %d: want OURS THEIRS, got %q", line, sc.Text()))
 		}
-		res, err := merge(f[0], f[1])
-		if err != nil {
+		res, err := s.Merge(f[0], f[1])
+		switch {
+		case err != nil:
 			out.Flush()
 			return fail(128, fmt.Errorf("stdin line %d: %w", line, err))
-		}
-		if asJSON {
-			writeMergeJSON(out, res)
-			continue
-		}
-		if res.Clean() {
+		case asJSON:
+			b, _ := json.Marshal(res.JSON())
+			fmt.Fprintf(out, "%s\n", b)
+		case res.Clean():
 			fmt.Fprintln(out, res.Tree)
-			continue
+		default:
+			out.WriteString("conflict")
+			for _, cf := range res.Conflicts {
+				out.WriteString(" " + cf.Path)
+			}
+			out.WriteString("\n")
 		}
-		out.WriteString("conflict")
-		for _, cf := range res.Conflicts {
-			out.WriteString(" ")
-			out.WriteString(cf.Path)
-		}
-		out.WriteString("\n")
 	}
 	if err := sc.Err(); err != nil {
 		return fail(128, fmt.Errorf("read stdin: %w", err))
@@ -165,11 +133,5 @@ func mergeTreeGitDir(c *cli.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return revparse.DiscoverGitDir(wd)
-}
-
-// writeMergeJSON writes res as one line of JSON.
-func writeMergeJSON(w io.Writer, res mergetree.Result) {
-	b, _ := json.Marshal(res.JSON())
-	w.Write(append(b, '\n'))
+	return treemerge.DiscoverGitDir(wd)
 }

@@ -1,12 +1,16 @@
-// Package revparse resolves revisions and finds git directories the way
-// `git+ merge-tree` needs them: a full hex id, a ref name tried by git's
-// rules, or an unambiguous hex prefix, peeled to a commit; and the git
-// directory of a working directory, found as git finds it.
+// Package treemerge is `git+ merge-tree` as an importable package: git's
+// `git merge-tree --write-tree` on a repository on disk, computed by package
+// mergetree (docs/merge.md).
 //
-// Refs and id prefixes are read through go-git's filesystem storage, kept
-// out of package receive so the lean hook binary (cmd/git+hook) does not
-// link it.
-package revparse
+// Decisions: objects are read through package receive's store (lazy pack
+// index, its own pack reader). Like git, a merge writes the merged blobs and
+// trees into the repository (builder mode) so `git cat-file` can show the
+// result; on a conflict nothing is written. Revisions resolve as git
+// resolves them: a full hex id, a ref name tried by git's rules, or an
+// unambiguous hex prefix, peeled to a commit. Refs and id prefixes are read
+// through go-git's filesystem storage, kept out of package receive so the
+// lean hook binary (cmd/git+hook) does not link it.
+package treemerge
 
 import (
 	"fmt"
@@ -21,7 +25,50 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive"
 )
+
+// Session merges commits of one repository; the merges of a session share
+// one merge cache. It is not safe for concurrent use.
+type Session struct {
+	objs  *receive.Store
+	store receive.Objects
+	revs  *Resolver
+	cache *mergetree.Cache
+}
+
+// Open opens the repository at gitDir for merging.
+func Open(gitDir string) (*Session, error) {
+	if _, err := os.Stat(filepath.Join(gitDir, "objects")); err != nil {
+		return nil, fmt.Errorf("not a git directory: %s", gitDir)
+	}
+	objs, err := receive.OpenStore(gitDir, receive.QuarantineEnv{})
+	if err != nil {
+		return nil, err
+	}
+	store := receive.Objects{Store: objs}
+	return &Session{objs: objs, store: store, revs: NewResolver(gitDir, store), cache: mergetree.NewCache()}, nil
+}
+
+// Close releases the repository's files.
+func (s *Session) Close() error {
+	s.revs.Close()
+	return s.objs.Close()
+}
+
+// Merge resolves ours and theirs to commits and merges them, writing the
+// result's blobs and trees into the repository when it is clean.
+func (s *Session) Merge(ours, theirs string) (mergetree.Result, error) {
+	o, err := s.revs.Commit(ours)
+	if err != nil {
+		return mergetree.Result{}, err
+	}
+	t, err := s.revs.Commit(theirs)
+	if err != nil {
+		return mergetree.Result{}, err
+	}
+	return mergetree.Merge(s.store, o, t, mergetree.Options{Writer: s.store, Cache: s.cache})
+}
 
 // Resolver resolves revisions of one repository.
 type Resolver struct {
@@ -29,9 +76,9 @@ type Resolver struct {
 	store mergetree.Store
 }
 
-// Open returns a resolver of gitDir's refs whose objects are read from
+// NewResolver returns a resolver of gitDir's refs whose objects are read from
 // store (tags are peeled through it). Close it after use.
-func Open(gitDir string, store mergetree.Store) *Resolver {
+func NewResolver(gitDir string, store mergetree.Store) *Resolver {
 	fs := filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRUDefault(),
 		filesystem.Options{KeepDescriptors: true})
 	return &Resolver{fs: fs, store: store}
