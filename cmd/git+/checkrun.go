@@ -56,6 +56,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func init() {
@@ -96,15 +97,15 @@ func checkRun(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	if err := needCap(w.m, trust.CheckCap(name)); err != nil {
+	if err := needCap(w.Member, trust.CheckCap(name)); err != nil {
 		return fail(1, err)
 	}
-	commit, err := w.h.resolveCommitID(rev)
+	commit, err := w.Repo.ResolveCommit(rev)
 	if err != nil {
 		return fail(1, fmt.Errorf("--rev: %w", err))
 	}
 	if !c.Bool("every-step") {
-		if end := groupInner(w.h, w.t, id, commit); end != "" {
+		if end := groupInner(w.Repo, w.Trust, id, commit); end != "" {
 			fmt.Fprintf(c.App.ErrWriter, "check %s on pull request %s at %s: the queue checks this candidate through its group's last step %s (batch checks, checkEvery); not running it\n", name, id, commit, end)
 			return nil
 		}
@@ -117,7 +118,7 @@ func checkRun(c *cli.Context) error {
 			lease = time.Duration(retries+1)*d + time.Minute
 		}
 	}
-	holder, err := w.startLease(id, name, commit, lease)
+	holder, err := startLease(w, id, name, commit, lease)
 	if err != nil {
 		return fail(1, err)
 	}
@@ -129,7 +130,7 @@ func checkRun(c *cli.Context) error {
 	conclusion, attempts := pr.Failure, 0
 	for attempts < retries+1 {
 		attempts++
-		conclusion, err = runCheckOnce(c, w.h.GitDir, commit, name, argv)
+		conclusion, err = runCheckOnce(c, w.Repo.GitDir, commit, name, argv)
 		if err != nil {
 			return fail(1, err)
 		}
@@ -141,14 +142,14 @@ func checkRun(c *cli.Context) error {
 		}
 	}
 	// Re-read the pull request so check.completed is judged on the new tip.
-	if w.st, _, err = w.h.prState(id, w.t); err != nil {
+	if w.State, _, err = w.Repo.PRState(id, w.Trust); err != nil {
 		return fail(1, err)
 	}
-	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: w.t.RepoID}, Name: name, Head: commit, Conclusion: conclusion}
+	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: w.Trust.RepoID}, Name: name, Head: commit, Conclusion: conclusion}
 	if attempts > 1 {
 		done.Attempts = attempts
 	}
-	if _, err := w.write(id, done); err != nil {
+	if _, err := w.Write(done); err != nil {
 		return fail(1, fmt.Errorf("the command finished (%s) but recording check.completed failed: %w", conclusion, err))
 	}
 	fmt.Fprintf(c.App.ErrWriter, "check %s on pull request %s at %s: %s (%d attempt(s))\n", name, id, commit, conclusion, attempts)
@@ -163,12 +164,12 @@ func checkRun(c *cli.Context) error {
 // (docs/queue.md, "Batch checks"); "" otherwise, also when the queues
 // cannot be read (the check then runs: running too much is safe).
 func groupInner(h *hubRepo, t *trust.State, id, commit string) string {
-	logs, _, err := h.queueLogs(t)
+	logs, _, err := h.QueueLogs(t)
 	if err != nil {
 		return ""
 	}
 	for _, q := range logs {
-		if rec, ok := q.st.LatestCandidate(id); ok && rec.Step == commit && rec.GroupEnd != "" && rec.GroupEnd != rec.Step {
+		if rec, ok := q.State.LatestCandidate(id); ok && rec.Step == commit && rec.GroupEnd != "" && rec.GroupEnd != rec.Step {
 			return rec.GroupEnd
 		}
 	}
@@ -249,28 +250,28 @@ func liveStart(evs []hubrefs.Event, t *trust.State, name, rev string, lease time
 // startLease appends check.started unless a live start holds the check
 // (then it returns who holds it). The append is a compare-and-swap on the
 // tip the lease was judged on; a lost race re-reads and judges again.
-func (w *prWriter) startLease(id, name, commit string, lease time.Duration) (holder string, err error) {
+func startLease(w *repo.PR, id, name, commit string, lease time.Duration) (holder string, err error) {
 	begin := time.Now()
 	for attempt := 1; ; attempt++ {
-		st, evs, err := w.h.prState(id, w.t)
+		st, evs, err := w.Repo.PRState(id, w.Trust)
 		if err != nil {
 			return "", err
 		}
-		w.st = st
-		if holder := liveStart(evs, w.t, name, commit, lease, time.Now()); holder != "" {
+		w.State = st
+		if holder := liveStart(evs, w.Trust, name, commit, lease, time.Now()); holder != "" {
 			return holder, nil
 		}
-		started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: w.t.RepoID}, Name: name, Head: commit}
-		ev, err := newEvent(started, st.Tip, w.key, time.Now())
+		started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: w.Trust.RepoID}, Name: name, Head: commit}
+		ev, err := newEvent(started, st.Tip, w.Key, time.Now())
 		if err != nil {
 			return "", err
 		}
-		if err := pr.Authorize(ev, st, w.t); err != nil {
+		if err := pr.Authorize(ev, st, w.Trust); err != nil {
 			return "", fmt.Errorf("check.started on pull request %s refused, nothing written: %w", id, err)
 		}
 		_, err = hubrefs.Append(context.Background(), hubrefs.AppendOptions{
-			GitDir: w.h.GitDir, Remote: w.h.Remote, Ref: hubrefs.PRRefPrefix + id, Payload: started,
-			Signer: w.key.Signer, Name: w.m.Name, Ceilings: eventCeilings(w.t), Attempts: 1,
+			GitDir: w.Repo.GitDir, Remote: w.Repo.Remote, Ref: hubrefs.PRRefPrefix + id, Payload: started,
+			Signer: w.Key.Signer, Name: w.Member.Name, Ceilings: eventCeilings(w.Trust), Attempts: 1,
 		})
 		if err == nil {
 			return "", nil
@@ -279,12 +280,12 @@ func (w *prWriter) startLease(id, name, commit string, lease time.Duration) (hol
 			return "", fmt.Errorf("appending check.started to pull request %s: %w", id, err)
 		}
 		time.Sleep(hubrefs.Backoff(attempt))
-		if w.h.Remote != "." {
-			if err := hubrefs.Fetch(context.Background(), w.h.GitDir, w.h.Remote); err != nil {
+		if w.Repo.Remote != "." {
+			if err := hubrefs.Fetch(context.Background(), w.Repo.GitDir, w.Repo.Remote); err != nil {
 				return "", err
 			}
 		}
-		if err := w.h.open(); err != nil {
+		if err := w.Repo.Reopen(); err != nil {
 			return "", err
 		}
 	}

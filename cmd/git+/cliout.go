@@ -7,76 +7,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/repo"
 )
-
-// Sentinel errors of id resolution.
-var (
-	ErrAmbiguousID = errors.New("ambiguous id")
-	ErrUnknownID   = errors.New("no such id")
-)
-
-// minPrefix is the shortest abbreviation accepted, as git's shortest
-// abbreviated object name.
-const minPrefix = 4
-
-// validPrefix reports whether s may abbreviate a UUID: 4 to 36 characters,
-// lower-case hex digits and dashes.
-func validPrefix(s string) error {
-	if len(s) < minPrefix || len(s) > 36 {
-		return fmt.Errorf("%q is not an id or an abbreviation of one (at least %d characters of it)", clipArg(s), minPrefix)
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
-			return fmt.Errorf("%q is not an id: only hex digits and dashes", clipArg(s))
-		}
-	}
-	return nil
-}
-
-// resolveID expands arg, a full id or an unambiguous prefix of one, against
-// the refs under prefix (refs/hub/pr/ or refs/hub/queue/). kind names the
-// record in messages ("pull request", "queue").
-func (h *hubRepo) resolveID(prefix, kind, arg string) (string, error) {
-	if trust.ValidUUID(arg) == nil {
-		return arg, nil
-	}
-	if err := validPrefix(arg); err != nil {
-		return "", fmt.Errorf("%s id: %w", kind, err)
-	}
-	ids, err := h.refIDs(prefix)
-	if err != nil {
-		return "", err
-	}
-	return matchPrefix(ids, strings.ToLower(arg), kind, h.where())
-}
-
-// matchPrefix picks the one id in ids starting with p.
-func matchPrefix(ids []string, p, kind, where string) (string, error) {
-	var matches []string
-	for _, id := range ids {
-		if strings.HasPrefix(id, p) {
-			matches = append(matches, id)
-		}
-	}
-	switch len(matches) {
-	case 1:
-		return matches[0], nil
-	case 0:
-		return "", fmt.Errorf("%w: no %s id in %s starts with %s", ErrUnknownID, kind, where, p)
-	}
-	return "", fmt.Errorf("%w: %s is the start of %d %s ids in %s; give more of it:\n  %s",
-		ErrAmbiguousID, p, len(matches), kind, where, strings.Join(matches, "\n  "))
-}
 
 // resolveArgID expands a verb's id argument; opening the repository here
 // fetches the remote's hub refs once for the whole verb (openedHubs).
@@ -84,14 +22,14 @@ func resolveArgID(c *cli.Context, prefix, kind, arg string) (string, error) {
 	if trust.ValidUUID(arg) == nil {
 		return arg, nil
 	}
-	if err := validPrefix(arg); err != nil {
+	if err := repo.ValidPrefix(arg); err != nil {
 		return "", usageErr("%s id: %v", kind, err)
 	}
 	h, err := openHub(c)
 	if err != nil {
 		return "", fail(1, err)
 	}
-	id, err := h.resolveID(prefix, kind, arg)
+	id, err := h.ResolveID(prefix, kind, arg)
 	if err != nil {
 		return "", fail(1, err)
 	}
@@ -121,17 +59,6 @@ var journal struct {
 	events  []writtenEvent
 	refs    []movedRef
 	details map[string]any
-}
-
-// noteEvent records an appended event and the hub ref it moved.
-func (h *hubRepo) noteEvent(ref string, payload any, id plumbing.Hash) {
-	typ, _, _ := hubrefs.MarshalPayload(payload)
-	ev := writtenEvent{Ref: ref, Type: typ, ID: id.String()}
-	if e, err := hubrefs.ReadEvent(h.objs, id, trustCeilings); err == nil && len(e.Parents) > 0 {
-		ev.Parent = e.Parents[0].String()
-	}
-	journal.events = append(journal.events, ev)
-	journal.refs = append(journal.refs, movedRef{Ref: ref, Old: ev.Parent, New: ev.ID, Remote: h.Remote})
 }
 
 // writerJSON is what a writing verb prints with --json.

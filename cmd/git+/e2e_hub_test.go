@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 // hubEnv runs the built binary with an isolated environment.
@@ -309,7 +310,7 @@ func TestHubBadInputAndMembers(t *testing.T) {
 }
 
 func hubWhoamiAndMembers(t *testing.T, e *hubEnv, bare string) {
-	var w whoamiJSON
+	var w repo.Identity
 	if err := json.Unmarshal([]byte(e.ok(bare, "dev", "whoami", "--json")), &w); err != nil {
 		t.Fatal(err)
 	}

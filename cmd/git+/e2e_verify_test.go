@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 const verifyRulesJSON = `{
@@ -196,7 +197,7 @@ func TestVerify(t *testing.T) {
 
 	t.Run("whoami --branch", func(t *testing.T) {
 		out := w.mustGP("dev", w.origin, "", "whoami", "--branch", "main", "--json")
-		var got whoamiJSON
+		var got repo.Identity
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -206,7 +207,7 @@ func TestVerify(t *testing.T) {
 			t.Fatalf("whoami --branch main as dev:\n%s", out)
 		}
 		out = w.mustGP("rev", w.origin, "", "whoami", "--branch", "main", "--json")
-		got = whoamiJSON{}
+		got = repo.Identity{}
 		if err := json.Unmarshal([]byte(out), &got); err != nil || got.Branch.MayPush || got.Branch.MayQueue {
 			t.Fatalf("whoami --branch main as rev (%v):\n%s", err, out)
 		}

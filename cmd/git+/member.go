@@ -4,16 +4,15 @@ package main
 // refs/hub/trust.
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func init() {
@@ -65,35 +64,8 @@ func init() {
 	))
 }
 
-// adminContext opens the repository, folds trust and checks that the
-// signing key belongs to a member holding repo.admin.
-func adminContext(c *cli.Context) (*hubRepo, *trust.State, *hubKey, *trust.Member, error) {
-	s, err := openSigning(c, trust.CapAdmin)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	return s.h, s.t, s.key, s.m, nil
-}
-
-// appendTrust judges a trust event against the current state and appends it.
-func appendTrust(h *hubRepo, t *trust.State, key *hubKey, m *trust.Member, payload any) (string, error) {
-	ev, err := newEvent(payload, t.Tip, key, time.Now())
-	if err != nil {
-		return "", err
-	}
-	if err := trust.Authorize(ev, t); err != nil {
-		var ee *trust.EventError
-		if errors.As(err, &ee) {
-			err = ee.Err
-		}
-		return "", fmt.Errorf("%s refused, nothing written: %w", ev.Type, err)
-	}
-	id, err := h.appendEvent(hubrefs.TrustRef, payload, key, m.Name, t)
-	if err != nil {
-		return "", err
-	}
-	return id.String(), nil
-}
+// adminContext opens the signing context of the trust writers (repo.admin).
+func adminContext(c *cli.Context) (*repo.Signing, error) { return openSigning(c, trust.CapAdmin) }
 
 func memberAddOrChange(typ string) cli.ActionFunc {
 	return func(c *cli.Context) error {
@@ -112,7 +84,7 @@ func memberAddOrChange(typ string) cli.ActionFunc {
 		}
 		var keyLine string
 		if c.IsSet("key") {
-			k, err := readKeyArg(c.String("key"))
+			k, err := repo.ReadKeyArg(c.String("key"))
 			if err != nil {
 				return fail(1, err)
 			}
@@ -132,34 +104,22 @@ func memberAddOrChange(typ string) cli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		h, t, key, m, err := adminContext(c)
+		s, err := adminContext(c)
 		if err != nil {
 			return fail(1, err)
 		}
+		var id string
 		var before []string // member change: the capabilities held until now
 		if typ == hubrefs.TypeMemberChanged {
-			cur, ok := t.Members[name]
-			if !ok {
-				return fail(1, fmt.Errorf("no member %q in %s (see `git+ member list`)", name, hubrefs.TrustRef))
-			}
-			if keyLine == "" {
-				keyLine = cur.KeyLine
-			}
-			if !c.IsSet("cap") {
-				caps = append([]string(nil), cur.Caps...)
-			}
-			if caps, err = edit.apply(name, caps); err != nil {
-				return fail(1, err)
-			}
-			before = cur.Caps
-		} else if _, ok := t.Members[name]; ok {
-			return fail(1, fmt.Errorf("member %q already exists in %s: use `git+ member change %s`", name, hubrefs.TrustRef, name))
+			id, before, caps, err = s.ChangeMember(name, keyLine, func(held []string) ([]string, error) {
+				if c.IsSet("cap") {
+					held = caps
+				}
+				return edit.apply(name, held)
+			})
+		} else {
+			id, err = s.AddMember(name, keyLine, caps)
 		}
-		payload := hubrefs.MemberAdded{
-			Base: hubrefs.Base{Type: typ, Repo: t.RepoID},
-			Name: name, Key: keyLine, Caps: caps,
-		}
-		id, err := appendTrust(h, t, key, m, payload)
 		if err != nil {
 			return fail(1, err)
 		}
@@ -177,15 +137,11 @@ func memberRemove(c *cli.Context) error {
 		return usageErr("usage: git+ member remove NAME")
 	}
 	name := c.Args().First()
-	h, t, key, m, err := adminContext(c)
+	s, err := adminContext(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	if _, ok := t.Members[name]; !ok {
-		return fail(1, fmt.Errorf("no member %q in %s (see `git+ member list`)", name, hubrefs.TrustRef))
-	}
-	payload := hubrefs.MemberRemoved{Base: hubrefs.Base{Type: hubrefs.TypeMemberRemoved, Repo: t.RepoID}, Name: name}
-	id, err := appendTrust(h, t, key, m, payload)
+	id, err := s.RemoveMember(name)
 	if err != nil {
 		return fail(1, err)
 	}
@@ -199,15 +155,6 @@ type memberJSON struct {
 	Key         string   `json:"key"`
 	Fingerprint string   `json:"fingerprint"`
 	Caps        []string `json:"caps"`
-}
-
-func readTrust(c *cli.Context) (*hubRepo, *trust.State, error) {
-	h, err := openHub(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := h.trust()
-	return h, t, err
 }
 
 func memberList(c *cli.Context) error {

@@ -5,15 +5,11 @@ package main
 // direct landing and lives elsewhere.
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/google/uuid"
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks/webview"
@@ -21,6 +17,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func init() {
@@ -108,58 +105,14 @@ func init() {
 	))
 }
 
-// prWriter is what every writing pr verb needs.
-type prWriter struct {
-	h   *hubRepo
-	t   *trust.State
-	key *hubKey
-	m   *trust.Member
-	st  *pr.State // nil for pr open
-}
-
-// prContext opens the repository, folds trust, checks the signing key is a
-// member and, with an id, folds that pull request.
-func prContext(c *cli.Context, id string) (*prWriter, error) {
+// prContext opens the signing context and, with an id, folds that pull
+// request for writing.
+func prContext(c *cli.Context, id string) (*repo.PR, error) {
 	s, err := openSigning(c)
-	if err != nil {
-		return nil, err
+	if err != nil || id == "" {
+		return &repo.PR{Signing: s}, err
 	}
-	w := &prWriter{h: s.h, t: s.t, key: s.key, m: s.m}
-	if id != "" {
-		if w.st, _, err = w.h.prState(id, w.t); err != nil {
-			return nil, err
-		}
-	}
-	return w, nil
-}
-
-// write judges payload with pr.Authorize and appends it to the pull
-// request's ref.
-func (w *prWriter) write(id string, payload any) (string, error) {
-	var tip plumbing.Hash
-	if w.st != nil {
-		tip = w.st.Tip
-	}
-	ev, err := newEvent(payload, tip, w.key, time.Now())
-	if err != nil {
-		return "", err
-	}
-	if err := pr.Authorize(ev, w.st, w.t); err != nil {
-		var ee *pr.EventError
-		if errors.As(err, &ee) {
-			err = ee.Err
-		}
-		return "", fmt.Errorf("%s on pull request %s refused, nothing written (signer %s, %s): %w", ev.Type, id, w.m.Name, fingerprint(w.m.Key), err)
-	}
-	evID, err := w.h.appendEvent(hubrefs.PRRefPrefix+id, payload, w.key, w.m.Name, w.t)
-	if err != nil {
-		return "", err
-	}
-	return evID.String(), nil
-}
-
-func (w *prWriter) base(typ string) hubrefs.Base {
-	return hubrefs.Base{Type: typ, Repo: w.t.RepoID}
+	return s.PR(id)
 }
 
 // oneID reads the single ID argument of a pr verb.
@@ -185,32 +138,20 @@ func prOpen(c *cli.Context) error {
 			return usageErr("git+ pr open: --%s is required", f)
 		}
 	}
-	base, err := branchRef(c.String("base"))
-	if err != nil {
+	if _, err := branchRef(c.String("base")); err != nil {
 		return fail(1, fmt.Errorf("--base: %w", err))
 	}
-	w, err := prContext(c, "")
+	s, err := openSigning(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	if err := needCap(w.m, trust.CapPR); err != nil {
-		return fail(1, err)
-	}
-	head, source, err := prOpenHead(c, w.h, w.key)
+	p, head, base, err := s.OpenPR(repo.OpenPR{Base: c.String("base"), Head: c.String("head"), Title: c.String("title"),
+		Body: c.String("body"), Source: c.String("source"), Push: c.Bool("push")})
 	if err != nil {
-		return err
+		return failed(err)
 	}
-	u, err := uuid.NewV7()
-	if err != nil {
-		return fail(1, err)
-	}
-	id := u.String()
-	payload := hubrefs.PROpened{Base: w.base(hubrefs.TypePROpened), ID: id, BaseRef: base, Head: head, Title: c.String("title"), Body: c.String("body"), Source: source}
-	if _, err := w.write(id, payload); err != nil {
-		return fail(1, err)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "opened pull request %s: %s onto %s\n", id, head, base)
-	fmt.Fprintln(c.App.Writer, id)
+	fmt.Fprintf(c.App.ErrWriter, "opened pull request %s: %s onto %s\n", p.ID, head, base)
+	fmt.Fprintln(c.App.Writer, p.ID)
 	return nil
 }
 
@@ -222,15 +163,7 @@ func prUpdate(c *cli.Context) error {
 	if c.String("head") == "" {
 		return usageErr("git+ pr update: --head REV is required")
 	}
-	w, err := prContext(c, id)
-	if err != nil {
-		return fail(1, err)
-	}
-	head, err := w.h.resolveCommitID(c.String("head"))
-	if err != nil {
-		return fail(1, fmt.Errorf("--head: %w", err))
-	}
-	return prAppend(c, w, id, hubrefs.PRUpdated{Base: w.base(hubrefs.TypePRUpdated), Head: head})
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Update(c.String("head")) })
 }
 
 func prRetarget(c *cli.Context) error {
@@ -241,15 +174,10 @@ func prRetarget(c *cli.Context) error {
 	if c.String("base") == "" {
 		return usageErr("git+ pr retarget: --base BRANCH is required")
 	}
-	base, err := branchRef(c.String("base"))
-	if err != nil {
+	if _, err := branchRef(c.String("base")); err != nil {
 		return fail(1, fmt.Errorf("--base: %w", err))
 	}
-	w, err := prContext(c, id)
-	if err != nil {
-		return fail(1, err)
-	}
-	return prAppend(c, w, id, hubrefs.PRRetargeted{Base: w.base(hubrefs.TypePRRetargeted), BaseRef: base})
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Retarget(c.String("base")) })
 }
 
 func prReview(c *cli.Context) error {
@@ -266,17 +194,7 @@ func prReview(c *cli.Context) error {
 	if len(verdicts) != 1 {
 		return usageErr("git+ pr review: give exactly one of --approve, --request-changes, --comment")
 	}
-	w, err := prContext(c, id)
-	if err != nil {
-		return fail(1, err)
-	}
-	if err := needCap(w.m, trust.CapReview); err != nil {
-		return fail(1, err)
-	}
-	return prAppend(c, w, id, hubrefs.Review{
-		Base: w.base(hubrefs.TypeReviewSubmit), Head: w.st.Head, BaseRef: w.st.Base,
-		Verdict: verdicts[0], Body: c.String("body"),
-	})
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Review(verdicts[0], c.String("body")) })
 }
 
 func prThread(c *cli.Context) error {
@@ -284,33 +202,26 @@ func prThread(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	open, resolve := c.Bool("open"), c.String("resolve")
-	if open == (resolve != "") {
+	open, thread := c.Bool("open"), c.String("resolve")
+	if open == (thread != "") {
 		return usageErr("git+ pr thread: give exactly one of --open, --resolve THREAD")
 	}
-	thread := resolve
 	typ := hubrefs.TypeThreadResolved
 	if open {
-		u, err := uuid.NewV7()
-		if err != nil {
-			return fail(1, err)
-		}
-		thread, typ = u.String(), hubrefs.TypeThreadOpened
+		typ = hubrefs.TypeThreadOpened
 	} else if err := pr.ValidThreadID(thread); err != nil {
 		return usageErr("--resolve: %v", err)
 	}
-	w, err := prContext(c, id)
+	p, err := prContext(c, id)
 	if err != nil {
 		return fail(1, err)
 	}
-	if !open {
-		if resolved, ok := w.st.Threads[thread]; !ok {
-			return fail(1, fmt.Errorf("pull request %s has no thread %q (see `git+ pr show %s`); nothing written", id, thread, id))
-		} else if resolved {
-			return fail(1, fmt.Errorf("thread %s of pull request %s is already resolved; nothing written", thread, id))
-		}
+	var evID string
+	if open {
+		thread, evID, err = p.OpenThread(c.String("body"))
+	} else {
+		evID, err = p.ResolveThread(thread, c.String("body"))
 	}
-	evID, err := w.write(id, hubrefs.Thread{Base: w.base(typ), Thread: thread, Body: c.String("body")})
 	if err != nil {
 		return fail(1, err)
 	}
@@ -324,39 +235,20 @@ func prCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	name, concl, started := c.String("name"), c.String("conclusion"), c.Bool("started")
-	if name == "" {
+	ck := repo.Check{Name: c.String("name"), Rev: c.String("rev"), Conclusion: c.String("conclusion"), URL: c.String("url"), Started: c.Bool("started")}
+	if ck.Name == "" {
 		return usageErr("git+ pr check: --name NAME is required")
 	}
-	if err := trust.ValidCheckName(name); err != nil {
+	if err := trust.ValidCheckName(ck.Name); err != nil {
 		return usageErr("--name: %v", err)
 	}
-	if started == (concl != "") {
+	if ck.Started == (ck.Conclusion != "") {
 		return usageErr("git+ pr check: give exactly one of --conclusion success|failure|cancelled, --started")
 	}
-	if !started && concl != pr.Success && concl != pr.Failure && concl != pr.Cancelled {
+	if concl := ck.Conclusion; !ck.Started && concl != pr.Success && concl != pr.Failure && concl != pr.Cancelled {
 		return usageErr("--conclusion %q: want success, failure or cancelled", concl)
 	}
-	w, err := prContext(c, id)
-	if err != nil {
-		return fail(1, err)
-	}
-	if err := needCap(w.m, trust.CheckCap(name)); err != nil {
-		return fail(1, err)
-	}
-	rev := w.st.Head
-	if r := c.String("rev"); r != "" {
-		if pr.ValidOID(r) == nil {
-			rev = r // a candidate need not be in this repository
-		} else if rev, err = w.h.resolveCommitID(r); err != nil {
-			return fail(1, fmt.Errorf("--rev: %w", err))
-		}
-	}
-	typ := hubrefs.TypeCheckCompleted
-	if started {
-		typ = hubrefs.TypeCheckStarted
-	}
-	return prAppend(c, w, id, hubrefs.Check{Base: w.base(typ), Name: name, Head: rev, Conclusion: concl, URL: c.String("url")})
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Check(ck) })
 }
 
 func prCloseReopen(typ string) cli.ActionFunc {
@@ -365,22 +257,28 @@ func prCloseReopen(typ string) cli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		w, err := prContext(c, id)
-		if err != nil {
-			return fail(1, err)
-		}
-		return prAppend(c, w, id, hubrefs.Base{Type: typ, Repo: w.t.RepoID})
+		return prWrite(c, id, func(p *repo.PR) (string, error) {
+			if typ == hubrefs.TypePRClosed {
+				return p.Close()
+			}
+			return p.Reopen()
+		})
 	}
 }
 
-// prAppend writes payload and prints the event id.
-func prAppend(c *cli.Context, w *prWriter, id string, payload any) error {
-	evID, err := w.write(id, payload)
+// prWrite folds pull request id for writing, writes with write and prints
+// the event id.
+func prWrite(c *cli.Context, id string, write func(*repo.PR) (string, error)) error {
+	p, err := prContext(c, id)
 	if err != nil {
 		return fail(1, err)
 	}
-	typ, _, _ := hubrefs.MarshalPayload(payload)
-	fmt.Fprintf(c.App.ErrWriter, "%s on pull request %s\n", typ, id)
+	before := len(journal.events)
+	evID, err := write(p)
+	if err != nil || len(journal.events) == before {
+		return fail(1, err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "%s on pull request %s\n", journal.events[before].Type, id)
 	fmt.Fprintln(c.App.Writer, evID)
 	return nil
 }
@@ -520,7 +418,7 @@ func prShow(c *cli.Context) error {
 	}
 	p, ok := snap.PRs[id]
 	if !ok {
-		return fail(1, fmt.Errorf("no pull request %s in %s (see `git+ pr list --all`)", id, h.where()))
+		return fail(1, fmt.Errorf("no pull request %s in %s (see `git+ pr list --all`)", id, h.Where()))
 	}
 	j := prShowToJSON(p)
 	if wantJSON(c) {
@@ -674,7 +572,7 @@ func prList(c *cli.Context) error {
 		return fail(1, fmt.Errorf("listing refs in %s: %w", h.GitDir, err))
 	}
 	out := []prJSON{}
-	for _, f := range h.reader(eventCeilings(t)).PRs(t.Tip, t, refs) {
+	for _, f := range h.Reader(eventCeilings(t)).PRs(t.Tip, t, refs) {
 		if f.Err != nil {
 			return fail(1, fmt.Errorf("reading %s in %s: %w", f.Ref, h.GitDir, f.Err))
 		}

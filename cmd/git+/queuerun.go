@@ -64,14 +64,14 @@ func queueRun(c *cli.Context) error {
 	}
 	qid := c.String("queue")
 	if qid != "" {
-		q, err := w.h.queueLog(qid, w.t)
+		q, err := w.Repo.QueueLog(qid, w.Trust)
 		if err != nil {
 			return fail(1, err)
 		}
 		if target == "" {
-			target = q.st.Target
-		} else if q.st.Target != target {
-			return fail(1, fmt.Errorf("queue %s lands on %s, not %s", qid, q.st.Target, target))
+			target = q.State.Target
+		} else if q.State.Target != target {
+			return fail(1, fmt.Errorf("queue %s lands on %s, not %s", qid, q.State.Target, target))
 		}
 	}
 	var pushOpts []string
@@ -85,15 +85,15 @@ func queueRun(c *cli.Context) error {
 	}
 	since := time.Now() // its own deliveries are those recorded from now (awaitOwnDeliveries)
 	rep, err := queuerun.Run(context.Background(), queuerun.Options{
-		GitDir: w.h.GitDir, Remote: w.h.Remote, Signer: w.key.Signer, Name: w.m.Name,
+		GitDir: w.Repo.GitDir, Remote: w.Repo.Remote, Signer: w.Key.Signer, Name: w.Member.Name,
 		Target: target, QueueID: qid, Depth: c.Int("depth"), AutoEnter: c.Bool("auto-enter"),
 		PushOptions: pushOpts, NoLock: c.Bool("no-lock"), MaxRounds: c.Int("max-rounds"),
-		Sign: w.key.pushSigning(),
+		Sign: w.Key.PushSigning(),
 	})
 	// The wait comes after the pass: no receiver holds its critical window
 	// (docs/delivery.md).
 	if rep != nil && rep.Deferred == "" {
-		rep.Undelivered = append(rep.Undelivered, awaitOwnDeliveries(w.h, since)...)
+		rep.Undelivered = append(rep.Undelivered, awaitOwnDeliveries(w.Repo, since)...)
 	}
 	printRunReport(c, rep)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
-	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
@@ -61,19 +60,14 @@ func rulesSet(c *cli.Context) error {
 	if err := json.Compact(&compact, data); err != nil {
 		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, err))
 	}
-	h, t, key, m, err := adminContext(c)
+	s, err := adminContext(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	doc, carried, err := trust.CarryRequireKnownPusher(compact.Bytes(), t.Rules)
-	if err != nil {
-		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, err))
-	}
+	id, carried, err := s.SetRules(compact.Bytes(), src)
 	if carried {
-		fmt.Fprintf(c.App.ErrWriter, "kept requireKnownPusher: %t from the rules in force (name it in the document to change it)\n", *t.Rules.RequireKnownPusher)
+		fmt.Fprintf(c.App.ErrWriter, "kept requireKnownPusher: %t from the rules in force (name it in the document to change it)\n", *s.Trust.Rules.RequireKnownPusher)
 	}
-	payload := hubrefs.RulesSet{Base: hubrefs.Base{Type: hubrefs.TypeRulesSet, Repo: t.RepoID}, Rules: doc}
-	id, err := appendTrust(h, t, key, m, payload)
 	if err != nil {
 		return fail(1, err)
 	}

@@ -188,14 +188,12 @@ func (s *server) install(dir string) error {
 
 // trustOf folds the trust log of the git+ repository dir.
 func trustOf(dir string) (*trust.State, error) {
-	h := &hubRepo{GitDir: dir, Remote: "."}
-	if err := h.open(); err != nil {
+	h, err := openLocal(dir)
+	if err != nil {
 		return nil, err
 	}
-	if st, ok := h.objs.(*receive.Store); ok {
-		defer st.Close()
-	}
-	return h.trust()
+	defer h.Close()
+	return h.Trust()
 }
 
 // gitEnv is the environment of a git process serve starts for a client.

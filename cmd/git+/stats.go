@@ -55,7 +55,7 @@ func queueStatsAction(c *cli.Context) error {
 		st.Since = c.String("since")
 	}
 	if len(st.Queues) == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "git+: no queue targets %s in %s (open one with git+ queue open --target %s)\n", target, h.where(), target)
+		fmt.Fprintf(c.App.ErrWriter, "git+: no queue targets %s in %s (open one with git+ queue open --target %s)\n", target, h.Where(), target)
 	}
 	if wantJSON(c) {
 		return printJSON(c, st)

@@ -180,11 +180,11 @@ func tokenIssue(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	h := &hubRepo{GitDir: gitDir, Remote: "."}
-	if err := h.open(); err != nil {
+	h, err := openLocal(gitDir)
+	if err != nil {
 		return fail(1, err)
 	}
-	st, err := h.trust()
+	st, err := h.Trust()
 	if err != nil {
 		return fail(1, err)
 	}

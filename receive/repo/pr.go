@@ -1,0 +1,486 @@
+package repo
+
+// The pull request writers (docs/events.md, docs/cli.md "Pull requests"):
+// open, update, retarget, review, thread, check, close, reopen, and merge,
+// the direct landing.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/google/uuid"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive"
+)
+
+// Sentinel errors of the pull request writers.
+var (
+	// ErrHeadNotOnRemote is a pull request head the remote does not have.
+	ErrHeadNotOnRemote = errors.New("the head is not on the remote")
+	// ErrUsage marks a mistake in what the caller asked for, found only
+	// once the repository is open (the CLI exits 2 on it).
+	ErrUsage = errors.New("usage")
+)
+
+type usageError struct{ error }
+
+func (usageError) Is(target error) bool { return target == ErrUsage }
+
+func usage(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// PR is a pull request folded for writing by a member.
+type PR struct {
+	*Signing
+	ID    string
+	State *pr.State // nil before pr.opened
+}
+
+// PR folds pull request id (a full id or an unambiguous prefix) for
+// writing.
+func (s *Signing) PR(id string) (*PR, error) {
+	st, _, err := s.Repo.PRState(id, s.Trust)
+	if err != nil {
+		return nil, err
+	}
+	return &PR{Signing: s, ID: st.ID, State: st}, nil
+}
+
+// Write judges payload with pr.Authorize (the boundary's own rule) and
+// appends it to the pull request's ref; nothing is written when it would
+// be refused.
+func (p *PR) Write(payload any) (string, error) {
+	var tip plumbing.Hash
+	if p.State != nil {
+		tip = p.State.Tip
+	}
+	ev, err := NewEvent(payload, tip, p.Key, time.Now())
+	if err != nil {
+		return "", err
+	}
+	if err := pr.Authorize(ev, p.State, p.Trust); err != nil {
+		var ee *pr.EventError
+		if errors.As(err, &ee) {
+			err = ee.Err
+		}
+		return "", fmt.Errorf("%s on pull request %s refused, nothing written (signer %s, %s): %w", ev.Type, p.ID, p.Member.Name, Fingerprint(p.Member.Key), err)
+	}
+	evID, err := p.Append(hubrefs.PRRefPrefix+p.ID, payload)
+	if err != nil {
+		return "", err
+	}
+	return evID.String(), nil
+}
+
+// OpenPR is what pr.opened proposes.
+type OpenPR struct {
+	Base   string // the branch to land on (main or refs/heads/main)
+	Head   string // a revision; "" is the current branch
+	Title  string
+	Body   string
+	Source string // the branch the head comes from; "" is the branch Head names
+	// Push pushes the head to its source branch on the remote first;
+	// otherwise the remote must have the head already.
+	Push bool
+}
+
+// OpenPR opens a pull request and returns it (State nil) with the head
+// resolved to a commit id, the base as a full ref and the source branch.
+func (s *Signing) OpenPR(o OpenPR) (p *PR, head, base string, err error) {
+	if base, err = BranchRef(o.Base); err != nil {
+		return nil, "", "", fmt.Errorf("--base: %w", err)
+	}
+	if err := NeedCap(s.Member, trust.CapPR); err != nil {
+		return nil, "", "", err
+	}
+	head, source, err := s.openHead(o)
+	if err != nil {
+		return nil, "", "", err
+	}
+	u, err := uuid.NewV7()
+	if err != nil {
+		return nil, "", "", err
+	}
+	p = &PR{Signing: s, ID: u.String()}
+	payload := hubrefs.PROpened{Base: s.base(hubrefs.TypePROpened), ID: p.ID, BaseRef: base, Head: head, Title: o.Title, Body: o.Body, Source: source}
+	if _, err := p.Write(payload); err != nil {
+		return nil, "", "", err
+	}
+	return p, head, base, nil
+}
+
+// openHead settles pr open's head: resolves o.Head (default: the current
+// branch), pushes it with o.Push, and checks that the remote has it. It
+// returns the commit id and the source branch (refs/heads/..., or "").
+func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
+	r := s.Repo
+	rev := o.Head
+	if rev == "" {
+		if rev = r.CurrentBranch(); rev == "" {
+			return "", "", usage("git+ pr open: --head REV is required (HEAD is detached or the repository is bare)")
+		}
+	}
+	if head, err = r.ResolveCommit(rev); err != nil {
+		return "", "", fmt.Errorf("--head: %w", err)
+	}
+	source = r.headSource(rev)
+	if o.Source != "" {
+		if source, err = BranchRef(o.Source); err != nil {
+			return "", "", fmt.Errorf("--source: %w", err)
+		}
+	}
+	if r.Remote == "." {
+		if o.Push {
+			return "", "", usage("git+ pr open --push: %s is the repository itself; there is nothing to push to (pass --remote)", r.GitDir)
+		}
+		return head, source, nil
+	}
+	refs, err := r.remoteRefs()
+	if err != nil {
+		return "", "", err
+	}
+	if o.Push {
+		if source == "" {
+			return "", "", usage("git+ pr open --push: --head %s names no branch; give --source BRANCH to push it to", rev)
+		}
+		if old := refs[source]; old != head {
+			// Signed with the writer's key: the pusher must be known
+			// (docs/serving.md "git+ verbs identify themselves").
+			if _, err := receive.Push(context.Background(), receive.PushOptions{
+				GitDir: r.GitDir, Remote: r.Remote, Sign: s.Key.PushSigning(),
+				Updates: []receive.PushUpdate{{Ref: source, Old: plumbing.NewHash(old), New: plumbing.NewHash(head)}},
+			}); err != nil {
+				return "", "", fmt.Errorf("pushing %s to %s on %s: %w", Short(head), source, r.Remote, err)
+			}
+			if r.OnPush != nil {
+				r.OnPush(source, old, head)
+			}
+		}
+		return head, source, nil
+	}
+	if !r.HeadOnRemote(head, refs) {
+		push := "git push " + r.Remote + " " + strings.TrimPrefix(source, "refs/heads/")
+		if source == "" {
+			push = "git push " + r.Remote + " " + head + ":refs/heads/BRANCH"
+		}
+		return "", "", fmt.Errorf("%w: %s (--head %s) is not on remote %s, so nobody could review or land it: push it first (`%s`) or pass --push; nothing written",
+			ErrHeadNotOnRemote, head, rev, r.Remote, push)
+	}
+	return head, source, nil
+}
+
+// Update proposes a new head (rev, resolved here); every approval stales.
+func (p *PR) Update(rev string) (string, error) {
+	head, err := p.Repo.ResolveCommit(rev)
+	if err != nil {
+		return "", fmt.Errorf("--head: %w", err)
+	}
+	return p.Write(hubrefs.PRUpdated{Base: p.base(hubrefs.TypePRUpdated), Head: head})
+}
+
+// Retarget changes the base branch; every approval stales.
+func (p *PR) Retarget(base string) (string, error) {
+	ref, err := BranchRef(base)
+	if err != nil {
+		return "", fmt.Errorf("--base: %w", err)
+	}
+	return p.Write(hubrefs.PRRetargeted{Base: p.base(hubrefs.TypePRRetargeted), BaseRef: ref})
+}
+
+// Review reviews the current head and base: verdict is pr.Approve,
+// pr.Changes or pr.Comment.
+func (p *PR) Review(verdict, body string) (string, error) {
+	if err := NeedCap(p.Member, trust.CapReview); err != nil {
+		return "", err
+	}
+	return p.Write(hubrefs.Review{Base: p.base(hubrefs.TypeReviewSubmit), Head: p.State.Head, BaseRef: p.State.Base, Verdict: verdict, Body: body})
+}
+
+// OpenThread opens a review thread and returns its id and the event's.
+func (p *PR) OpenThread(body string) (thread, event string, err error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", "", err
+	}
+	event, err = p.Write(hubrefs.Thread{Base: p.base(hubrefs.TypeThreadOpened), Thread: u.String(), Body: body})
+	return u.String(), event, err
+}
+
+// ResolveThread resolves an open thread.
+func (p *PR) ResolveThread(thread, body string) (string, error) {
+	if resolved, ok := p.State.Threads[thread]; !ok {
+		return "", fmt.Errorf("pull request %s has no thread %q (see `git+ pr show %s`); nothing written", p.ID, thread, p.ID)
+	} else if resolved {
+		return "", fmt.Errorf("thread %s of pull request %s is already resolved; nothing written", thread, p.ID)
+	}
+	return p.Write(hubrefs.Thread{Base: p.base(hubrefs.TypeThreadResolved), Thread: thread, Body: body})
+}
+
+// Check records a check run: its start (Started) or its conclusion.
+type Check struct {
+	Name       string
+	Rev        string // the revision checked; "" is the current head; a full id need not be here
+	Conclusion string // pr.Success, pr.Failure or pr.Cancelled; "" with Started
+	URL        string
+	Started    bool
+}
+
+// Check records c; the member needs hub.check:<name>.
+func (p *PR) Check(c Check) (string, error) {
+	if err := NeedCap(p.Member, trust.CheckCap(c.Name)); err != nil {
+		return "", err
+	}
+	rev := p.State.Head
+	if c.Rev != "" {
+		var err error
+		if pr.ValidOID(c.Rev) == nil {
+			rev = c.Rev // a candidate need not be in this repository
+		} else if rev, err = p.Repo.ResolveCommit(c.Rev); err != nil {
+			return "", fmt.Errorf("--rev: %w", err)
+		}
+	}
+	typ := hubrefs.TypeCheckCompleted
+	if c.Started {
+		typ = hubrefs.TypeCheckStarted
+	}
+	return p.Write(hubrefs.Check{Base: p.base(typ), Name: c.Name, Head: rev, Conclusion: c.Conclusion, URL: c.URL})
+}
+
+// Close closes the pull request (its opener or an admin).
+func (p *PR) Close() (string, error) { return p.Write(p.base(hubrefs.TypePRClosed)) }
+
+// Reopen reopens a closed pull request (its opener or an admin).
+func (p *PR) Reopen() (string, error) { return p.Write(p.base(hubrefs.TypePRReopened)) }
+
+// Merged is the outcome of Merge.
+type Merged struct {
+	ID     string
+	Branch string
+	Head   plumbing.Hash
+	Pushed bool
+	// Already: the pull request was merged and recorded before; nothing
+	// was done.
+	Already bool
+	Result  string // "merged", "already merged", or that only pr.merged was recorded
+}
+
+// LandingRefusedError is a landing the receiving hook refused: Lines are
+// the hook's refusal lines.
+type LandingRefusedError struct {
+	Lines []string
+	msg   string
+	err   *receive.PushRefusedError
+}
+
+func (e *LandingRefusedError) Error() string { return e.msg }
+func (e *LandingRefusedError) Unwrap() error { return e.err }
+
+// Merge is the direct landing (the queue of depth zero, docs/boundary.md
+// rule 1, docs/cli.md): it pushes the pull request's current head onto its
+// base with the base's current value as the expected old value, so the
+// receiving hook judges the landing, then appends pr.merged.
+//
+// Decisions:
+//   - Nothing is judged here that the boundary judges: a refusal is a
+//     *LandingRefusedError carrying the hook's lines. Only what the hook
+//     cannot see is checked first (the pull request exists, is open, and
+//     the signer may write pr.merged).
+//   - The expected old value is read from the receiving side (RemoteRef).
+//   - A base that already holds the head (someone landed it) is not pushed
+//     again; pr.merged is still appended when missing, so a crash between
+//     the push and the append is repaired by merging again.
+//   - pr.merged records revision = head, branch = base, commit = head.
+func (s *Signing) Merge(id string) (*Merged, error) {
+	r, t, m := s.Repo, s.Trust, s.Member
+	if !m.Has(trust.CapSourcePush) && !m.Has(trust.CapQueue) {
+		return nil, fmt.Errorf("member %s (key %s) may not record pr.merged: it needs %s or %s; ask an admin to run `git+ member change %s --cap ...`",
+			m.Name, Fingerprint(m.Key), trust.CapSourcePush, trust.CapQueue, m.Name)
+	}
+	st, _, err := r.PRState(id, t)
+	if err != nil {
+		return nil, err
+	}
+	id = st.ID
+	res := &Merged{ID: id, Branch: st.Base, Head: plumbing.NewHash(st.Head), Result: "merged"}
+	switch st.State {
+	case pr.Open:
+	case pr.Merged:
+		if mergedRecorded(st, st.Head, st.Base) {
+			res.Pushed, res.Already, res.Result = true, true, "already merged"
+			return res, nil
+		}
+	default:
+		return nil, fmt.Errorf("pull request %s is %s: reopen it (`git+ pr reopen %s`) before merging", id, st.State, id)
+	}
+	head, base := res.Head, res.Branch
+	old, err := r.RemoteRef(base)
+	if err != nil {
+		return nil, err
+	}
+	if old != head {
+		if _, err := Git(r.GitDir, "cat-file", "-e", st.Head+"^{commit}"); err != nil {
+			return nil, fmt.Errorf("pull request %s: its head %s is not in %s: fetch it (e.g. `git fetch %s`) and try again", id, st.Head, r.GitDir, r.Remote)
+		}
+		_, err := receive.Push(context.Background(), receive.PushOptions{
+			GitDir:  r.GitDir,
+			Remote:  r.Remote,
+			Updates: []receive.PushUpdate{{Ref: base, Old: old, New: head}},
+			Sign:    s.Key.PushSigning(),
+		})
+		var refused *receive.PushRefusedError
+		switch {
+		case errors.As(err, &refused):
+			return nil, &LandingRefusedError{Lines: refused.Lines, err: refused,
+				msg: fmt.Sprintf("pull request %s: landing %s on %s at %s was refused (%s)", id, head, base, r.Where(), refused.Status)}
+		case errors.Is(err, receive.ErrPushStale):
+			return nil, fmt.Errorf("pull request %s: %s moved while landing; run `git+ pr merge %s` again: %w", id, base, id, err)
+		case err != nil:
+			return nil, fmt.Errorf("pull request %s: landing %s on %s: %w", id, head, base, err)
+		}
+		res.Pushed = true
+	}
+	if !mergedRecorded(st, st.Head, base) {
+		payload := hubrefs.PRMerged{Base: s.base(hubrefs.TypePRMerged), Revision: st.Head, Branch: base, Commit: st.Head}
+		if _, err := s.Append(hubrefs.PRRefPrefix+id, payload); err != nil {
+			return nil, fmt.Errorf("pull request %s landed on %s but recording pr.merged failed (run `git+ pr merge %s` again to record it): %w", id, base, id, err)
+		}
+	}
+	if !res.Pushed {
+		res.Result = "base already held the head; recorded pr.merged"
+	}
+	return res, nil
+}
+
+// mergedRecorded reports whether st already holds pr.merged for rev on
+// branch.
+func mergedRecorded(st *pr.State, rev, branch string) bool {
+	for _, r := range st.Merged {
+		if r.Revision == rev && r.Branch == branch {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- the head and the remote (docs/cli.md, "Pull requests") ----------------
+
+// headSource works out the branch rev names, for pr open: a local branch
+// (feat, refs/heads/feat) or a remote-tracking one (origin/feat) gives
+// refs/heads/feat; a commit id gives "".
+func (r *Repo) headSource(rev string) string {
+	if strings.HasPrefix(rev, "refs/heads/") {
+		return rev
+	}
+	if _, err := Git(r.GitDir, "rev-parse", "--verify", "--quiet", "refs/heads/"+rev); err == nil {
+		return "refs/heads/" + rev
+	}
+	if r.Remote != "." {
+		if b, ok := strings.CutPrefix(rev, r.Remote+"/"); ok {
+			if _, err := Git(r.GitDir, "rev-parse", "--verify", "--quiet", "refs/remotes/"+rev); err == nil {
+				return "refs/heads/" + b
+			}
+		}
+	}
+	return ""
+}
+
+// CurrentBranch is the branch HEAD names in a work tree ("" when detached
+// or bare).
+func (r *Repo) CurrentBranch() string {
+	if r.Bare {
+		return ""
+	}
+	b, err := Git(r.GitDir, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return b
+}
+
+// remoteRefs lists the remote's refs (ls-remote), name → id.
+func (r *Repo) remoteRefs() (map[string]string, error) {
+	out, err := Git(r.GitDir, "ls-remote", r.Remote)
+	if err != nil {
+		return nil, fmt.Errorf("listing the refs of remote %s: %w", r.Remote, err)
+	}
+	refs := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasSuffix(f[1], "^{}") {
+			refs[f[1]] = f[0]
+		}
+	}
+	return refs, nil
+}
+
+// HeadOnRemote reports whether head is on the remote whose refs are given:
+// some ref of the remote is head, or a remote branch this repository has
+// the commit of contains it. One `git rev-list head --not <those commits>`
+// decides the latter: it lists nothing when head is reachable from one of
+// them (--ignore-missing skips the commits this repository lacks).
+func (r *Repo) HeadOnRemote(head string, refs map[string]string) bool {
+	var stdin strings.Builder
+	stdin.WriteString(head + "\n")
+	for name, v := range refs {
+		if v == head {
+			return true
+		}
+		if !strings.HasPrefix(name, "refs/hub/") {
+			stdin.WriteString("^" + v + "\n")
+		}
+	}
+	cmd := exec.Command("git", "--git-dir="+r.GitDir, "rev-list", "--ignore-missing", "--max-count=1", "--stdin")
+	cmd.Stdin = strings.NewReader(stdin.String())
+	out, err := cmd.Output()
+	return err == nil && strings.TrimSpace(string(out)) == ""
+}
+
+func (r *Repo) hasCommit(oid string) bool {
+	_, err := Git(r.GitDir, "cat-file", "-e", oid+"^{commit}")
+	return err == nil
+}
+
+// EnsureHead makes sure head is in this repository: fetched from the
+// remote (the source branch first, then the id itself) when missing.
+func (r *Repo) EnsureHead(head, source string) error {
+	if r.hasCommit(head) {
+		return nil
+	}
+	if r.Remote == "." {
+		return fmt.Errorf("%w: commit %s is not in %s", ErrHeadNotOnRemote, head, r.GitDir)
+	}
+	if source != "" {
+		if _, err := Git(r.GitDir, "fetch", "-q", r.Remote, source); err == nil && r.hasCommit(head) {
+			return nil
+		}
+	}
+	if _, err := Git(r.GitDir, "fetch", "-q", r.Remote, head); err == nil && r.hasCommit(head) {
+		return nil
+	}
+	return fmt.Errorf("%w: commit %s cannot be fetched from %s (its source branch %q moved or was deleted?): fetch it by hand", ErrHeadNotOnRemote, head, r.Remote, source)
+}
+
+// BaseTip is the base branch's commit on the remote (fetched), or here.
+func (r *Repo) BaseTip(base string) (string, error) {
+	if r.Remote == "." {
+		out, err := Git(r.GitDir, "rev-parse", "--verify", "--quiet", base+"^{commit}")
+		if err != nil {
+			return "", fmt.Errorf("base branch %s does not exist in %s", base, r.GitDir)
+		}
+		return out, nil
+	}
+	if _, err := Git(r.GitDir, "fetch", "-q", r.Remote, base); err != nil {
+		return "", fmt.Errorf("fetching base branch %s from %s: %w", base, r.Remote, err)
+	}
+	out, err := Git(r.GitDir, "rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("fetching base branch %s from %s: no commit fetched", base, r.Remote)
+	}
+	return out, nil
+}
