@@ -3,6 +3,7 @@ package main
 // git+ check run --pr ID --rev REV --name N [--timeout D] -- CMD...: run a
 // command on a revision and record the result as the check N of pull
 // request ID (docs/queue.md).
+//
 // The runner is package receive/checkrun (whose doc lists the decisions);
 // the verb exits 0 when the check succeeded (or another worker holds the
 // lease, or a batch group's last step is checked instead) and 1 otherwise.
