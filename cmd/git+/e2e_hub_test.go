@@ -117,9 +117,9 @@ func hubSetup(t *testing.T, e *hubEnv, viaClone bool) (bare, dir, work string) {
 	return bare, dir, work
 }
 
-func prShowJSON(t *testing.T, e *hubEnv, dir, id string, extra ...string) prJSON {
+func prShowJSON(t *testing.T, e *hubEnv, dir, id string, extra ...string) repo.PRView {
 	t.Helper()
-	var j prJSON
+	var j repo.PRView
 	out := e.ok(dir, "", append([]string{"pr", "show", id, "--json"}, extra...)...)
 	if err := json.Unmarshal([]byte(out), &j); err != nil {
 		t.Fatalf("pr show --json: %v\n%s", err, out)
@@ -213,7 +213,7 @@ func hubFlow(t *testing.T, viaClone bool) {
 	}
 	// --json before the verb works too, and pr list shows the pull request.
 	for _, args := range [][]string{append([]string{"--json"}, with("pr", "list")...), with("pr", "list", "--json")} {
-		var list []prJSON
+		var list []repo.PRView
 		out := e.ok(dir, "", args...)
 		if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 || list[0].ID != id {
 			t.Fatalf("git+ %s: %v\n%s", strings.Join(args, " "), err, out)

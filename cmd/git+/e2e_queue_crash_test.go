@@ -31,6 +31,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/queuerun"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 // qworld is a queue world: an e2e world with a queue on main and pull
@@ -210,7 +211,7 @@ func (qw *qworld) drive(t *testing.T, dir string, broken map[string]bool, max in
 // further pass appends nothing.
 func (qw *qworld) converged(t *testing.T, dir string, broken map[string]bool) {
 	t.Helper()
-	var show queueJSON
+	var show repo.QueueView
 	out := qw.mustGP("", dir, "", "queue", "show", "--target", "main", "--json")
 	if err := json.Unmarshal([]byte(out), &show); err != nil {
 		t.Fatalf("queue show: %v\n%s", err, out)
@@ -381,7 +382,7 @@ func TestQueueCrashConverges(t *testing.T) {
 				}
 			}
 			if name == "reset" {
-				var show queueJSON
+				var show repo.QueueView
 				if err := json.Unmarshal([]byte(qw.mustGP("", dir, "", "queue", "show", "--target", "main", "--json")), &show); err != nil || len(show.Resets) != 1 {
 					t.Fatalf("after the crash at reset: %v %+v", err, show)
 				}

@@ -5,7 +5,6 @@ package main
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -150,13 +149,6 @@ func memberRemove(c *cli.Context) error {
 	return nil
 }
 
-type memberJSON struct {
-	Name        string   `json:"name"`
-	Key         string   `json:"key"`
-	Fingerprint string   `json:"fingerprint"`
-	Caps        []string `json:"caps"`
-}
-
 func memberList(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("usage: git+ member list [--json]")
@@ -165,27 +157,15 @@ func memberList(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	out := []memberJSON{}
-	for _, n := range t.MemberNames() {
-		m := t.Members[n]
-		caps := append([]string{}, m.Caps...)
-		sort.Strings(caps)
-		out = append(out, memberJSON{Name: m.Name, Key: m.KeyLine, Fingerprint: fingerprint(m.Key), Caps: caps})
-	}
+	out := repo.Members(t)
 	if wantJSON(c) {
 		return printJSON(c, out)
 	}
 	for _, m := range out {
-		fmt.Fprintf(c.App.Writer, "%-16s %s  %s\n", m.Name, m.Fingerprint, strings.Join(m.Caps, ","))
+		fmt.Fprintln(c.App.Writer, m.Line())
 	}
 	return nil
 }
-
-// allowedSignerPrincipal is the principal of a member in the allowed
-// signers file: the e-mail of the member's event identity. git finds the
-// principal by key (ssh-keygen -Y find-principals), so it only has to be
-// unique and free of spaces.
-func allowedSignerPrincipal(name string) string { return name + "@hub.invalid" }
 
 func memberAllowedSigners(c *cli.Context) error {
 	if c.NArg() != 0 {
@@ -195,9 +175,8 @@ func memberAllowedSigners(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	for _, n := range t.MemberNames() {
-		m := t.Members[n]
-		fmt.Fprintf(c.App.Writer, "%s namespaces=\"git\" %s\n", allowedSignerPrincipal(m.Name), m.KeyLine)
+	for _, l := range repo.AllowedSigners(t) {
+		fmt.Fprintln(c.App.Writer, l)
 	}
 	return nil
 }

@@ -6,8 +6,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -16,7 +14,6 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
-	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -285,122 +282,6 @@ func prWrite(c *cli.Context, id string, write func(*repo.PR) (string, error)) er
 
 // ---- readers ----------------------------------------------------------------
 
-type prCheckJSON struct {
-	Name       string `json:"name"`
-	Revision   string `json:"revision"`
-	Conclusion string `json:"conclusion"`
-	AtHead     bool   `json:"atHead"`
-}
-
-type prThreadJSON struct {
-	ID       string `json:"id"`
-	Resolved bool   `json:"resolved"`
-	// pr show only:
-	Opener     string `json:"opener,omitempty"`
-	Body       string `json:"body,omitempty"`
-	ResolvedBy string `json:"resolvedBy,omitempty"`
-	Resolution string `json:"resolution,omitempty"`
-}
-
-// prReviewJSON is one review (pr show).
-type prReviewJSON struct {
-	Reviewer string `json:"reviewer"`
-	Verdict  string `json:"verdict"`
-	Head     string `json:"head"`
-	Current  bool   `json:"current"` // names the current head and base
-	Body     string `json:"body,omitempty"`
-	Time     int64  `json:"time"`
-	Event    string `json:"event"`
-}
-
-// prRunJSON is one check run, started or completed (pr show).
-type prRunJSON struct {
-	Name       string `json:"name"`
-	Revision   string `json:"revision"`
-	Conclusion string `json:"conclusion,omitempty"` // "" for check.started
-	By         string `json:"by"`
-	Counts     bool   `json:"counts"` // its signer holds hub.check:<name> now
-	URL        string `json:"url,omitempty"`
-	Time       int64  `json:"time"`
-}
-
-// prQueueJSON is where the pull request stands in a queue (pr show).
-type prQueueJSON struct {
-	Queue     string        `json:"queue"`
-	Target    string        `json:"target"`
-	State     string        `json:"state"` // queued, or left
-	Position  int           `json:"position,omitempty"`
-	Candidate string        `json:"candidate,omitempty"`
-	Checks    []prCheckJSON `json:"checks,omitempty"`
-	Waiting   string        `json:"waiting,omitempty"`
-	Reason    string        `json:"reason,omitempty"` // why it left: landed, failed, conflict, stale, withdrawn
-	Detail    string        `json:"detail,omitempty"`
-}
-
-type prJSON struct {
-	ID                string         `json:"id"`
-	State             string         `json:"state"`
-	Title             string         `json:"title"`
-	Body              string         `json:"body,omitempty"`
-	Base              string         `json:"base"`
-	Head              string         `json:"head"`
-	Opener            string         `json:"opener"`
-	OpenerKey         string         `json:"openerFingerprint"`
-	Heads             []string       `json:"heads"`
-	Approvals         []string       `json:"approvals"`
-	Threads           []prThreadJSON `json:"threads"`
-	UnresolvedThreads int            `json:"unresolvedThreads"`
-	Checks            []prCheckJSON  `json:"checks"`
-	Merged            []prMergedJSON `json:"merged,omitempty"`
-	Events            int            `json:"events"`
-	Tip               string         `json:"tip"`
-	Source            string         `json:"source,omitempty"`
-	// pr show only:
-	Reviews []prReviewJSON `json:"reviews,omitempty"`
-	Runs    []prRunJSON    `json:"runs,omitempty"`
-	Queue   *prQueueJSON   `json:"queue,omitempty"`
-}
-
-type prMergedJSON struct {
-	Revision string `json:"revision"`
-	Branch   string `json:"branch"`
-	Commit   string `json:"commit"`
-}
-
-func prToJSON(st *pr.State, events int) prJSON {
-	out := prJSON{
-		ID: st.ID, State: st.State, Title: st.Title, Body: st.Body, Base: st.Base, Head: st.Head,
-		Opener: st.Opener.Name, Heads: append([]string{}, st.Heads...),
-		Approvals: append([]string{}, st.Approvals...), Threads: []prThreadJSON{},
-		UnresolvedThreads: st.UnresolvedThreads, Checks: []prCheckJSON{}, Events: events, Tip: st.Tip.String(),
-		Source: st.Source,
-	}
-	if st.Opener.Key != nil {
-		out.OpenerKey = fingerprint(st.Opener.Key)
-	}
-	for th, resolved := range st.Threads {
-		out.Threads = append(out.Threads, prThreadJSON{ID: th, Resolved: resolved})
-	}
-	sort.Slice(out.Threads, func(i, j int) bool { return out.Threads[i].ID < out.Threads[j].ID })
-	for k, v := range st.Checks {
-		out.Checks = append(out.Checks, prCheckJSON{Name: k.Name, Revision: k.Revision, Conclusion: v, AtHead: k.Revision == st.Head})
-	}
-	sort.Slice(out.Checks, func(i, j int) bool {
-		a, b := out.Checks[i], out.Checks[j]
-		if a.AtHead != b.AtHead {
-			return a.AtHead
-		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.Revision < b.Revision
-	})
-	for _, m := range st.Merged {
-		out.Merged = append(out.Merged, prMergedJSON{Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
-	}
-	return out
-}
-
 func prShow(c *cli.Context) error {
 	id, err := oneID(c, "show ID [--json]")
 	if err != nil {
@@ -420,141 +301,12 @@ func prShow(c *cli.Context) error {
 	if !ok {
 		return fail(1, fmt.Errorf("no pull request %s in %s (see `git+ pr list --all`)", id, h.Where()))
 	}
-	j := prShowToJSON(p)
+	j := p.View()
 	if wantJSON(c) {
 		return printJSON(c, j)
 	}
-	printPR(c.App.Writer, j)
+	j.WriteText(c.App.Writer)
 	return nil
-}
-
-// prShowToJSON is prToJSON with the texts, runs and queue state.
-func prShowToJSON(p *webview.PR) prJSON {
-	j := prToJSON(p.State, p.Events)
-	j.Threads = []prThreadJSON{}
-	for _, th := range p.Threads {
-		tj := prThreadJSON{ID: th.ID, Resolved: th.Resolved, Opener: th.Opened.Who, Body: th.Opened.Body}
-		if th.Resolution != nil {
-			tj.ResolvedBy, tj.Resolution = th.Resolution.Who, th.Resolution.Body
-		}
-		j.Threads = append(j.Threads, tj)
-	}
-	j.Reviews = []prReviewJSON{}
-	for _, r := range p.Reviews {
-		j.Reviews = append(j.Reviews, prReviewJSON{Reviewer: r.Who, Verdict: r.Verdict, Head: r.Head, Current: r.Current, Body: r.Body, Time: r.Time.Unix(), Event: r.Event})
-	}
-	j.Runs = []prRunJSON{}
-	for _, rr := range p.RunsByRevision() {
-		for _, r := range rr.Runs {
-			j.Runs = append(j.Runs, prRunJSON{Name: r.Name, Revision: r.Revision, Conclusion: r.Conclusion, By: r.Who, Counts: r.Counts, URL: r.URL, Time: r.Time.Unix()})
-		}
-	}
-	if q := p.Queue; q != nil {
-		qj := &prQueueJSON{Queue: q.Queue, Target: q.Target, State: "left", Reason: q.Left, Detail: q.Detail}
-		if q.Position > 0 {
-			qj.State, qj.Position, qj.Candidate, qj.Waiting = "queued", q.Position, q.Candidate, q.Waiting
-			for _, c := range q.Checks {
-				qj.Checks = append(qj.Checks, prCheckJSON{Name: c.Name, Revision: q.Candidate, Conclusion: c.State})
-			}
-		}
-		j.Queue = qj
-	}
-	return j
-}
-
-func printPR(wr io.Writer, j prJSON) {
-	fmt.Fprintf(wr, "pull request %s [%s]\n", j.ID, j.State)
-	fmt.Fprintf(wr, "title:     %s\n", j.Title)
-	fmt.Fprintf(wr, "base:      %s\n", j.Base)
-	if j.Source != "" {
-		fmt.Fprintf(wr, "source:    %s\n", j.Source)
-	}
-	fmt.Fprintf(wr, "head:      %s\n", j.Head)
-	opener := j.Opener
-	if opener == "" {
-		opener = "(no longer a member)"
-	}
-	fmt.Fprintf(wr, "opener:    %s %s\n", opener, j.OpenerKey)
-	fmt.Fprintf(wr, "approvals: %d %s\n", len(j.Approvals), strings.Join(j.Approvals, ", "))
-	if q := j.Queue; q != nil {
-		if q.State == "queued" {
-			fmt.Fprintf(wr, "queue:     #%d for %s: %s\n", q.Position, q.Target, q.Waiting)
-			for _, c := range q.Checks {
-				fmt.Fprintf(wr, "  candidate %s %s: %s\n", short(q.Candidate), c.Name, c.Conclusion)
-			}
-		} else {
-			fmt.Fprintf(wr, "queue:     left the queue for %s: %s", q.Target, q.Reason)
-			if q.Detail != "" {
-				fmt.Fprintf(wr, " (%s)", q.Detail)
-			}
-			fmt.Fprintln(wr)
-		}
-	}
-	for _, m := range j.Merged {
-		fmt.Fprintf(wr, "merged:    %s into %s by %s\n", m.Revision, m.Branch, m.Commit)
-	}
-	if j.Body != "" {
-		fmt.Fprintf(wr, "\n%s\n", indent(j.Body))
-	}
-	fmt.Fprintf(wr, "\nreviews:   %d\n", len(j.Reviews))
-	for _, r := range j.Reviews {
-		stale := ""
-		if !r.Current {
-			stale = " (an earlier head or base)"
-		}
-		fmt.Fprintf(wr, "  %s: %s at %s%s\n", r.Reviewer, r.Verdict, short(r.Head), stale)
-		if r.Body != "" {
-			fmt.Fprintf(wr, "%s\n", indent(r.Body))
-		}
-	}
-	fmt.Fprintf(wr, "threads:   %d unresolved of %d\n", j.UnresolvedThreads, len(j.Threads))
-	for _, th := range j.Threads {
-		state := "open"
-		if th.Resolved {
-			state = "resolved by " + th.ResolvedBy
-		}
-		fmt.Fprintf(wr, "  thread %s by %s [%s]\n", th.ID, th.Opener, state)
-		if th.Body != "" {
-			fmt.Fprintf(wr, "%s\n", indent(th.Body))
-		}
-		if th.Resolution != "" {
-			fmt.Fprintf(wr, "%s\n", indent("resolution: "+th.Resolution))
-		}
-	}
-	fmt.Fprintf(wr, "checks:\n")
-	rev := ""
-	for _, r := range j.Runs {
-		if r.Revision != rev {
-			rev = r.Revision
-			where := ""
-			if rev == j.Head {
-				where = " (head)"
-			}
-			fmt.Fprintf(wr, "  at %s%s\n", rev, where)
-		}
-		concl := r.Conclusion
-		if concl == "" {
-			concl = "started"
-		}
-		if !r.Counts {
-			concl += " (does not count: signer lacks hub.check:" + r.Name + ")"
-		}
-		fmt.Fprintf(wr, "    %-12s %s by %s", r.Name, concl, r.By)
-		if r.URL != "" {
-			fmt.Fprintf(wr, " %s", r.URL)
-		}
-		fmt.Fprintln(wr)
-	}
-}
-
-// indent prefixes every line of a free text with four spaces, so a body
-// cannot pass for a field of the listing.
-func indent(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = "    " + l
-	}
-	return strings.Join(lines, "\n")
 }
 
 func prList(c *cli.Context) error {
@@ -565,28 +317,15 @@ func prList(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	// Every pull request ref, each folded from the fold cache's pull
-	// request view when its ref has not moved (docs/scale.md).
-	refs, err := receive.ReadRefsUnder(h.GitDir, []string{hubrefs.PRRefPrefix}, nil)
+	out, err := h.PRs(t, c.Bool("all"))
 	if err != nil {
-		return fail(1, fmt.Errorf("listing refs in %s: %w", h.GitDir, err))
-	}
-	out := []prJSON{}
-	for _, f := range h.Reader(eventCeilings(t)).PRs(t.Tip, t, refs) {
-		if f.Err != nil {
-			return fail(1, fmt.Errorf("reading %s in %s: %w", f.Ref, h.GitDir, f.Err))
-		}
-		if f.State.State != pr.Open && !c.Bool("all") {
-			continue
-		}
-		out = append(out, prToJSON(f.State, f.Events))
+		return fail(1, err)
 	}
 	if wantJSON(c) {
 		return printJSON(c, out)
 	}
 	for _, p := range out {
-		fmt.Fprintf(c.App.Writer, "%s %-6s %s %.12s approvals=%d threads=%d  %s\n",
-			p.ID, p.State, strings.TrimPrefix(p.Base, "refs/heads/"), p.Head, len(p.Approvals), p.UnresolvedThreads, p.Title)
+		fmt.Fprintln(c.App.Writer, p.Line())
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,61 +43,20 @@ func prCheckout(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	if h.Bare {
-		return fail(1, fmt.Errorf("%s is a bare repository: run `git+ pr checkout` in a clone", h.GitDir))
-	}
-	st, _, err := h.PRState(id, t)
-	if err != nil {
-		return fail(1, err)
-	}
-	if err := h.EnsureHead(st.Head, st.Source); err != nil {
-		return fail(1, err)
-	}
-	name := c.String("branch")
-	if name == "" {
-		name = "pr/" + id[:8]
-	}
-	ref, err := branchRef(name)
-	if err != nil {
-		return fail(1, fmt.Errorf("--branch: %w", err))
-	}
-	name = strings.TrimPrefix(ref, "refs/heads/")
-	cur, _ := gitOut(h.GitDir, "rev-parse", "--verify", "--quiet", ref)
-	args := []string{"checkout", "-q", "-b", name, st.Head}
-	switch {
-	case cur == st.Head:
-		args = []string{"checkout", "-q", name}
-	case cur != "" && !c.Bool("force"):
-		return fail(1, fmt.Errorf("branch %s exists at %s, not at pull request %s's head %s: pass --force to move it, or --branch NAME", name, short(cur), id, short(st.Head)))
-	case cur != "":
-		args = []string{"checkout", "-q", "-B", name, st.Head}
-	}
-	// Run in the work tree: checkout needs it, and --git-dir alone would
-	// take the current directory as the work tree.
 	top := rootString(c, "repo")
 	if top == "" {
 		top = "."
 	}
-	cmd := exec.Command("git", append([]string{"-C", top}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fail(1, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out))))
+	co, err := h.Checkout(t, id, c.String("branch"), c.Bool("force"), top)
+	if err != nil {
+		return fail(1, err)
 	}
-	if cur != st.Head {
-		journal.refs = append(journal.refs, movedRef{Ref: ref, Old: cur, New: st.Head, Remote: "."})
+	if co.Old != co.PR.Head {
+		journal.refs = append(journal.refs, movedRef{Ref: co.Ref, Old: co.Old, New: co.PR.Head, Remote: "."})
 	}
-	fmt.Fprintf(c.App.ErrWriter, "switched to branch %s at %s (pull request %s: %s)\n", name, short(st.Head), id, st.Title)
-	fmt.Fprintln(c.App.Writer, name)
+	fmt.Fprintf(c.App.ErrWriter, "switched to branch %s at %s (pull request %s: %s)\n", co.Branch, short(co.PR.Head), id, co.PR.Title)
+	fmt.Fprintln(c.App.Writer, co.Branch)
 	return nil
-}
-
-// prDiffJSON is pr diff --json.
-type prDiffJSON struct {
-	ID        string `json:"id"`
-	Base      string `json:"base"`
-	BaseTip   string `json:"baseTip"`
-	Head      string `json:"head"`
-	MergeBase string `json:"mergeBase"`
-	Diff      string `json:"diff"`
 }
 
 func prDiff(c *cli.Context) error {
@@ -109,42 +67,30 @@ func prDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	extra := c.Args().Slice()[1:]
 	h, t, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	st, _, err := h.PRState(id, t)
+	d, err := h.Diff(t, id)
 	if err != nil {
 		return fail(1, err)
 	}
-	if err := h.EnsureHead(st.Head, st.Source); err != nil {
-		return fail(1, err)
-	}
-	baseTip, err := h.BaseTip(st.Base)
-	if err != nil {
-		return fail(1, err)
-	}
-	mb, err := gitOut(h.GitDir, "merge-base", baseTip, st.Head)
-	if err != nil {
-		return fail(1, fmt.Errorf("pull request %s: its head %s and %s share no history: %w", id, short(st.Head), st.Base, err))
-	}
-	args := append([]string{"--git-dir=" + h.GitDir, "diff"}, extra...)
-	args = append(args, baseTip+"..."+st.Head, "--")
-	cmd := exec.Command("git", args...)
+	args := append([]string{"--git-dir=" + h.GitDir, "diff"}, c.Args().Slice()[1:]...)
+	cmd := exec.Command("git", append(args, d.BaseTip+"..."+d.Head, "--")...)
 	if wantJSON(c) {
 		out, err := cmd.Output()
 		if err != nil {
-			return fail(1, fmt.Errorf("git diff %s...%s: %w", short(baseTip), short(st.Head), err))
+			return fail(1, fmt.Errorf("git diff %s...%s: %w", short(d.BaseTip), short(d.Head), err))
 		}
-		return printJSON(c, prDiffJSON{ID: id, Base: st.Base, BaseTip: baseTip, Head: st.Head, MergeBase: mb, Diff: string(out)})
+		d.Diff = string(out)
+		return printJSON(c, d)
 	}
 	cmd.Stdout, cmd.Stderr = c.App.Writer, c.App.ErrWriter
 	if f, ok := c.App.Writer.(*os.File); ok {
 		cmd.Stdout = f // git pages and colours for a terminal as it would itself
 	}
 	if err := cmd.Run(); err != nil {
-		return fail(1, fmt.Errorf("git diff %s...%s: %w", short(baseTip), short(st.Head), err))
+		return fail(1, fmt.Errorf("git diff %s...%s: %w", short(d.BaseTip), short(d.Head), err))
 	}
 	return nil
 }

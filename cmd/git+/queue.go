@@ -11,8 +11,6 @@ package main
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -155,91 +153,26 @@ func queueClose(c *cli.Context) error {
 
 // ---- readers ----------------------------------------------------------------
 
-type queueSummaryJSON struct {
-	ID      string `json:"id"`
-	Target  string `json:"target"`
-	Closed  bool   `json:"closed"`
-	Counts  bool   `json:"counts"` // the queue that counts for its target
-	Entries int    `json:"entries"`
-	Events  int    `json:"events"`
-}
-
-type queueEntryJSON struct {
-	PR        string `json:"pr"`
-	Head      string `json:"head"`
-	Base      string `json:"base,omitempty"`
-	State     string `json:"state"` // queued or left
-	Position  int    `json:"position,omitempty"`
-	Priority  string `json:"priority,omitempty"` // queued: high or normal
-	Reason    string `json:"reason,omitempty"`
-	Detail    string `json:"detail,omitempty"`
-	Candidate string `json:"candidate,omitempty"`
-	Branch    string `json:"branch,omitempty"`
-	// Waiting says why a queued entry has not landed yet: review missing,
-	// a check pending or red on which candidate, or the entries ahead of
-	// it (the page's reasons, hooks/webview).
-	Waiting string `json:"waiting,omitempty"`
-}
-
-type queueJSON struct {
-	queueSummaryJSON
-	Tip     string           `json:"tip"`
-	Active  []queueEntryJSON `json:"active"`
-	Left    []queueEntryJSON `json:"left"`
-	Resets  []string         `json:"resets"`
-	Ignored int              `json:"ignored"`
-	// TargetRed: why the queue believes the target is broken and stopped
-	// evicting (docs/queue.md, "A red target"); empty otherwise.
-	TargetRed string `json:"targetRed,omitempty"`
-}
-
-func queueSummary(q *queueLog, logs map[string]*queueLog) queueSummaryJSON {
-	counts := false
-	if s := repo.SelectLog(logs, q.State.Target); s != nil && s.State.ID == q.State.ID {
-		counts = true
-	}
-	return queueSummaryJSON{ID: q.State.ID, Target: q.State.Target, Closed: q.State.Closed, Counts: counts, Entries: len(q.State.Entries), Events: q.State.Count}
-}
-
 func queueList(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return usageErr("usage: git+ queue list [--json]")
 	}
-	h, err := openHub(c)
+	h, t, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	t, err := h.Trust()
-	if err != nil {
-		return fail(1, err)
-	}
-	logs, warnings, err := h.QueueLogs(t)
+	list, warnings, err := h.Queues(t)
 	if err != nil {
 		return fail(1, err)
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(c.App.ErrWriter, "warning:", w)
 	}
-	ids := make([]string, 0, len(logs))
-	for id := range logs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	list := []queueSummaryJSON{}
-	for _, id := range ids {
-		list = append(list, queueSummary(logs[id], logs))
-	}
 	if wantJSON(c) {
 		return printJSON(c, list)
 	}
 	for _, s := range list {
-		state := "open"
-		if s.Closed {
-			state = "closed"
-		} else if !s.Counts {
-			state = "open (not counting: another queue has a smaller id)"
-		}
-		fmt.Fprintf(c.App.Writer, "%s %s %s, %d entries, %d events\n", s.ID, strings.TrimPrefix(s.Target, "refs/heads/"), state, s.Entries, s.Events)
+		fmt.Fprintln(c.App.Writer, s.Line())
 	}
 	return nil
 }
@@ -248,94 +181,23 @@ func queueShow(c *cli.Context) error {
 	if c.NArg() > 1 || (c.NArg() == 1) == (c.String("target") != "") {
 		return usageErr("usage: git+ queue show ID | --target BRANCH [--json]")
 	}
-	h, err := openHub(c)
+	h, t, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)
 	}
-	t, err := h.Trust()
+	j, err := h.ShowQueue(t, c.Args().First(), c.String("target"))
 	if err != nil {
 		return fail(1, err)
 	}
-	logs, _, err := h.QueueLogs(t)
-	if err != nil {
-		return fail(1, err)
-	}
-	var q *queueLog
-	if c.NArg() == 1 {
-		if q, err = h.QueueLog(c.Args().First(), t); err != nil {
-			return fail(1, err)
+	if snap, err := webview.Load(h.GitDir); err == nil { // why each entry waits: the page's reasons
+		why := snap.Waiting(j.ID)
+		for i := range j.Active {
+			j.Active[i].Waiting = why[j.Active[i].PR]
 		}
-	} else {
-		target, err := branchRef(c.String("target"))
-		if err != nil {
-			return fail(1, fmt.Errorf("--target: %w", err))
-		}
-		if q = repo.SelectLog(logs, target); q == nil {
-			return fail(1, fmt.Errorf("no open queue for %s in %s (open one with `git+ queue open --target %s`)", target, h.Where(), target))
-		}
-	}
-	j := queueJSON{queueSummaryJSON: queueSummary(q, logs), Tip: q.State.Tip.String(), Active: []queueEntryJSON{}, Left: []queueEntryJSON{}, Resets: []string{}, Ignored: len(q.State.Ignored)}
-	why := map[string]string{} // pull request → why it waits
-	if snap, err := webview.Load(h.GitDir); err == nil {
-		for _, vq := range snap.Queues {
-			if vq.ID != q.State.ID {
-				continue
-			}
-			for _, e := range vq.Entries {
-				why[e.PR] = e.Waiting
-			}
-		}
-	}
-	for i, e := range q.State.Entries {
-		ej := queueEntryJSON{PR: e.PR, Head: e.Head, Base: e.Base, State: "queued", Position: i + 1, Priority: e.Priority, Waiting: why[e.PR]}
-		if r, ok := q.State.LatestCandidate(e.PR); ok && r.Invalidated.IsZero() && r.Head == e.Head {
-			ej.Candidate, ej.Branch = r.Step, r.Branch
-		}
-		j.Active = append(j.Active, ej)
-	}
-	for _, l := range q.State.Left {
-		j.Left = append(j.Left, queueEntryJSON{PR: l.PR, Head: l.Head, State: "left", Reason: l.Reason, Detail: l.Detail})
-	}
-	for _, r := range q.State.Resets {
-		j.Resets = append(j.Resets, r.Tip)
-	}
-	if tip, err := h.RemoteRef(q.State.Target); err == nil && !tip.IsZero() {
-		j.TargetRed = queue.RedTarget(q.State, tip.String(), nil)
 	}
 	if wantJSON(c) {
 		return printJSON(c, j)
 	}
-	out := c.App.Writer
-	state := "open"
-	if q.State.Closed {
-		state = "closed"
-	}
-	fmt.Fprintf(out, "queue %s on %s (%s, %d events)\n", q.State.ID, q.State.Target, state, q.State.Count)
-	if j.TargetRed != "" {
-		fmt.Fprintf(out, "target red: %s\n", j.TargetRed)
-	}
-	if len(j.Active) == 0 {
-		fmt.Fprintln(out, "no active entries")
-	}
-	for _, e := range j.Active {
-		fmt.Fprintf(out, "%d. %s queued at %s", e.Position, e.PR, e.Head)
-		if e.Priority == queue.PriorityHigh {
-			fmt.Fprint(out, " (priority high)")
-		}
-		if e.Candidate != "" {
-			fmt.Fprintf(out, ", candidate %s on %s", e.Candidate, e.Branch)
-		}
-		fmt.Fprintln(out)
-		if e.Waiting != "" {
-			fmt.Fprintf(out, "   waits: %s\n", e.Waiting)
-		}
-	}
-	for _, e := range j.Left {
-		fmt.Fprintf(out, "-  %s left (%s) at %s", e.PR, e.Reason, e.Head)
-		if e.Detail != "" {
-			fmt.Fprintf(out, ": %s", e.Detail)
-		}
-		fmt.Fprintln(out)
-	}
+	j.WriteText(c.App.Writer)
 	return nil
 }

@@ -3,9 +3,6 @@ package main
 // git+ whoami: the signing key and what it may do here.
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/receive/repo"
@@ -39,36 +36,6 @@ func whoamiAction(c *cli.Context) error {
 	if wantJSON(c) {
 		return printJSON(c, out)
 	}
-	w := c.App.Writer
-	if out.Member == "" {
-		fmt.Fprintf(w, "%s not a member\n", out.Fingerprint)
-	} else {
-		fmt.Fprintf(w, "%s %s %s\n", out.Fingerprint, out.Member, strings.Join(out.Caps, ","))
-	}
-	if b := out.Branch; b != nil {
-		if !b.Protected {
-			fmt.Fprintf(w, "%s: not protected (any push is accepted)\n", b.Ref)
-			return nil
-		}
-		checks := "none"
-		if len(b.RequiredChecks) > 0 {
-			checks = strings.Join(b.RequiredChecks, ",")
-		}
-		fmt.Fprintf(w, "%s: protected; pull request required: %s; approvals: %d; checks: %s; resolved threads: %s; provenance: %s\n",
-			b.Ref, yesNo(b.RequirePullRequest), b.RequiredApprovals, checks, yesNo(b.RequireResolvedThreads), yesNo(b.RequireProvenance))
-		if b.QueueCandidates && !b.RequireProvenance {
-			fmt.Fprintf(w, "%s: takes queue candidates, chains up to %d deep\n", b.Ref, b.QueueDepth)
-		} else {
-			fmt.Fprintf(w, "%s: takes no queue candidates\n", b.Ref)
-		}
-		fmt.Fprintf(w, "this key may push/land (source.push): %s; may run the queue (hub.queue): %s\n", yesNo(b.MayPush), yesNo(b.MayQueue))
-	}
+	out.WriteText(c.App.Writer)
 	return nil
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

@@ -263,12 +263,7 @@ func startLease(s *repo.Signing, id, name, commit string, lease time.Duration) (
 			return "", fmt.Errorf("appending check.started to pull request %s: %w", id, err)
 		}
 		time.Sleep(hubrefs.Backoff(attempt))
-		if r.Remote != "." {
-			if err := hubrefs.Fetch(context.Background(), r.GitDir, r.Remote); err != nil {
-				return "", err
-			}
-		}
-		if err := r.Reopen(); err != nil {
+		if err := r.Refresh(); err != nil {
 			return "", err
 		}
 	}

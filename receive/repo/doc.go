@@ -19,6 +19,11 @@
 //     CLI prints them; usage mistakes found only here (a detached HEAD for
 //     a default head, --push to the repository itself) are sentinel errors
 //     the CLI turns into its usage messages.
+//   - A Signing, and a PR, hold the states folded when they were opened: a
+//     writer judges against them and does not re-read after writing (the
+//     CLI runs one writer per process). Open them again to write on top of
+//     one's own events (the receiving hook judges every event against
+//     the state it finds anyway).
 //   - Repo.OnAppend and Repo.OnPush report every event appended and every
 //     branch pushed, so a caller can journal them (the CLI's --json).
 //   - Trust is read with generous ceilings (a client reads; the boundary

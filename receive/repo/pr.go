@@ -484,3 +484,86 @@ func (r *Repo) BaseTip(base string) (string, error) {
 	}
 	return out, nil
 }
+
+// CheckedOut is what Checkout did.
+type CheckedOut struct {
+	Branch string    // the local branch, without refs/heads/
+	Ref    string    // refs/heads/<Branch>
+	Old    string    // the branch's commit before ("" when created)
+	PR     *pr.State // the pull request checked out (its Head)
+}
+
+// Checkout makes a local branch (branch; "" is pr/ and the id's first 8
+// characters) at pull request id's head in the work tree workTree and
+// switches to it, fetching a missing head (EnsureHead). An existing branch
+// at another commit is moved only with force.
+func (r *Repo) Checkout(t *trust.State, id, branch string, force bool, workTree string) (*CheckedOut, error) {
+	if r.Bare {
+		return nil, fmt.Errorf("%s is a bare repository: run `git+ pr checkout` in a clone", r.GitDir)
+	}
+	st, _, err := r.PRState(id, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.EnsureHead(st.Head, st.Source); err != nil {
+		return nil, err
+	}
+	if branch == "" {
+		branch = "pr/" + st.ID[:8]
+	}
+	ref, err := BranchRef(branch)
+	if err != nil {
+		return nil, fmt.Errorf("--branch: %w", err)
+	}
+	name := strings.TrimPrefix(ref, "refs/heads/")
+	cur, _ := Git(r.GitDir, "rev-parse", "--verify", "--quiet", ref)
+	args := []string{"checkout", "-q", "-b", name, st.Head}
+	switch {
+	case cur == st.Head:
+		args = []string{"checkout", "-q", name}
+	case cur != "" && !force:
+		return nil, fmt.Errorf("branch %s exists at %s, not at pull request %s's head %s: pass --force to move it, or --branch NAME", name, Short(cur), st.ID, Short(st.Head))
+	case cur != "":
+		args = []string{"checkout", "-q", "-B", name, st.Head}
+	}
+	// Run in the work tree: checkout needs it, and --git-dir alone would
+	// take the current directory as the work tree.
+	cmd := exec.Command("git", append([]string{"-C", workTree}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return &CheckedOut{Branch: name, Ref: ref, Old: cur, PR: st}, nil
+}
+
+// DiffRange is what `git+ pr diff` compares: the head against its merge
+// base with the base branch as the remote holds it now (`git diff
+// BaseTip...Head`), so commits that landed on the base meanwhile do not show.
+type DiffRange struct {
+	ID        string `json:"id"`
+	Base      string `json:"base"`
+	BaseTip   string `json:"baseTip"`
+	Head      string `json:"head"`
+	MergeBase string `json:"mergeBase"`
+	Diff      string `json:"diff"` // filled by the caller that runs git diff
+}
+
+// Diff settles pull request id's DiffRange, fetching the head and the base
+// branch.
+func (r *Repo) Diff(t *trust.State, id string) (*DiffRange, error) {
+	st, _, err := r.PRState(id, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.EnsureHead(st.Head, st.Source); err != nil {
+		return nil, err
+	}
+	baseTip, err := r.BaseTip(st.Base)
+	if err != nil {
+		return nil, err
+	}
+	mb, err := Git(r.GitDir, "merge-base", baseTip, st.Head)
+	if err != nil {
+		return nil, fmt.Errorf("pull request %s: its head %s and %s share no history: %w", st.ID, Short(st.Head), st.Base, err)
+	}
+	return &DiffRange{ID: st.ID, Base: st.Base, BaseTip: baseTip, Head: st.Head, MergeBase: mb}, nil
+}

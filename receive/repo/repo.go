@@ -166,6 +166,18 @@ func (r *Repo) open() error {
 // Reopen opens the object store again, to see objects fetched since.
 func (r *Repo) Reopen() error { return r.open() }
 
+// Refresh fetches the remote's hub refs again (for a remote other than
+// ".") and reopens the object store: a writer that lost a race reads the
+// winner's events.
+func (r *Repo) Refresh() error {
+	if r.Remote != "." {
+		if err := hubrefs.Fetch(context.Background(), r.GitDir, r.Remote); err != nil {
+			return err
+		}
+	}
+	return r.open()
+}
+
 // Objects is the repository's object store (package receive's reader).
 func (r *Repo) Objects() storer.EncodedObjectStorer { return r.objs }
 

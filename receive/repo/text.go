@@ -1,0 +1,194 @@
+package repo
+
+// The readers' text, as the CLI prints it: the same words for a program
+// that shows a pull request, a queue or an identity.
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gitplus/gitplus/hubrefs/queue"
+)
+
+// Line is the pull request's line in `git+ pr list`.
+func (p PRView) Line() string {
+	return fmt.Sprintf("%s %-6s %s %.12s approvals=%d threads=%d  %s",
+		p.ID, p.State, strings.TrimPrefix(p.Base, "refs/heads/"), p.Head, len(p.Approvals), p.UnresolvedThreads, p.Title)
+}
+
+// WriteText writes the view as `git+ pr show` prints it.
+func (j PRView) WriteText(wr io.Writer) {
+	fmt.Fprintf(wr, "pull request %s [%s]\n", j.ID, j.State)
+	fmt.Fprintf(wr, "title:     %s\n", j.Title)
+	fmt.Fprintf(wr, "base:      %s\n", j.Base)
+	if j.Source != "" {
+		fmt.Fprintf(wr, "source:    %s\n", j.Source)
+	}
+	fmt.Fprintf(wr, "head:      %s\n", j.Head)
+	opener := j.Opener
+	if opener == "" {
+		opener = "(no longer a member)"
+	}
+	fmt.Fprintf(wr, "opener:    %s %s\n", opener, j.OpenerKey)
+	fmt.Fprintf(wr, "approvals: %d %s\n", len(j.Approvals), strings.Join(j.Approvals, ", "))
+	if q := j.Queue; q != nil {
+		if q.State == "queued" {
+			fmt.Fprintf(wr, "queue:     #%d for %s: %s\n", q.Position, q.Target, q.Waiting)
+			for _, c := range q.Checks {
+				fmt.Fprintf(wr, "  candidate %s %s: %s\n", Short(q.Candidate), c.Name, c.Conclusion)
+			}
+		} else {
+			fmt.Fprintf(wr, "queue:     left the queue for %s: %s", q.Target, q.Reason)
+			if q.Detail != "" {
+				fmt.Fprintf(wr, " (%s)", q.Detail)
+			}
+			fmt.Fprintln(wr)
+		}
+	}
+	for _, m := range j.Merged {
+		fmt.Fprintf(wr, "merged:    %s into %s by %s\n", m.Revision, m.Branch, m.Commit)
+	}
+	if j.Body != "" {
+		fmt.Fprintf(wr, "\n%s\n", indent(j.Body))
+	}
+	fmt.Fprintf(wr, "\nreviews:   %d\n", len(j.Reviews))
+	for _, r := range j.Reviews {
+		stale := ""
+		if !r.Current {
+			stale = " (an earlier head or base)"
+		}
+		fmt.Fprintf(wr, "  %s: %s at %s%s\n", r.Reviewer, r.Verdict, Short(r.Head), stale)
+		if r.Body != "" {
+			fmt.Fprintf(wr, "%s\n", indent(r.Body))
+		}
+	}
+	fmt.Fprintf(wr, "threads:   %d unresolved of %d\n", j.UnresolvedThreads, len(j.Threads))
+	for _, th := range j.Threads {
+		state := "open"
+		if th.Resolved {
+			state = "resolved by " + th.ResolvedBy
+		}
+		fmt.Fprintf(wr, "  thread %s by %s [%s]\n", th.ID, th.Opener, state)
+		if th.Body != "" {
+			fmt.Fprintf(wr, "%s\n", indent(th.Body))
+		}
+		if th.Resolution != "" {
+			fmt.Fprintf(wr, "%s\n", indent("resolution: "+th.Resolution))
+		}
+	}
+	fmt.Fprintf(wr, "checks:\n")
+	rev := ""
+	for _, r := range j.Runs {
+		if r.Revision != rev {
+			rev = r.Revision
+			where := ""
+			if rev == j.Head {
+				where = " (head)"
+			}
+			fmt.Fprintf(wr, "  at %s%s\n", rev, where)
+		}
+		concl := r.Conclusion
+		if concl == "" {
+			concl = "started"
+		}
+		if !r.Counts {
+			concl += " (does not count: signer lacks hub.check:" + r.Name + ")"
+		}
+		fmt.Fprintf(wr, "    %-12s %s by %s", r.Name, concl, r.By)
+		if r.URL != "" {
+			fmt.Fprintf(wr, " %s", r.URL)
+		}
+		fmt.Fprintln(wr)
+	}
+}
+
+// indent prefixes every line of a free text with four spaces, so a body
+// cannot pass for a field of the listing.
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "    " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Line is the queue's line in `git+ queue list`.
+func (s QueueSummary) Line() string {
+	state := "open"
+	if s.Closed {
+		state = "closed"
+	} else if !s.Counts {
+		state = "open (not counting: another queue has a smaller id)"
+	}
+	return fmt.Sprintf("%s %s %s, %d entries, %d events", s.ID, strings.TrimPrefix(s.Target, "refs/heads/"), state, s.Entries, s.Events)
+}
+
+// WriteText writes the view as `git+ queue show` prints it.
+func (j *QueueView) WriteText(out io.Writer) {
+	state := "open"
+	if j.Closed {
+		state = "closed"
+	}
+	fmt.Fprintf(out, "queue %s on %s (%s, %d events)\n", j.ID, j.Target, state, j.Events)
+	if j.TargetRed != "" {
+		fmt.Fprintf(out, "target red: %s\n", j.TargetRed)
+	}
+	if len(j.Active) == 0 {
+		fmt.Fprintln(out, "no active entries")
+	}
+	for _, e := range j.Active {
+		fmt.Fprintf(out, "%d. %s queued at %s", e.Position, e.PR, e.Head)
+		if e.Priority == queue.PriorityHigh {
+			fmt.Fprint(out, " (priority high)")
+		}
+		if e.Candidate != "" {
+			fmt.Fprintf(out, ", candidate %s on %s", e.Candidate, e.Branch)
+		}
+		fmt.Fprintln(out)
+		if e.Waiting != "" {
+			fmt.Fprintf(out, "   waits: %s\n", e.Waiting)
+		}
+	}
+	for _, e := range j.Left {
+		fmt.Fprintf(out, "-  %s left (%s) at %s", e.PR, e.Reason, e.Head)
+		if e.Detail != "" {
+			fmt.Fprintf(out, ": %s", e.Detail)
+		}
+		fmt.Fprintln(out)
+	}
+}
+
+// WriteText writes the identity as `git+ whoami` prints it.
+func (out *Identity) WriteText(w io.Writer) {
+	if out.Member == "" {
+		fmt.Fprintf(w, "%s not a member\n", out.Fingerprint)
+	} else {
+		fmt.Fprintf(w, "%s %s %s\n", out.Fingerprint, out.Member, strings.Join(out.Caps, ","))
+	}
+	if b := out.Branch; b != nil {
+		if !b.Protected {
+			fmt.Fprintf(w, "%s: not protected (any push is accepted)\n", b.Ref)
+			return
+		}
+		checks := "none"
+		if len(b.RequiredChecks) > 0 {
+			checks = strings.Join(b.RequiredChecks, ",")
+		}
+		fmt.Fprintf(w, "%s: protected; pull request required: %s; approvals: %d; checks: %s; resolved threads: %s; provenance: %s\n",
+			b.Ref, yesNo(b.RequirePullRequest), b.RequiredApprovals, checks, yesNo(b.RequireResolvedThreads), yesNo(b.RequireProvenance))
+		if b.QueueCandidates && !b.RequireProvenance {
+			fmt.Fprintf(w, "%s: takes queue candidates, chains up to %d deep\n", b.Ref, b.QueueDepth)
+		} else {
+			fmt.Fprintf(w, "%s: takes no queue candidates\n", b.Ref)
+		}
+		fmt.Fprintf(w, "this key may push/land (source.push): %s; may run the queue (hub.queue): %s\n", yesNo(b.MayPush), yesNo(b.MayQueue))
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
