@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/receive"
 )
 
 // batchSetup is queueSetup with batch rules (checkEvery k): a bare
@@ -169,7 +170,7 @@ func TestBatchQueue(t *testing.T) {
 
 	// verify --branch justifies every landing, some through a group end.
 	out2, errs, code := e.run(bare, "", nil, "verify", "--branch", "main", "--since", c0, "--json")
-	var audit auditJSON
+	var audit receive.AuditJSON
 	if err := json.Unmarshal([]byte(out2), &audit); err != nil || code != 0 || !audit.OK || audit.Candidates != 3 {
 		t.Fatalf("verify --branch main: exit %d (%v)\n%s%s", code, err, out2, errs)
 	}

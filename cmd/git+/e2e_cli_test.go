@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/mergetree"
 )
 
 // cliSetup makes a bare repository (members dev hub.pr, rev hub.review,
@@ -307,29 +307,6 @@ func TestCLIVersion(t *testing.T) {
 	}
 }
 
-func TestDescribeBuild(t *testing.T) {
-	mk := func(version string, kv ...string) *debug.BuildInfo {
-		bi := &debug.BuildInfo{GoVersion: "go1.22", Main: debug.Module{Path: "github.com/gitplus/gitplus", Version: version}}
-		for i := 0; i+1 < len(kv); i += 2 {
-			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
-		}
-		return bi
-	}
-	cases := []struct {
-		bi   *debug.BuildInfo
-		want string
-	}{
-		{mk("v1.2.3", "vcs.revision", "abc123", "vcs.time", "2026-01-02T03:04:05Z", "vcs.modified", "false"), "github.com/gitplus/gitplus v1.2.3 revision abc123 (2026-01-02T03:04:05Z) go1.22"},
-		{mk("", "vcs.revision", "abc123", "vcs.modified", "true"), "github.com/gitplus/gitplus (devel) revision abc123+dirty go1.22"},
-		{mk("(devel)"), "github.com/gitplus/gitplus (devel) revision unknown go1.22"},
-	}
-	for _, tc := range cases {
-		if got := describeBuild(tc.bi); got != tc.want {
-			t.Errorf("describeBuild = %q, want %q", got, tc.want)
-		}
-	}
-}
-
 // TestCLIMergeTreeAndWakeJSON: the plain verbs take --json too.
 func TestCLIMergeTreeAndWakeJSON(t *testing.T) {
 	t.Parallel()
@@ -343,7 +320,7 @@ func TestCLIMergeTreeAndWakeJSON(t *testing.T) {
 	cmd := exec.Command(bin, "merge-tree", "--json", ours, theirs)
 	cmd.Dir = dir
 	out, err := cmd.Output()
-	var j mergeTreeJSON
+	var j mergetree.ResultJSON
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || json.Unmarshal(out, &j) != nil || j.Clean || len(j.Conflicts) != 1 || j.Conflicts[0].Path != "f.txt" || j.Conflicts[0].Kind != "content" {
 		t.Fatalf("merge-tree --json on a conflict: %v %+v\n%s", err, j, out)
 	}

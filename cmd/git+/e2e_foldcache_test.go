@@ -131,7 +131,7 @@ func TestFoldCacheStaysLocal(t *testing.T) {
 			return out, code
 		}
 		warm, warmCode := verify() // the cache the hooks filled
-		var got auditJSON
+		var got receive.AuditJSON
 		if err := json.Unmarshal([]byte(warm), &got); err != nil {
 			t.Fatalf("verify --json: %v\n%s", err, warm)
 		}

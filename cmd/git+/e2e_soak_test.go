@@ -27,6 +27,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 )
 
 // soakRules are the README's wake rules ("Running the queue unattended":
@@ -315,7 +316,7 @@ func soakCheck(t *testing.T, w *e2e, qid string, prs []soakPR, logDir string, re
 		}
 	}
 	// queue stats counts what the history shows.
-	var st queueStats
+	var st queue.Stats
 	if err := json.Unmarshal([]byte(w.mustGP("", w.origin, "", "queue", "stats", "--target", "main", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
 )
 
@@ -65,7 +66,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:                 "git+",
 		Usage:                "signed records and an exact-candidate merge queue for protected git branches",
-		Version:              buildVersion(),
+		Version:              hooks.BuildVersion(),
 		Flags:                globalFlags(),
 		Commands:             commands,
 		EnableBashCompletion: false,

@@ -13,19 +13,18 @@ package main
 //     for a creation/deletion; R may be a short branch name. The verdict line
 //     is the hook's refusal line, or "git+: accepted <ref>: <old> -> <new>".
 //   - --branch: the judgement is policy.Audit (see its package doc for how a
-//     landing is justified, which trust applies, and what is out of scope).
+//     landing is justified, which trust applies, and what is out of scope),
+//     run by receive.AuditBranch; --ref is receive.VerifyUpdate.
 //     --since REV must be on the branch's first-parent chain; it is not
 //     judged itself. Without it the walk goes to the root commit.
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -85,15 +84,6 @@ func revOrZero(gitDir, flag, rev string) (plumbing.Hash, error) {
 	return plumbing.NewHash(out), nil
 }
 
-type verifyUpdateJSON struct {
-	Ref      string `json:"ref"`
-	Old      string `json:"old"`
-	New      string `json:"new"`
-	Accepted bool   `json:"accepted"`
-	Code     string `json:"code,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-}
-
 func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 	if !strings.HasPrefix(ref, "refs/") {
 		r, err := branchRef(ref)
@@ -110,13 +100,12 @@ func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	vs, err := receive.JudgePush(gitDir, receive.QuarantineEnv{}, []policy.Update{{Ref: ref, Old: old, New: nw}})
+	v, err := receive.VerifyUpdate(gitDir, ref, old, nw)
 	if err != nil {
-		return fail(1, fmt.Errorf("judging %s %s -> %s in %s: %w", ref, old, nw, gitDir, err))
+		return fail(1, err)
 	}
-	v := vs[0]
 	if wantJSON(c) {
-		if err := printJSON(c, verifyUpdateJSON{Ref: ref, Old: old.String(), New: nw.String(), Accepted: v.Accepted(), Code: v.Code, Reason: v.Reason}); err != nil {
+		if err := printJSON(c, receive.NewVerifyUpdateJSON(v)); err != nil {
 			return err
 		}
 	} else if v.Accepted() {
@@ -130,45 +119,10 @@ func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 	return nil
 }
 
-type auditFindingJSON struct {
-	Commit string `json:"commit"`
-	Code   string `json:"code"`
-	Reason string `json:"reason"`
-}
-
-type auditLandingJSON struct {
-	Commit string `json:"commit"`
-	Kind   string `json:"kind"`
-	PR     string `json:"pr,omitempty"`
-	Record string `json:"record"`
-	Covers int    `json:"covers,omitempty"`
-	Trust  string `json:"trust"`
-}
-
-type auditJSON struct {
-	Branch      string             `json:"branch"`
-	Tip         string             `json:"tip"`
-	Since       string             `json:"since"`
-	Commits     int                `json:"commits"`
-	Landings    int                `json:"landings"`
-	Direct      int                `json:"direct"`
-	Candidates  int                `json:"candidates"`
-	Unprotected int                `json:"unprotected"`
-	Covered     int                `json:"covered"`
-	Justified   int                `json:"justified"`
-	OK          bool               `json:"ok"`
-	Unjustified []auditFindingJSON `json:"unjustified"`
-	Records     []auditLandingJSON `json:"landingRecords"`
-}
-
 func verifyBranch(c *cli.Context, gitDir, branch string) error {
 	ref, err := branchRef(branch)
 	if err != nil {
 		return usageErr("--branch: %v", err)
-	}
-	refs, err := receive.ReadRefs(gitDir)
-	if err != nil {
-		return fail(1, fmt.Errorf("reading the refs of %s: %w", gitDir, err))
 	}
 	var since plumbing.Hash
 	if s := c.String("since"); s != "" {
@@ -176,40 +130,19 @@ func verifyBranch(c *cli.Context, gitDir, branch string) error {
 			return fail(1, err)
 		}
 	}
-	store, err := receive.OpenStore(gitDir, receive.QuarantineEnv{})
+	rep, err := receive.AuditBranch(gitDir, ref, since)
 	if err != nil {
-		return fail(1, fmt.Errorf("opening the objects of %s: %w", gitDir, err))
+		return fail(1, err)
 	}
-	defer store.Close()
-	// The store and the cache directory are safe for concurrent use:
-	// pull request logs load on every CPU.
-	rep, err := policy.Audit(policy.AuditInput{Objects: receive.Objects{Store: store}, Refs: refs, Branch: ref, Since: since,
-		Cache: receive.NewDirCache(gitDir), Workers: runtime.GOMAXPROCS(0)})
-	if err != nil {
-		return fail(1, fmt.Errorf("auditing %s in %s: %w", ref, gitDir, err))
-	}
-	direct, cands, unprot, covered := rep.Counts()
 	if wantJSON(c) {
-		out := auditJSON{Branch: rep.Branch, Tip: rep.Tip.String(), Since: rep.Since.String(), Commits: rep.Commits,
-			Landings: len(rep.Landings), Direct: direct, Candidates: cands, Unprotected: unprot, Covered: covered,
-			Justified: rep.Commits - len(rep.Unjustified), OK: len(rep.Unjustified) == 0,
-			Unjustified: []auditFindingJSON{}, Records: []auditLandingJSON{}}
-		for _, f := range rep.Unjustified {
-			out.Unjustified = append(out.Unjustified, auditFindingJSON{Commit: f.Commit.String(), Code: f.Code, Reason: f.Reason})
-		}
-		for _, l := range rep.Landings {
-			out.Records = append(out.Records, auditLandingJSON{Commit: l.Commit.String(), Kind: l.Kind, PR: l.PR, Record: l.Record, Covers: l.Covers, Trust: l.Trust})
-		}
-		if err := printJSON(c, out); err != nil {
+		if err := printJSON(c, receive.NewAuditJSON(rep)); err != nil {
 			return err
 		}
 	} else {
-		w := c.App.Writer
 		for _, f := range rep.Unjustified {
-			fmt.Fprintf(w, "unjustified %s: [%s] %s\n", f.Commit, f.Code, f.Reason)
+			fmt.Fprintf(c.App.Writer, "unjustified %s: [%s] %s\n", f.Commit, f.Code, f.Reason)
 		}
-		fmt.Fprintf(w, "%s: %d commits above %s audited: %d landings (%d direct covering %d more commits, %d candidates, %d without pull request rules), %d unjustified\n",
-			rep.Branch, rep.Commits, rep.Since.String()[:12], len(rep.Landings), direct, covered, cands, unprot, len(rep.Unjustified))
+		fmt.Fprintln(c.App.Writer, receive.AuditSummary(rep))
 	}
 	if len(rep.Unjustified) > 0 {
 		return fail(1, errSilent)

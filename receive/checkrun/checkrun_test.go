@@ -1,4 +1,4 @@
-package main
+package checkrun
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"github.com/gitplus/gitplus/fixtures"
 )
 
-// TestCheckoutRelativeGitDir: the private checkout works when the git
+// TestCheckoutRelativeGitDir: Checkout works when the git
 // directory is given relative to the current directory, for a work tree's
 // .git and for a bare repository (git prints the objects path relative to
 // where it ran, not to the git directory).
@@ -32,7 +32,7 @@ func TestCheckoutRelativeGitDir(t *testing.T) {
 	for _, tc := range []struct{ cwd, gitDir string }{{work, ".git"}, {bare, "."}} {
 		t.Chdir(tc.cwd)
 		dir := filepath.Join(t.TempDir(), "tree")
-		if err := checkout(tc.gitDir, dir, commit); err != nil {
+		if err := Checkout(tc.gitDir, dir, commit); err != nil {
 			t.Fatalf("checkout with git dir %q from %s: %v", tc.gitDir, tc.cwd, err)
 		}
 		got, err := os.ReadFile(filepath.Join(dir, "f.txt"))

@@ -1,0 +1,294 @@
+// Package checkrun is `git+ check run` as an importable package: run a
+// command on a revision and record the result as a check of a pull request
+// (docs/queue.md).
+//
+// Decisions:
+//   - The revision is checked out into a temporary directory as a
+//     repository of its own that borrows the repository's objects through
+//     objects/info/alternates, with HEAD detached at the revision (it has no
+//     branches or tags), and deleted afterwards. Nothing is registered in
+//     the repository: `git worktree add` was used before, and a CI fleet's
+//     parallel worktree adds and removes broke each other and, since
+//     receive-pack reads every worktree's HEAD, the pushes recording their
+//     results. The revision must be in the repository (fetch the candidate
+//     branch first).
+//   - check.started is appended before the command runs and check.completed
+//     after: exit status 0 → success, a timeout (Options.Timeout) →
+//     cancelled, any other status or a command that cannot start → failure.
+//     Both events are judged with pr.Authorize first (hub.check:N).
+//   - The command inherits the given standard input, output and error, runs
+//     in its own process group, and the whole group is killed on timeout.
+//   - Options.Retries runs a failed (or timed-out) command again, up to N
+//     more times, before recording the failure; check.completed says how
+//     many attempts it took ("attempts", omitted for one).
+//   - check.started is a lease on (revision, check name) (docs/queue.md,
+//     "CI once per candidate"): a run that finds a live start — a
+//     check.started of this name at this revision by a current holder of
+//     hub.check:<name>, with no check.completed after it, younger than the
+//     lease — does not run the command. The lease is the reader's
+//     Options.Lease; by default (retries+1) × timeout + 1 minute with a
+//     timeout, else 30 minutes, so a crashed worker's start expires. The
+//     start is appended as a compare-and-swap on the tip the lease was judged
+//     on: when two workers race, the loser re-reads, sees the winner's live
+//     start and steps aside.
+//   - Batch checks (docs/queue.md): when the latest queue.candidate of the
+//     pull request names the revision as a step inside a group (groupEnd
+//     another step), the command does not run: the group's last step is
+//     checked for it. Options.EveryStep runs it anyway.
+package checkrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/repo"
+)
+
+// Options say what to run, where, and how to record it.
+type Options struct {
+	PR      string   // the pull request (a full id)
+	Rev     string   // the commit to test (a full id in the repository)
+	Name    string   // the check name; the signer needs hub.check:<Name>
+	Argv    []string // the command and its arguments
+	Timeout time.Duration
+	Retries int
+	// Lease is how long another worker's check.started holds the check
+	// (0: the default of the package doc).
+	Lease     time.Duration
+	EveryStep bool
+	// The command's standard streams. Log receives the run's progress
+	// lines (Stderr when nil).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Log            io.Writer
+}
+
+// Result is what a run did.
+type Result struct {
+	// Skipped says why the command did not run ("" when it ran): another
+	// worker's live lease, or a step inside a batch group.
+	Skipped    string
+	Conclusion string // pr.Success, pr.Failure or pr.Cancelled
+	Attempts   int
+	Event      string // the check.completed event id
+}
+
+// Run runs the check for the member s signs as and records it.
+func Run(s *repo.Signing, o Options) (*Result, error) {
+	if o.Log == nil {
+		o.Log = o.Stderr
+	}
+	if err := repo.NeedCap(s.Member, trust.CheckCap(o.Name)); err != nil {
+		return nil, err
+	}
+	if !o.EveryStep {
+		if end := groupInner(s, o.PR, o.Rev); end != "" {
+			msg := fmt.Sprintf("the queue checks this candidate through its group's last step %s (batch checks, checkEvery)", end)
+			fmt.Fprintf(o.Log, "check %s on pull request %s at %s: %s; not running it\n", o.Name, o.PR, o.Rev, msg)
+			return &Result{Skipped: msg}, nil
+		}
+	}
+	lease := o.Lease
+	if lease <= 0 {
+		lease = 30 * time.Minute
+		if o.Timeout > 0 {
+			lease = time.Duration(o.Retries+1)*o.Timeout + time.Minute
+		}
+	}
+	holder, err := startLease(s, o.PR, o.Name, o.Rev, lease)
+	if err != nil {
+		return nil, err
+	}
+	if holder != "" {
+		fmt.Fprintf(o.Log, "check %s on pull request %s at %s: %s; not running it again\n", o.Name, o.PR, o.Rev, holder)
+		return &Result{Skipped: holder}, nil
+	}
+	res := &Result{Conclusion: pr.Failure}
+	for res.Attempts < o.Retries+1 {
+		res.Attempts++
+		if res.Conclusion, err = runOnce(s.Repo.GitDir, o); err != nil {
+			return nil, err
+		}
+		if res.Conclusion == pr.Success {
+			break
+		}
+		if res.Attempts < o.Retries+1 {
+			fmt.Fprintf(o.Log, "check %s at %s: attempt %d %s; running it again\n", o.Name, o.Rev, res.Attempts, res.Conclusion)
+		}
+	}
+	// Re-read the pull request so check.completed is judged on the new tip.
+	p, err := s.PR(o.PR)
+	if err != nil {
+		return nil, err
+	}
+	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: s.Trust.RepoID}, Name: o.Name, Head: o.Rev, Conclusion: res.Conclusion}
+	if res.Attempts > 1 {
+		done.Attempts = res.Attempts
+	}
+	if res.Event, err = p.Write(done); err != nil {
+		return nil, fmt.Errorf("the command finished (%s) but recording check.completed failed: %w", res.Conclusion, err)
+	}
+	fmt.Fprintf(o.Log, "check %s on pull request %s at %s: %s (%d attempt(s))\n", o.Name, o.PR, o.Rev, res.Conclusion, res.Attempts)
+	return res, nil
+}
+
+// groupInner returns the group end when the latest queue.candidate of pull
+// request id, in any queue, names commit as a step inside a batch group
+// (docs/queue.md, "Batch checks"); "" otherwise, also when the queues
+// cannot be read (the check then runs: running too much is safe).
+func groupInner(s *repo.Signing, id, commit string) string {
+	logs, _, err := s.Repo.QueueLogs(s.Trust)
+	if err != nil {
+		return ""
+	}
+	for _, q := range logs {
+		if rec, ok := q.State.LatestCandidate(id); ok && rec.Step == commit && rec.GroupEnd != "" && rec.GroupEnd != rec.Step {
+			return rec.GroupEnd
+		}
+	}
+	return ""
+}
+
+// runOnce checks o.Rev out into a fresh temporary directory and runs the
+// command there; the conclusion is success, failure or cancelled (timeout).
+func runOnce(gitDir string, o Options) (string, error) {
+	tmp, err := os.MkdirTemp("", "gitplus-check-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	wt := filepath.Join(tmp, "tree")
+	if err := Checkout(gitDir, wt, o.Rev); err != nil {
+		return "", fmt.Errorf("checking %s out into a temporary directory: %w", o.Rev, err)
+	}
+	ctx := context.Background()
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
+	cmd.Dir = wt
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	runErr := cmd.Run()
+	switch {
+	case ctx.Err() != nil && runErr != nil:
+		return pr.Cancelled, nil
+	case runErr != nil:
+		var ee *exec.ExitError
+		if !errors.As(runErr, &ee) {
+			fmt.Fprintf(o.Log, "git+: check %s: %v\n", o.Name, runErr)
+		}
+		return pr.Failure, nil
+	}
+	return pr.Success, nil
+}
+
+// LiveStart returns a description of the live lease on (name, rev) in a
+// pull request's events, or "" when there is none (see the package doc).
+func LiveStart(evs []hubrefs.Event, t *trust.State, name, rev string, lease time.Duration, now time.Time) string {
+	var start *hubrefs.Event
+	for i := range evs {
+		ev := evs[i]
+		if ev.Type != hubrefs.TypeCheckStarted && ev.Type != hubrefs.TypeCheckCompleted {
+			continue
+		}
+		var p hubrefs.Check
+		if ev.Unmarshal(&p) != nil || p.Name != name || p.Head != rev || !t.Has(ev.Signer, trust.CheckCap(name)) {
+			continue
+		}
+		if ev.Type == hubrefs.TypeCheckStarted {
+			start = &evs[i]
+		} else {
+			start = nil
+		}
+	}
+	if start == nil {
+		return ""
+	}
+	until := time.Unix(start.Time, 0).Add(lease)
+	if !now.Before(until) {
+		return ""
+	}
+	who := repo.Fingerprint(start.Signer)
+	if m, ok := t.MemberByKey(start.Signer); ok {
+		who = m.Name
+	}
+	return fmt.Sprintf("already running: check.started %s by %s, lease until %s", start.ID, who, until.UTC().Format(time.RFC3339))
+}
+
+// startLease appends check.started unless a live start holds the check
+// (then it returns who holds it). The append is a compare-and-swap on the
+// tip the lease was judged on; a lost race re-reads and judges again.
+func startLease(s *repo.Signing, id, name, commit string, lease time.Duration) (holder string, err error) {
+	r := s.Repo
+	begin := time.Now()
+	for attempt := 1; ; attempt++ {
+		st, evs, err := r.PRState(id, s.Trust)
+		if err != nil {
+			return "", err
+		}
+		if holder := LiveStart(evs, s.Trust, name, commit, lease, time.Now()); holder != "" {
+			return holder, nil
+		}
+		started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: s.Trust.RepoID}, Name: name, Head: commit}
+		ev, err := repo.NewEvent(started, st.Tip, s.Key, time.Now())
+		if err != nil {
+			return "", err
+		}
+		if err := pr.Authorize(ev, st, s.Trust); err != nil {
+			return "", fmt.Errorf("check.started on pull request %s refused, nothing written: %w", id, err)
+		}
+		_, err = hubrefs.Append(context.Background(), hubrefs.AppendOptions{
+			GitDir: r.GitDir, Remote: r.Remote, Ref: hubrefs.PRRefPrefix + id, Payload: started,
+			Signer: s.Key.Signer, Name: s.Member.Name, Ceilings: repo.EventCeilings(s.Trust), Attempts: 1,
+		})
+		if err == nil {
+			return "", nil
+		}
+		if !errors.Is(err, hubrefs.ErrStale) || time.Since(begin) > hubrefs.DefaultPatience {
+			return "", fmt.Errorf("appending check.started to pull request %s: %w", id, err)
+		}
+		time.Sleep(hubrefs.Backoff(attempt))
+		if err := r.Refresh(); err != nil {
+			return "", err
+		}
+	}
+}
+
+// Checkout makes dir a repository whose objects are gitDir's (alternates)
+// and checks commit out there, detached.
+func Checkout(gitDir, dir, commit string) error {
+	objects, err := repo.Git(gitDir, "rev-parse", "--git-path", "objects")
+	if err != nil {
+		return err
+	}
+	// git prints it relative to the directory it ran in (this process's)
+	// when the git directory was given relative; the alternates file
+	// needs it absolute.
+	if objects, err = filepath.Abs(objects); err != nil {
+		return err
+	}
+	if _, err := repo.Git("", "init", "-q", dir); err != nil {
+		return err
+	}
+	alt := filepath.Join(dir, ".git", "objects", "info", "alternates")
+	if err := os.WriteFile(alt, []byte(objects+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", alt, err)
+	}
+	_, err = repo.Git(filepath.Join(dir, ".git"), "--work-tree="+dir, "checkout", "-q", "--detach", commit)
+	return err
+}

@@ -1,0 +1,200 @@
+// Package treemerge is `git+ merge-tree` as an importable package: git's
+// `git merge-tree --write-tree` on a repository on disk, computed by package
+// mergetree (docs/merge.md).
+//
+// Decisions: objects are read through package receive's store (lazy pack
+// index, its own pack reader). Like git, a merge writes the merged blobs and
+// trees into the repository (builder mode) so `git cat-file` can show the
+// result; on a conflict nothing is written. Revisions resolve as git
+// resolves them: a full hex id, a ref name tried by git's rules, or an
+// unambiguous hex prefix, peeled to a commit. Refs and id prefixes are read
+// through go-git's filesystem storage, kept out of package receive so the
+// lean hook binary (cmd/git+hook) does not link it.
+package treemerge
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive"
+)
+
+// Session merges commits of one repository; the merges of a session share
+// one merge cache. It is not safe for concurrent use.
+type Session struct {
+	objs  *receive.Store
+	store receive.Objects
+	revs  *Resolver
+	cache *mergetree.Cache
+}
+
+// Open opens the repository at gitDir for merging.
+func Open(gitDir string) (*Session, error) {
+	if _, err := os.Stat(filepath.Join(gitDir, "objects")); err != nil {
+		return nil, fmt.Errorf("not a git directory: %s", gitDir)
+	}
+	objs, err := receive.OpenStore(gitDir, receive.QuarantineEnv{})
+	if err != nil {
+		return nil, err
+	}
+	store := receive.Objects{Store: objs}
+	return &Session{objs: objs, store: store, revs: NewResolver(gitDir, store), cache: mergetree.NewCache()}, nil
+}
+
+// Close releases the repository's files.
+func (s *Session) Close() error {
+	s.revs.Close()
+	return s.objs.Close()
+}
+
+// Merge resolves ours and theirs to commits and merges them, writing the
+// result's blobs and trees into the repository when it is clean.
+func (s *Session) Merge(ours, theirs string) (mergetree.Result, error) {
+	o, err := s.revs.Commit(ours)
+	if err != nil {
+		return mergetree.Result{}, err
+	}
+	t, err := s.revs.Commit(theirs)
+	if err != nil {
+		return mergetree.Result{}, err
+	}
+	return mergetree.Merge(s.store, o, t, mergetree.Options{Writer: s.store, Cache: s.cache})
+}
+
+// Resolver resolves revisions of one repository.
+type Resolver struct {
+	fs    *filesystem.Storage
+	store mergetree.Store
+}
+
+// NewResolver returns a resolver of gitDir's refs whose objects are read from
+// store (tags are peeled through it). Close it after use.
+func NewResolver(gitDir string, store mergetree.Store) *Resolver {
+	fs := filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true})
+	return &Resolver{fs: fs, store: store}
+}
+
+// Close releases the files the resolver keeps open.
+func (r *Resolver) Close() error { return r.fs.Close() }
+
+// Commit resolves a revision to a commit id the way git does for these
+// forms: a full hex id; a ref name tried by git's rules (as given, refs/,
+// refs/tags/, refs/heads/, refs/remotes/, refs/remotes/*/HEAD), HEAD
+// included; then an unambiguous hex prefix of 4 or more digits. Annotated
+// tags are peeled to the commit they name.
+func (r *Resolver) Commit(rev string) (plumbing.Hash, error) {
+	h, err := r.name(rev)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for range 10 { // peel tags
+		t, data, err := r.store.ReadObject(h)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", rev, err)
+		}
+		switch t {
+		case plumbing.CommitObject:
+			return h, nil
+		case plumbing.TagObject:
+			line, _, _ := strings.Cut(string(data), "\n")
+			target, ok := strings.CutPrefix(line, "object ")
+			if !ok || !plumbing.IsHash(target) {
+				return plumbing.ZeroHash, fmt.Errorf("revision %q: bad tag %s", rev, h)
+			}
+			h = plumbing.NewHash(target)
+		default:
+			return plumbing.ZeroHash, fmt.Errorf("revision %q is a %s (%s), not a commit", rev, t, h)
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("revision %q: tag chain too long", rev)
+}
+
+func (r *Resolver) name(rev string) (plumbing.Hash, error) {
+	if len(rev) == 40 && plumbing.IsHash(strings.ToLower(rev)) {
+		return plumbing.NewHash(strings.ToLower(rev)), nil
+	}
+	for _, rule := range plumbing.RefRevParseRules {
+		name := plumbing.ReferenceName(fmt.Sprintf(rule, rev))
+		ref, err := storer.ResolveReference(r.fs, name)
+		if err == nil && ref.Type() == plumbing.HashReference {
+			return ref.Hash(), nil
+		}
+	}
+	if len(rev) >= 4 && len(rev) < 40 && isHex(rev) {
+		lower := strings.ToLower(rev)
+		prefix := plumbing.NewHash(lower[:len(lower)&^1] + strings.Repeat("0", 40-len(lower)&^1))
+		hs, err := r.fs.HashesWithPrefix(prefix[:len(lower)/2])
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", rev, err)
+		}
+		var found []plumbing.Hash
+		for _, h := range hs {
+			if strings.HasPrefix(h.String(), lower) {
+				found = append(found, h)
+			}
+		}
+		if len(found) == 1 {
+			return found[0], nil
+		}
+		if len(found) > 1 {
+			return plumbing.ZeroHash, fmt.Errorf("short revision %q is ambiguous", rev)
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("unknown revision %q", rev)
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// DiscoverGitDir returns the git directory of the repository containing wd:
+// the first directory up from wd that holds a .git directory, a .git file
+// naming one ("gitdir: PATH"), or is itself a bare git directory.
+func DiscoverGitDir(wd string) (string, error) {
+	for d := wd; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		if st, err := os.Stat(dotgit); err == nil {
+			if st.IsDir() {
+				return dotgit, nil
+			}
+			b, err := os.ReadFile(dotgit)
+			if err == nil && strings.HasPrefix(string(b), "gitdir: ") {
+				g := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir: "))
+				if !filepath.IsAbs(g) {
+					g = filepath.Join(d, g)
+				}
+				return g, nil
+			}
+		}
+		if isBareGitDir(d) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("not a git repository (or any parent up to /): %s", wd)
+		}
+	}
+}
+
+func isBareGitDir(d string) bool {
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(d, p)); err != nil {
+			return false
+		}
+	}
+	return true
+}
