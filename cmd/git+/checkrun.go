@@ -19,6 +19,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/checkrun"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func init() {
@@ -59,7 +60,7 @@ func checkRun(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	if err := needCap(w.Member, trust.CheckCap(name)); err != nil {
+	if err := repo.NeedCap(w.Member, trust.CheckCap(name)); err != nil {
 		return fail(1, err)
 	}
 	commit, err := w.Repo.ResolveCommit(rev)

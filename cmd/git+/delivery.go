@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/webhookpost"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func init() {
@@ -77,7 +78,7 @@ func inGitDir(usage string, min, max int, fn func(c *cli.Context, gitDir string)
 		if c.NArg() < min || c.NArg() > max {
 			return usageErr("%s", usage)
 		}
-		gitDir, _, err := findGitDir(repoDir(c))
+		gitDir, _, err := repo.FindGitDir(repoDir(c))
 		if err != nil {
 			return err
 		}
@@ -103,6 +104,6 @@ func printStatus(c *cli.Context, st interface{ WriteText(io.Writer, string) }, g
 
 // awaitOwnDeliveries waits, bounded, for the deliveries of the pushes a
 // verb made to h since it started (hooks.AwaitPushes).
-func awaitOwnDeliveries(h *hubRepo, since time.Time) []string {
+func awaitOwnDeliveries(h *repo.Repo, since time.Time) []string {
 	return hooks.AwaitPushes(h.GitDir, h.Remote, since, os.Environ())
 }

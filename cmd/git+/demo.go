@@ -24,14 +24,11 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "keep", Usage: "build the demo in DIR (must not exist or be empty) and keep it"},
 		},
-		Action: demoAction,
+		Action: nargs(0, "usage: git+ demo [--keep DIR]", demoAction),
 	}))
 }
 
 func demoAction(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ demo [--keep DIR]")
-	}
 	bin, err := hooks.Executable() // under `go run`, the temporary build, which lives as long as the demo runs
 	if err != nil {
 		return fail(1, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 // cliSetup makes a bare repository (members dev hub.pr, rev hub.review,
@@ -81,7 +82,7 @@ func TestCLIPullRequests(t *testing.T) {
 	// needs source.push); --head defaults to the current branch; --json
 	// reports the event and both refs moved.
 	e.ok(bare, "admin", "member", "change", "dev", "--cap", "hub.pr", "--cap", "source.push")
-	var opened writerJSON
+	var opened repo.WriterJSON
 	out := e.ok(clone, "dev", "pr", "open", "--base", "main", "--title", "Add f", "--body", "why:\nbecause", "--push", "--json")
 	if err := json.Unmarshal([]byte(out), &opened); err != nil {
 		t.Fatalf("pr open --json: %v\n%s", err, out)
@@ -127,7 +128,7 @@ func TestCLIPullRequests(t *testing.T) {
 	thread := lastLine(e.ok(clone, "rev", "pr", "thread", short, "--open", "--body", "rename f.txt?"))
 	e.ok(clone, "dev", "pr", "thread", short, "--resolve", thread, "--body", "kept: it is fine")
 	e.ok(clone, "ci", "pr", "check", short, "--name", "ci", "--conclusion", "failure", "--url", "http://ci.invalid/1")
-	var checked writerJSON
+	var checked repo.WriterJSON
 	if err := json.Unmarshal([]byte(e.ok(clone, "ci", "pr", "check", short, "--name", "ci", "--conclusion", "success", "--json")), &checked); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestCLIMemberCapsAndJSONErrors(t *testing.T) {
 	if got := caps(); got != "hub.check:lint hub.pr hub.review" {
 		t.Fatalf("after --add-cap: %q", got)
 	}
-	var j writerJSON
+	var j repo.WriterJSON
 	if err := json.Unmarshal([]byte(e.ok(bare, "admin", "member", "change", "dev", "--remove-cap", "hub.review", "--json")), &j); err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +328,7 @@ func TestCLIMergeTreeAndWakeJSON(t *testing.T) {
 	cmd = exec.Command(bin, "--json", "wake", "--sweep")
 	cmd.Dir = dir
 	out, err = cmd.Output()
-	var w writerJSON
+	var w repo.WriterJSON
 	if err != nil || json.Unmarshal(out, &w) != nil || w.Verb != "wake" || !strings.Contains(w.Result, "no wake rules") {
 		t.Fatalf("wake --json: %v %+v\n%s", err, w, out)
 	}

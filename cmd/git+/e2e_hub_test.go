@@ -241,7 +241,7 @@ func TestHubBadInputAndMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	absent := "01234567-89ab-7cde-8f01-23456789abcd"
-	outsiderFP := fingerprint(e.keys["outsider"].Public)
+	outsiderFP := repo.Fingerprint(e.keys["outsider"].Public)
 	newbiePub := e.keys["newbie"].Path + ".pub"
 
 	cases := []struct {
@@ -314,10 +314,10 @@ func hubWhoamiAndMembers(t *testing.T, e *hubEnv, bare string) {
 	if err := json.Unmarshal([]byte(e.ok(bare, "dev", "whoami", "--json")), &w); err != nil {
 		t.Fatal(err)
 	}
-	if w.Member != "dev" || len(w.Caps) != 1 || w.Caps[0] != "hub.pr" || w.Fingerprint != fingerprint(e.keys["dev"].Public) {
+	if w.Member != "dev" || len(w.Caps) != 1 || w.Caps[0] != "hub.pr" || w.Fingerprint != repo.Fingerprint(e.keys["dev"].Public) {
 		t.Fatalf("whoami: %+v", w)
 	}
-	if out := e.ok(bare, "outsider", "whoami"); !strings.Contains(out, "not a member") || !strings.Contains(out, fingerprint(e.keys["outsider"].Public)) {
+	if out := e.ok(bare, "outsider", "whoami"); !strings.Contains(out, "not a member") || !strings.Contains(out, repo.Fingerprint(e.keys["outsider"].Public)) {
 		t.Fatalf("whoami of an outsider: %q", out)
 	}
 

@@ -171,31 +171,12 @@ func printJSON(c *cli.Context, v any) error {
 
 // ---- repository -----------------------------------------------------------
 
-// The repository, its keys and writers are package receive/repo's.
-type (
-	hubRepo  = repo.Repo
-	hubKey   = repo.Key
-	queueLog = repo.QueueLog
-)
-
-var (
-	gitOut        = repo.Git
-	findGitDir    = repo.FindGitDir
-	branchRef     = repo.BranchRef
-	fingerprint   = repo.Fingerprint
-	eventCeilings = repo.EventCeilings
-	needCap       = repo.NeedCap
-	newEvent      = repo.NewEvent
-	short         = repo.Short
-	trustCeilings = repo.TrustCeilings
-)
-
 // openHub opens the repository named by --repo (or the current one) with
 // --remote (repo.Open fetches the remote's hub refs), once per process:
 // resolving an abbreviated id opens (and fetches) the repository before
 // the verb does, and the verb must not fetch a second time. Its writes are
 // journalled for --json.
-func openHub(c *cli.Context) (*hubRepo, error) {
+func openHub(c *cli.Context) (*repo.Repo, error) {
 	key := rootString(c, "repo") + "\x00" + c.String("remote")
 	if h, ok := openedHubs[key]; ok {
 		return h, nil
@@ -204,30 +185,20 @@ func openHub(c *cli.Context) (*hubRepo, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.OnAppend = func(w repo.Written) {
-		ev := writtenEvent{Ref: w.Ref, Type: w.Type, ID: w.ID.String()}
-		if !w.Parent.IsZero() {
-			ev.Parent = w.Parent.String()
-		}
-		journal.events = append(journal.events, ev)
-		journal.refs = append(journal.refs, movedRef{Ref: w.Ref, Old: ev.Parent, New: ev.ID, Remote: w.Remote})
-	}
+	h.OnAppend = journal.Append
 	h.OnPush = func(ref, old, new string) {
-		journal.refs = append(journal.refs, movedRef{Ref: ref, Old: old, New: new, Remote: h.Remote})
-		fmt.Fprintf(c.App.ErrWriter, "pushed %s to %s on %s\n", short(new), ref, h.Remote)
+		journal.Moved(ref, old, new, h.Remote)
+		fmt.Fprintf(c.App.ErrWriter, "pushed %s to %s on %s\n", repo.Short(new), ref, h.Remote)
 	}
 	openedHubs[key] = h
 	return h, nil
 }
 
-var openedHubs = map[string]*hubRepo{}
-
-// openLocal opens gitDir as its own remote (the server's view).
-func openLocal(gitDir string) (*hubRepo, error) { return repo.OpenLocal(gitDir) }
+var openedHubs = map[string]*repo.Repo{}
 
 // loadKey loads the signing key: --key (or $GITPLUS_KEY), else the first key
 // in ssh-agent.
-func loadKey(c *cli.Context) (*hubKey, error) { return repo.LoadKey(rootString(c, "key")) }
+func loadKey(c *cli.Context) (*repo.Key, error) { return repo.LoadKey(rootString(c, "key")) }
 
 // openSigning loads the signing key, opens the repository, folds trust and
 // finds the key's member; with caps, the member must hold each of them.
@@ -244,7 +215,7 @@ func openSigning(c *cli.Context, caps ...string) (*repo.Signing, error) {
 }
 
 // readTrust opens the repository and folds its trust log.
-func readTrust(c *cli.Context) (*hubRepo, *trust.State, error) {
+func readTrust(c *cli.Context) (*repo.Repo, *trust.State, error) {
 	h, err := openHub(c)
 	if err != nil {
 		return nil, nil, err

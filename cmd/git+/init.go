@@ -44,7 +44,7 @@ func initAction(c *cli.Context) error {
 		dir = rootString(c, "repo")
 	}
 	if dir == "" {
-		gd, _, err := findGitDir("")
+		gd, _, err := repo.FindGitDir("")
 		if err != nil {
 			return usageErr("git+ init: give DIR (the bare repository to create) or run inside a repository: %v", err)
 		}
@@ -66,11 +66,11 @@ func initAction(c *cli.Context) error {
 	if wantJSON(c) {
 		return printJSON(c, map[string]string{
 			"repo": in.RepoID, "name": in.Name, "admin": in.Admin,
-			"fingerprint": fingerprint(key.Signer.PublicKey()),
+			"fingerprint": repo.Fingerprint(key.Signer.PublicKey()),
 			"gitDir":      in.GitDir, "event": in.Event.String(), "tip": in.Tip.String(),
 		})
 	}
-	fmt.Fprintf(c.App.ErrWriter, "initialised %s (%s), admin %s (%s)\n", in.GitDir, in.Name, in.Admin, fingerprint(key.Signer.PublicKey()))
+	fmt.Fprintf(c.App.ErrWriter, "initialised %s (%s), admin %s (%s)\n", in.GitDir, in.Name, in.Admin, repo.Fingerprint(key.Signer.PublicKey()))
 	fmt.Fprintln(c.App.Writer, in.RepoID)
 	return nil
 }

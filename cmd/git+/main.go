@@ -120,3 +120,14 @@ func run(args []string) int {
 	fmt.Fprintln(os.Stderr, "git+:", err)
 	return 1
 }
+
+// nargs is action run after checking it has exactly n arguments; usage is
+// the usage line a mistake prints (exit 2).
+func nargs(n int, usage string, action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() != n {
+			return usageErr("%s", usage)
+		}
+		return action(c)
+	}
+}

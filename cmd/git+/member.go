@@ -45,19 +45,19 @@ func init() {
 			Usage:     "remove a member (repo.admin only); their approvals and checks stop counting",
 			ArgsUsage: "NAME",
 			Flags:     []cli.Flag{remoteFlag()},
-			Action:    memberRemove,
+			Action:    nargs(1, "usage: git+ member remove NAME", memberRemove),
 		},
 		&cli.Command{
 			Name:   "list",
 			Usage:  "list the members, their key fingerprints and capabilities",
 			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
-			Action: memberList,
+			Action: nargs(0, "usage: git+ member list [--json]", memberList),
 		},
 		&cli.Command{
 			Name:   "allowed-signers",
 			Usage:  "print the members' keys as git's gpg.ssh.allowedSignersFile",
 			Flags:  []cli.Flag{remoteFlag()},
-			Action: memberAllowedSigners,
+			Action: nargs(0, "usage: git+ member allowed-signers", memberAllowedSigners),
 		},
 		memberTokenCommand(), // token.go
 	))
@@ -132,9 +132,6 @@ func memberAddOrChange(typ string) cli.ActionFunc {
 }
 
 func memberRemove(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageErr("usage: git+ member remove NAME")
-	}
 	name := c.Args().First()
 	s, err := adminContext(c)
 	if err != nil {
@@ -150,9 +147,6 @@ func memberRemove(c *cli.Context) error {
 }
 
 func memberList(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ member list [--json]")
-	}
 	_, t, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)
@@ -168,9 +162,6 @@ func memberList(c *cli.Context) error {
 }
 
 func memberAllowedSigners(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ member allowed-signers")
-	}
 	_, t, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)

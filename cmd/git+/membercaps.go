@@ -45,5 +45,5 @@ func reportCaps(c *cli.Context, name string, before, after []string) {
 	b, a := append([]string{}, before...), append([]string{}, after...)
 	slices.Sort(b)
 	slices.Sort(a)
-	journal.details = map[string]any{"member": name, "capsBefore": b, "capsAfter": a}
+	journal.Details = map[string]any{"member": name, "capsBefore": b, "capsAfter": a}
 }

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -80,37 +79,8 @@ func mergeTreeAction(c *cli.Context) error {
 		}
 		return fail(1, errSilent) // a conflict, printed above
 	}
-	sc := bufio.NewScanner(os.Stdin)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 2 {
-			out.Flush()
-			return fail(128, fmt.Errorf("stdin line %d: want OURS THEIRS, got %q", line, sc.Text()))
-		}
-		res, err := s.Merge(f[0], f[1])
-		switch {
-		case err != nil:
-			out.Flush()
-			return fail(128, fmt.Errorf("stdin line %d: %w", line, err))
-		case asJSON:
-			b, _ := json.Marshal(res.JSON())
-			fmt.Fprintf(out, "%s\n", b)
-		case res.Clean():
-			fmt.Fprintln(out, res.Tree)
-		default:
-			out.WriteString("conflict")
-			for _, cf := range res.Conflicts {
-				out.WriteString(" " + cf.Path)
-			}
-			out.WriteString("\n")
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fail(128, fmt.Errorf("read stdin: %w", err))
+	if err := s.Batch(os.Stdin, out, asJSON); err != nil {
+		return fail(128, err)
 	}
 	return nil
 }
@@ -118,20 +88,15 @@ func mergeTreeAction(c *cli.Context) error {
 // mergeTreeGitDir picks the git directory: --git-dir, the global --repo,
 // $GIT_DIR, else the repository containing the current directory.
 func mergeTreeGitDir(c *cli.Context) (string, error) {
-	if d := c.String("git-dir"); d != "" {
-		return d, nil
-	}
+	d := c.String("git-dir")
 	for _, cc := range c.Lineage() {
-		if d := cc.String("repo"); d != "" {
-			return d, nil
+		if d == "" {
+			d = cc.String("repo")
 		}
-	}
-	if d := os.Getenv("GIT_DIR"); d != "" {
-		return d, nil
 	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	return treemerge.DiscoverGitDir(wd)
+	return treemerge.GitDir(d, os.Getenv, wd)
 }

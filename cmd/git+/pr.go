@@ -31,7 +31,7 @@ func init() {
 				&cli.BoolFlag{Name: "push", Usage: "push the head to its source branch on the remote first"},
 				remoteFlag(),
 			},
-			Action: prOpen,
+			Action: nargs(0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push]", prOpen),
 		},
 		&cli.Command{
 			Name: "update", Usage: "propose a new head (stales every approval)", ArgsUsage: "ID",
@@ -92,7 +92,7 @@ func init() {
 		&cli.Command{
 			Name: "list", Usage: "list open pull requests (--all: every one)",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "all"}, jsonFlag(), remoteFlag()},
-			Action: prList,
+			Action: nargs(0, "usage: git+ pr list [--all] [--json]", prList),
 		},
 		&cli.Command{
 			Name: "show", Usage: "show a pull request: state, base, head, approvals, threads, checks", ArgsUsage: "ID",
@@ -127,15 +127,12 @@ func onePRArg(c *cli.Context, usage string) (string, error) {
 }
 
 func prOpen(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push]")
-	}
 	for _, f := range []string{"base", "title"} {
 		if c.String(f) == "" {
 			return usageErr("git+ pr open: --%s is required", f)
 		}
 	}
-	if _, err := branchRef(c.String("base")); err != nil {
+	if _, err := repo.BranchRef(c.String("base")); err != nil {
 		return fail(1, fmt.Errorf("--base: %w", err))
 	}
 	s, err := openSigning(c)
@@ -171,7 +168,7 @@ func prRetarget(c *cli.Context) error {
 	if c.String("base") == "" {
 		return usageErr("git+ pr retarget: --base BRANCH is required")
 	}
-	if _, err := branchRef(c.String("base")); err != nil {
+	if _, err := repo.BranchRef(c.String("base")); err != nil {
 		return fail(1, fmt.Errorf("--base: %w", err))
 	}
 	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Retarget(c.String("base")) })
@@ -270,12 +267,12 @@ func prWrite(c *cli.Context, id string, write func(*repo.PR) (string, error)) er
 	if err != nil {
 		return fail(1, err)
 	}
-	before := len(journal.events)
+	before := len(journal.Events)
 	evID, err := write(p)
-	if err != nil || len(journal.events) == before {
+	if err != nil || len(journal.Events) == before {
 		return fail(1, err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "%s on pull request %s\n", journal.events[before].Type, id)
+	fmt.Fprintf(c.App.ErrWriter, "%s on pull request %s\n", journal.Events[before].Type, id)
 	fmt.Fprintln(c.App.Writer, evID)
 	return nil
 }
@@ -310,9 +307,6 @@ func prShow(c *cli.Context) error {
 }
 
 func prList(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ pr list [--all] [--json]")
-	}
 	h, t, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func prCheckoutCommand() *cli.Command {
@@ -52,9 +53,9 @@ func prCheckout(c *cli.Context) error {
 		return fail(1, err)
 	}
 	if co.Old != co.PR.Head {
-		journal.refs = append(journal.refs, movedRef{Ref: co.Ref, Old: co.Old, New: co.PR.Head, Remote: "."})
+		journal.Moved(co.Ref, co.Old, co.PR.Head, ".")
 	}
-	fmt.Fprintf(c.App.ErrWriter, "switched to branch %s at %s (pull request %s: %s)\n", co.Branch, short(co.PR.Head), id, co.PR.Title)
+	fmt.Fprintf(c.App.ErrWriter, "switched to branch %s at %s (pull request %s: %s)\n", co.Branch, repo.Short(co.PR.Head), id, co.PR.Title)
 	fmt.Fprintln(c.App.Writer, co.Branch)
 	return nil
 }
@@ -80,7 +81,7 @@ func prDiff(c *cli.Context) error {
 	if wantJSON(c) {
 		out, err := cmd.Output()
 		if err != nil {
-			return fail(1, fmt.Errorf("git diff %s...%s: %w", short(d.BaseTip), short(d.Head), err))
+			return fail(1, fmt.Errorf("git diff %s...%s: %w", repo.Short(d.BaseTip), repo.Short(d.Head), err))
 		}
 		d.Diff = string(out)
 		return printJSON(c, d)
@@ -90,7 +91,7 @@ func prDiff(c *cli.Context) error {
 		cmd.Stdout = f // git pages and colours for a terminal as it would itself
 	}
 	if err := cmd.Run(); err != nil {
-		return fail(1, fmt.Errorf("git diff %s...%s: %w", short(d.BaseTip), short(d.Head), err))
+		return fail(1, fmt.Errorf("git diff %s...%s: %w", repo.Short(d.BaseTip), repo.Short(d.Head), err))
 	}
 	return nil
 }

@@ -26,14 +26,11 @@ func prMergeCommand() *cli.Command {
 		Description: "Pushes the head onto the base with the base's current value as the expected old\n" +
 			"value; a refusal prints the hook's lines and exits 1.",
 		Flags:  []cli.Flag{remoteFlag(), jsonFlag()},
-		Action: prMergeAction,
+		Action: nargs(1, "usage: git+ pr merge ID [--remote R]", prMergeAction),
 	}
 }
 
 func prMergeAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageErr("usage: git+ pr merge ID [--remote R]")
-	}
 	id, err := resolveArgID(c, hubrefs.PRRefPrefix, "pull request", c.Args().First())
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func init() {
 		&cli.Command{
 			Name: "list", Usage: "list queues",
 			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
-			Action: queueList,
+			Action: nargs(0, "usage: git+ queue list [--json]", queueList),
 		},
 		&cli.Command{
 			Name: "show", Usage: "show a queue's entries (by id, or the queue counting for --target)", ArgsUsage: "[ID]",
@@ -53,7 +53,7 @@ func init() {
 		&cli.Command{
 			Name: "close", Usage: "close a queue (a fresh one takes over its branch)", ArgsUsage: "ID",
 			Flags:  []cli.Flag{remoteFlag()},
-			Action: queueClose,
+			Action: nargs(1, "usage: git+ queue close ID", queueClose),
 		},
 	))
 }
@@ -65,7 +65,7 @@ func queueOpen(c *cli.Context) error {
 	if c.NArg() != 0 || c.String("target") == "" {
 		return usageErr("usage: git+ queue open --target BRANCH")
 	}
-	target, err := branchRef(c.String("target"))
+	target, err := repo.BranchRef(c.String("target"))
 	if err != nil {
 		return fail(1, fmt.Errorf("--target: %w", err))
 	}
@@ -135,9 +135,6 @@ func queueLeave(c *cli.Context) error {
 }
 
 func queueClose(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageErr("usage: git+ queue close ID")
-	}
 	s, err := queueContext(c)
 	if err != nil {
 		return fail(1, err)
@@ -154,9 +151,6 @@ func queueClose(c *cli.Context) error {
 // ---- readers ----------------------------------------------------------------
 
 func queueList(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ queue list [--json]")
-	}
 	h, t, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/receive/queuerun"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func queueRunCommand() *cli.Command {
@@ -58,7 +59,7 @@ func queueRun(c *cli.Context) error {
 	}
 	var target string
 	if c.String("target") != "" {
-		if target, err = branchRef(c.String("target")); err != nil {
+		if target, err = repo.BranchRef(c.String("target")); err != nil {
 			return fail(1, fmt.Errorf("--target: %w", err))
 		}
 	}

@@ -22,21 +22,18 @@ func init() {
 			Usage:     "replace the rules with a JSON document (FILE, or - for standard input); unknown fields are refused",
 			ArgsUsage: "FILE|-",
 			Flags:     []cli.Flag{remoteFlag()},
-			Action:    rulesSet,
+			Action:    nargs(1, "usage: git+ rules set FILE|-", rulesSet),
 		},
 		&cli.Command{
 			Name:   "show",
 			Usage:  "print the rules in force, every default filled in",
 			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
-			Action: rulesShow,
+			Action: nargs(0, "usage: git+ rules show [--json]", rulesShow),
 		},
 	))
 }
 
 func rulesSet(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usageErr("usage: git+ rules set FILE|-")
-	}
 	src := c.Args().First()
 	var data []byte
 	var err error
@@ -77,9 +74,6 @@ func rulesSet(c *cli.Context) error {
 }
 
 func rulesShow(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ rules show [--json]")
-	}
 	_, t, err := readTrust(c)
 	if err != nil {
 		return fail(1, err)

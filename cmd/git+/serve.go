@@ -27,14 +27,11 @@ func init() {
 			&cli.BoolFlag{Name: "private", Usage: "HTTP reads need a member token too (default: anonymous reads)"},
 			&cli.StringFlag{Name: "adopt", Usage: "SSH private key FILE: git+ init every repository without refs/hub/trust, with this key as admin"},
 		},
-		Action: serveAction,
+		Action: nargs(0, "usage: git+ serve --root DIR [--listen ADDR] [--ssh ADDR] [--host-key FILE] [--private] [--adopt KEYFILE]", serveAction),
 	})
 }
 
 func serveAction(c *cli.Context) error {
-	if c.NArg() != 0 {
-		return usageErr("usage: git+ serve --root DIR [--listen ADDR] [--ssh ADDR] [--host-key FILE] [--private] [--adopt KEYFILE]")
-	}
 	bin, err := hooks.Executable()
 	if err != nil {
 		return err

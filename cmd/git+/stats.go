@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/receive/queuerun"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 // queueStatsCommand is `git+ queue stats`; the queue verb group lists it.
@@ -31,7 +32,7 @@ func queueStatsAction(c *cli.Context) error {
 	if c.NArg() != 0 || c.String("target") == "" {
 		return usageErr("usage: git+ queue stats --target T [--since YYYY-MM-DD] [--json]")
 	}
-	target, err := branchRef(c.String("target"))
+	target, err := repo.BranchRef(c.String("target"))
 	if err != nil {
 		return usageErr("--target: %v", err)
 	}

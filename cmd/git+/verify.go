@@ -26,6 +26,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func init() {
@@ -62,7 +63,7 @@ func verifyAction(c *cli.Context) error {
 	case ref != "" && !c.IsSet("new"):
 		return usageErr("--ref needs --new (and --old); %s", usage)
 	}
-	gitDir, _, err := findGitDir(rootString(c, "repo"))
+	gitDir, _, err := repo.FindGitDir(rootString(c, "repo"))
 	if err != nil {
 		return fail(1, err)
 	}
@@ -77,7 +78,7 @@ func revOrZero(gitDir, flag, rev string) (plumbing.Hash, error) {
 	if rev == "" || rev == zeroOID {
 		return plumbing.ZeroHash, nil
 	}
-	out, err := gitOut(gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	out, err := repo.Git(gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil || len(out) != 40 {
 		return plumbing.ZeroHash, fmt.Errorf("--%s %q is not a commit in %s (fetch it first, or give 40 zeros for none)", flag, rev, gitDir)
 	}
@@ -86,7 +87,7 @@ func revOrZero(gitDir, flag, rev string) (plumbing.Hash, error) {
 
 func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 	if !strings.HasPrefix(ref, "refs/") {
-		r, err := branchRef(ref)
+		r, err := repo.BranchRef(ref)
 		if err != nil {
 			return usageErr("--ref: %v", err)
 		}
@@ -120,7 +121,7 @@ func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 }
 
 func verifyBranch(c *cli.Context, gitDir, branch string) error {
-	ref, err := branchRef(branch)
+	ref, err := repo.BranchRef(branch)
 	if err != nil {
 		return usageErr("--branch: %v", err)
 	}

@@ -13,7 +13,11 @@
 package treemerge
 
 import (
+	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,6 +166,19 @@ func isHex(s string) bool {
 	return true
 }
 
+// GitDir picks the git directory `git+ merge-tree` works in: explicit
+// (--git-dir, then the global --repo) when given, else $GIT_DIR, else the
+// repository containing wd (DiscoverGitDir).
+func GitDir(explicit string, getenv func(string) string, wd string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if d := getenv("GIT_DIR"); d != "" {
+		return d, nil
+	}
+	return DiscoverGitDir(wd)
+}
+
 // DiscoverGitDir returns the git directory of the repository containing wd:
 // the first directory up from wd that holds a .git directory, a .git file
 // naming one ("gitdir: PATH"), or is itself a bare git directory.
@@ -197,4 +214,49 @@ func isBareGitDir(d string) bool {
 		}
 	}
 	return true
+}
+
+// ErrBatchInput is a malformed line of a batch (Session.Batch).
+var ErrBatchInput = errors.New("malformed batch line")
+
+// Batch runs git merge-tree --stdin's protocol: one `OURS THEIRS` pair per
+// line of in (blank lines skipped), one line per merge on out — the tree id
+// when clean, `conflict <path> <path>...` otherwise, or with asJSON the
+// merge's mergetree.ResultJSON on one line. It stops at the first error
+// (an unknown revision, a missing object, a malformed line), naming the
+// line; what was written before it stays written.
+func (s *Session) Batch(in io.Reader, out io.Writer, asJSON bool) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	w := bufio.NewWriter(out)
+	defer w.Flush()
+	for line := 1; sc.Scan(); line++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 2 {
+			return fmt.Errorf("stdin line %d: want OURS THEIRS, got %q: %w", line, sc.Text(), ErrBatchInput)
+		}
+		res, err := s.Merge(f[0], f[1])
+		switch {
+		case err != nil:
+			return fmt.Errorf("stdin line %d: %w", line, err)
+		case asJSON:
+			b, _ := json.Marshal(res.JSON())
+			fmt.Fprintf(w, "%s\n", b)
+		case res.Clean():
+			fmt.Fprintln(w, res.Tree)
+		default:
+			w.WriteString("conflict")
+			for _, cf := range res.Conflicts {
+				w.WriteString(" " + cf.Path)
+			}
+			w.WriteString("\n")
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read stdin: %w", err)
+	}
+	return nil
 }
