@@ -6,9 +6,8 @@ package main
 // be empty).
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -34,21 +33,13 @@ func demoAction(c *cli.Context) error {
 		return fail(1, err)
 	}
 	keep := c.String("keep")
-	root := keep
-	if keep != "" {
-		if ents, err := os.ReadDir(root); err == nil && len(ents) != 0 {
-			return fail(2, fmt.Errorf("--keep: %s is not empty", root))
-		} else if err := os.MkdirAll(root, 0o755); err != nil {
-			return fail(2, fmt.Errorf("--keep: %w", err))
-		}
-		if root, err = filepath.Abs(root); err != nil {
-			return fail(1, err)
-		}
-	} else if root, err = os.MkdirTemp("", "gitplus-demo-"); err != nil {
+	root, done, err := demo.Prepare(keep)
+	if errors.Is(err, demo.ErrKeepDir) {
+		return fail(2, fmt.Errorf("--keep: %w", err))
+	} else if err != nil {
 		return fail(1, err)
-	} else {
-		defer os.RemoveAll(root)
 	}
+	defer done()
 	start, out := time.Now(), c.App.Writer
 	if err := demo.Run(demo.Options{Dir: root, Binary: bin, Out: out}); err != nil {
 		fmt.Fprintf(out, "\nDEMO FAILED after %.1fs: %v\n", time.Since(start).Seconds(), err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/queuerun"
 )
 
 // batchSetup is queueSetup with batch rules (checkEvery k): a bare
@@ -125,7 +126,7 @@ func TestBatchQueue(t *testing.T) {
 			runs++
 		}
 	}
-	pubs := func(r runReport) []pub {
+	pubs := func(r queuerun.Report) []pub {
 		var out []pub
 		for _, p := range r.Published {
 			out = append(out, pub{p.PR, p.Step, p.GroupEnd != "" && p.GroupEnd != p.Step})

@@ -106,7 +106,7 @@ func (qw *qworld) clone(t *testing.T, from string) string {
 
 // pass runs `git+ queue run --target main --json` in dir as q with extra
 // environment; it returns the report (when it printed one) and the exit code.
-func (qw *qworld) pass(t *testing.T, dir string, env []string, args ...string) (runReport, string, int) {
+func (qw *qworld) pass(t *testing.T, dir string, env []string, args ...string) (queuerun.Report, string, int) {
 	t.Helper()
 	cmd := exec.Command(qw.bin, append([]string{"queue", "run", "--target", "main", "--json"}, args...)...)
 	cmd.Dir = dir
@@ -120,7 +120,7 @@ func (qw *qworld) pass(t *testing.T, dir string, env []string, args ...string) (
 	} else if err != nil {
 		t.Fatalf("queue run: %v", err)
 	}
-	var rep runReport
+	var rep queuerun.Report
 	if code == 0 {
 		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
 			t.Fatalf("queue run --json: %v\n%s", err, out.String())
@@ -130,7 +130,7 @@ func (qw *qworld) pass(t *testing.T, dir string, env []string, args ...string) (
 }
 
 // okPass runs a pass that must exit 0.
-func (qw *qworld) okPass(t *testing.T, dir string, args ...string) runReport {
+func (qw *qworld) okPass(t *testing.T, dir string, args ...string) queuerun.Report {
 	t.Helper()
 	rep, out, code := qw.pass(t, dir, nil, args...)
 	if code != 0 {
@@ -477,7 +477,7 @@ func TestQueueLockDefersAndRepeats(t *testing.T) {
 	t.Parallel()
 	qw := newQWorld(t, 2, true)
 	dir := qw.origin
-	var second runReport
+	var second queuerun.Report
 	reads := 0
 	rep, err := queuerun.Run(context.Background(), queuerun.Options{
 		GitDir: dir, Signer: qw.signer("q"), Name: "q", Target: "refs/heads/main", Env: qw.env,

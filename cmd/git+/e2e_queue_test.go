@@ -12,6 +12,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/policy"
+	"github.com/gitplus/gitplus/receive/queuerun"
 )
 
 const e2eQueueRules = `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true}}}`
@@ -84,9 +85,9 @@ func queueSetup(t *testing.T, e *hubEnv, n int, prios ...string) (string, []stri
 	return bare, ids
 }
 
-func queueRunJSON(t *testing.T, e *hubEnv, bare string) runReport {
+func queueRunJSON(t *testing.T, e *hubEnv, bare string) queuerun.Report {
 	t.Helper()
-	var rep runReport
+	var rep queuerun.Report
 	out := e.ok(bare, "q", "queue", "run", "--target", "main", "--json")
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("queue run --json: %v\n%s", err, out)

@@ -14,7 +14,7 @@ package main
 //     a failure is reported and logged, never failing the push.
 //   - deliver is the worker post-receive starts; run by hand it settles
 //     whatever is pending (it returns at once if a worker runs).
-//   - `git+ init` installs the hooks too (installHooksOnInit, set below).
+//   - `git+ init` installs the hooks too (installHooks).
 
 import (
 	"context"
@@ -68,13 +68,6 @@ func init() {
 			},
 		},
 	})
-	installHooksOnInit = func(gitDir string) error {
-		bin, err := hooks.Executable()
-		if err != nil {
-			return err
-		}
-		return hooks.Install(gitDir, bin)
-	}
 }
 
 // repoDir is the verb's own --repo, else the global one.
@@ -102,14 +95,19 @@ func hookGitDir(c *cli.Context, abs bool) string {
 }
 
 func hookInstall(c *cli.Context, gitDir string) error {
-	bin, err := hooks.Executable()
-	if err == nil {
-		err = hooks.Install(gitDir, bin)
-	}
+	bin, err := installHooks(gitDir)
 	if err == nil {
 		fmt.Fprintln(c.App.ErrWriter, hooks.InstalledNote(gitDir, bin))
 	}
 	return err
+}
+
+// installHooks installs the receive hooks running this binary into gitDir.
+func installHooks(gitDir string) (bin string, err error) {
+	if bin, err = hooks.Executable(); err == nil {
+		err = hooks.Install(gitDir, bin)
+	}
+	return bin, err
 }
 
 // preReceiveFast is `git+ hook pre-receive` with no other argument (the

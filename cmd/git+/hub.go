@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -161,6 +162,15 @@ func rootString(c *cli.Context, name string) string {
 		}
 	}
 	return ""
+}
+
+// printView prints v as JSON (--json) or as its text.
+func printView(c *cli.Context, v interface{ WriteText(io.Writer) }) error {
+	if wantJSON(c) {
+		return printJSON(c, v)
+	}
+	v.WriteText(c.App.Writer)
+	return nil
 }
 
 func printJSON(c *cli.Context, v any) error {

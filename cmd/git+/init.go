@@ -30,11 +30,6 @@ func init() {
 	}))
 }
 
-// installHooksOnInit is the call point for installing the receive hooks
-// into a repository `git+ init` created or adopted (package hooks, another
-// change). It runs after refs/hub/trust is written.
-var installHooksOnInit = func(gitDir string) error { return nil }
-
 func initAction(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return usageErr("usage: git+ init [--name NAME] [--admin NAME] [DIR]")
@@ -60,7 +55,7 @@ func initAction(c *cli.Context) error {
 	if err != nil {
 		return failed(err)
 	}
-	if err := installHooksOnInit(in.GitDir); err != nil {
+	if _, err := installHooks(in.GitDir); err != nil {
 		return fail(1, fmt.Errorf("installing hooks into %s: %w", in.GitDir, err))
 	}
 	if wantJSON(c) {

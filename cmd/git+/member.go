@@ -114,7 +114,7 @@ func memberAddOrChange(typ string) cli.ActionFunc {
 				if c.IsSet("cap") {
 					held = caps
 				}
-				return edit.apply(name, held)
+				return edit.Apply(name, held)
 			})
 		} else {
 			id, err = s.AddMember(name, keyLine, caps)

@@ -13,15 +13,10 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-// capEdit is the --add-cap and --remove-cap of one member change.
-type capEdit struct{ trust.CapEdit }
-
-func (e capEdit) apply(name string, caps []string) ([]string, error) { return e.Apply(name, caps) }
-
 // capEditFlags reads and checks --add-cap and --remove-cap; with --cap
 // they are a usage error (replace and edit at once is ambiguous).
-func capEditFlags(c *cli.Context) (capEdit, error) {
-	e := capEdit{trust.CapEdit{Add: c.StringSlice("add-cap"), Remove: c.StringSlice("remove-cap")}}
+func capEditFlags(c *cli.Context) (trust.CapEdit, error) {
+	e := trust.CapEdit{Add: c.StringSlice("add-cap"), Remove: c.StringSlice("remove-cap")}
 	if e.Empty() {
 		return e, nil
 	}

@@ -299,11 +299,7 @@ func prShow(c *cli.Context) error {
 		return fail(1, fmt.Errorf("no pull request %s in %s (see `git+ pr list --all`)", id, h.Where()))
 	}
 	j := p.View()
-	if wantJSON(c) {
-		return printJSON(c, j)
-	}
-	j.WriteText(c.App.Writer)
-	return nil
+	return printView(c, j)
 }
 
 func prList(c *cli.Context) error {

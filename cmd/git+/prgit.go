@@ -6,8 +6,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 
 	"github.com/urfave/cli/v2"
 
@@ -76,22 +74,14 @@ func prDiff(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	args := append([]string{"--git-dir=" + h.GitDir, "diff"}, c.Args().Slice()[1:]...)
-	cmd := exec.Command("git", append(args, d.BaseTip+"..."+d.Head, "--")...)
 	if wantJSON(c) {
-		out, err := cmd.Output()
-		if err != nil {
-			return fail(1, fmt.Errorf("git diff %s...%s: %w", repo.Short(d.BaseTip), repo.Short(d.Head), err))
+		if err := d.Run(h, c.Args().Slice()[1:], nil, nil); err != nil {
+			return fail(1, err)
 		}
-		d.Diff = string(out)
 		return printJSON(c, d)
 	}
-	cmd.Stdout, cmd.Stderr = c.App.Writer, c.App.ErrWriter
-	if f, ok := c.App.Writer.(*os.File); ok {
-		cmd.Stdout = f // git pages and colours for a terminal as it would itself
-	}
-	if err := cmd.Run(); err != nil {
-		return fail(1, fmt.Errorf("git diff %s...%s: %w", repo.Short(d.BaseTip), repo.Short(d.Head), err))
+	if err := d.Run(h, c.Args().Slice()[1:], c.App.Writer, c.App.ErrWriter); err != nil {
+		return fail(1, err)
 	}
 	return nil
 }

@@ -189,9 +189,5 @@ func queueShow(c *cli.Context) error {
 			j.Active[i].Waiting = why[j.Active[i].PR]
 		}
 	}
-	if wantJSON(c) {
-		return printJSON(c, j)
-	}
-	j.WriteText(c.App.Writer)
-	return nil
+	return printView(c, j)
 }

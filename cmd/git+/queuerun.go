@@ -46,9 +46,6 @@ func queueRunCommand() *cli.Command {
 	}
 }
 
-// runReport is what a pass did.
-type runReport = queuerun.Report
-
 func queueRun(c *cli.Context) error {
 	if c.NArg() != 0 || (c.String("target") == "" && c.String("queue") == "") {
 		return usageErr("usage: git+ queue run --target BRANCH [--queue ID] [--auto-enter] [--depth N] [--json] [--no-notify] [--no-lock]")
@@ -96,17 +93,9 @@ func queueRun(c *cli.Context) error {
 	if rep != nil && rep.Deferred == "" {
 		rep.Undelivered = append(rep.Undelivered, awaitOwnDeliveries(w.Repo, since)...)
 	}
-	printRunReport(c, rep)
+	_ = printView(c, rep)
 	if err != nil {
 		return fail(1, err)
 	}
 	return nil
-}
-
-func printRunReport(c *cli.Context, rep *runReport) {
-	if wantJSON(c) {
-		_ = printJSON(c, rep)
-		return
-	}
-	rep.WriteText(c.App.Writer)
 }

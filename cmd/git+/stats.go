@@ -58,9 +58,5 @@ func queueStatsAction(c *cli.Context) error {
 	if len(st.Queues) == 0 {
 		fmt.Fprintf(c.App.ErrWriter, "git+: no queue targets %s in %s (open one with git+ queue open --target %s)\n", target, h.Where(), target)
 	}
-	if wantJSON(c) {
-		return printJSON(c, st)
-	}
-	st.WriteText(c.App.Writer)
-	return nil
+	return printView(c, st)
 }

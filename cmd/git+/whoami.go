@@ -30,9 +30,5 @@ func whoamiAction(c *cli.Context) error {
 	if err != nil {
 		return failed(err)
 	}
-	if wantJSON(c) {
-		return printJSON(c, out)
-	}
-	out.WriteText(c.App.Writer)
-	return nil
+	return printView(c, out)
 }

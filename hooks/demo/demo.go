@@ -68,6 +68,29 @@ func Run(o Options) error {
 	return d.run()
 }
 
+// ErrKeepDir is a --keep directory that cannot hold the demo.
+var ErrKeepDir = errors.New("cannot build the demo there")
+
+// Prepare makes the directory Run tells the story in: keep when given (it
+// must not exist or be empty; it is kept), else a temporary one that done
+// removes. done is never nil.
+func Prepare(keep string) (dir string, done func(), err error) {
+	done = func() {}
+	if keep == "" {
+		if dir, err = os.MkdirTemp("", "gitplus-demo-"); err != nil {
+			return "", done, err
+		}
+		return dir, func() { os.RemoveAll(dir) }, nil
+	}
+	if ents, err := os.ReadDir(keep); err == nil && len(ents) != 0 {
+		return "", done, fmt.Errorf("%w: %s is not empty", ErrKeepDir, keep)
+	} else if err := os.MkdirAll(keep, 0o755); err != nil {
+		return "", done, fmt.Errorf("%w: %w", ErrKeepDir, err)
+	}
+	dir, err = filepath.Abs(keep)
+	return dir, done, err
+}
+
 // Bare and Work are the repositories Run makes in dir.
 func Bare(dir string) string { return filepath.Join(dir, "repo.git") }
 func Work(dir string) string { return filepath.Join(dir, "work") }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -544,7 +545,28 @@ type DiffRange struct {
 	BaseTip   string `json:"baseTip"`
 	Head      string `json:"head"`
 	MergeBase string `json:"mergeBase"`
-	Diff      string `json:"diff"` // filled by the caller that runs git diff
+	Diff      string `json:"diff"` // filled by Run with stdout nil
+}
+
+// Run runs `git diff [opts] BaseTip...Head --` in r: onto stdout and stderr,
+// or, with stdout nil, into d.Diff (git's standard error then goes into the
+// error).
+func (d *DiffRange) Run(r *Repo, opts []string, stdout, stderr io.Writer) error {
+	args := append([]string{"--git-dir=" + r.GitDir, "diff"}, opts...)
+	cmd := exec.Command("git", append(args, d.BaseTip+"..."+d.Head, "--")...)
+	var err error
+	if stdout == nil {
+		var out []byte
+		out, err = cmd.Output()
+		d.Diff = string(out)
+	} else {
+		cmd.Stdout, cmd.Stderr = stdout, stderr // an *os.File goes to git as is: it pages and colours for a terminal
+		err = cmd.Run()
+	}
+	if err != nil {
+		return fmt.Errorf("git diff %s...%s: %w", Short(d.BaseTip), Short(d.Head), err)
+	}
+	return nil
 }
 
 // Diff settles pull request id's DiffRange, fetching the head and the base
