@@ -38,7 +38,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +59,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/gitio"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -83,11 +83,8 @@ func IsBareRepo(dir string) bool {
 // HasTrust reports whether the git directory dir holds refs/hub/trust,
 // loose or packed.
 func HasTrust(dir string) bool {
-	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(hubrefs.TrustRef))); err == nil && fi.Mode().IsRegular() {
-		return true
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "packed-refs"))
-	return err == nil && bytes.Contains(data, []byte(" "+hubrefs.TrustRef+"\n"))
+	id, err := gitio.ReadRef(dir, hubrefs.TrustRef)
+	return err == nil && !id.IsZero()
 }
 
 // FindRepos lists the bare repositories under root, up to four levels deep.

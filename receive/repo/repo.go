@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // Repo is a git+ repository: its git directory, the remote its hub refs
@@ -68,13 +68,11 @@ func Git(gitDir string, args ...string) (string, error) {
 	if gitDir != "" {
 		args = append([]string{"--git-dir=" + gitDir}, args...)
 	}
-	cmd := exec.Command("git", args...)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	out, stderr, err := gitio.RunGit(context.Background(), "", nil, args...)
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr))
 	}
-	return strings.TrimSpace(out.String()), nil
+	return string(bytes.TrimSpace(out)), nil
 }
 
 // FindGitDir resolves dir (a bare repository, a work tree or its .git; ""
@@ -378,29 +376,11 @@ func BranchRef(b string) (string, error) {
 // RemoteRef reads ref on the receiving side (the repository itself for
 // remote ".", else `git ls-remote`): zero when absent.
 func (r *Repo) RemoteRef(ref string) (plumbing.Hash, error) {
-	if r.Remote == "." {
-		out, err := Git(r.GitDir, "for-each-ref", "--format=%(objectname)", ref)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		for _, l := range strings.Fields(out) {
-			if plumbing.IsHash(l) {
-				return plumbing.NewHash(l), nil
-			}
-		}
-		return plumbing.ZeroHash, nil
-	}
-	out, err := Git(r.GitDir, "ls-remote", "--refs", r.Remote, ref)
-	if err != nil {
+	id, err := gitio.RemoteRef(context.Background(), r.GitDir, r.Remote, ref, nil)
+	if err != nil && r.Remote != "." {
 		return plumbing.ZeroHash, fmt.Errorf("reading %s on %s (check the remote): %w", ref, r.Remote, err)
 	}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[1] == ref && plumbing.IsHash(f[0]) {
-			return plumbing.NewHash(f[0]), nil
-		}
-	}
-	return plumbing.ZeroHash, nil
+	return id, err
 }
 
 // QueueLog is one queue ref read and folded.

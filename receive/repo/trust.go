@@ -4,6 +4,7 @@ package repo
 // whoami: what a key may do here (docs/trust.md).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // AppendTrust judges a trust event against the trust state (trust.Authorize,
@@ -200,7 +202,7 @@ func Init(o InitOptions) (*Initialised, error) {
 		}
 	}
 	// Zero old value: update-ref refuses if another init won the race.
-	if _, err := Git(gitDir, "update-ref", "-m", "git+ init", hubrefs.TrustRef, tip.String(), plumbing.ZeroHash.String()); err != nil {
+	if err := gitio.SwapRef(context.Background(), gitDir, hubrefs.TrustRef, plumbing.ZeroHash, tip, nil); err != nil {
 		return nil, fmt.Errorf("setting %s in %s: %w", hubrefs.TrustRef, gitDir, err)
 	}
 	return &Initialised{RepoID: id.String(), Name: name, Admin: admin, GitDir: gitDir, Event: evID, Tip: tip}, nil
