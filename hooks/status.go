@@ -21,10 +21,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // DeliveryView is one webhook delivery as `git+ webhook deliveries` shows it.
@@ -246,16 +247,14 @@ func getenv(environ []string, name string) string {
 }
 
 // LocalPushTarget is the git directory the pushes of gitDir to remote land
-// in when it is on this machine ("" otherwise). It runs git rather than
-// receive/repo.FindGitDir: package hooks stays out of what that links, as
-// cmd/git+hook runs post-receive from it.
+// in when it is on this machine ("" otherwise).
 func LocalPushTarget(gitDir, remote string) string {
 	if remote == "." {
 		return gitDir
 	}
 	u := remote
-	if v, err := gitOutput("--git-dir="+gitDir, "config", "--get", "remote."+remote+".url"); err == nil && v != "" {
-		u = v
+	if v, _, err := gitio.RunGit(context.Background(), "", nil, "--git-dir="+gitDir, "config", "--get", "remote."+remote+".url"); err == nil && len(bytes.TrimSpace(v)) > 0 {
+		u = string(bytes.TrimSpace(v))
 	}
 	u = strings.TrimPrefix(u, "file://")
 	if strings.Contains(u, "://") {
@@ -267,18 +266,9 @@ func LocalPushTarget(gitDir, remote string) string {
 		}
 		u = filepath.Join(gitDir, u)
 	}
-	out, err := gitOutput("-C", u, "rev-parse", "--absolute-git-dir")
-	if err != nil || strings.Contains(out, "\n") {
+	out, _, err := gitio.FindGitDir(u)
+	if err != nil {
 		return ""
 	}
 	return out
-}
-
-// gitOutput runs git and returns its trimmed standard output.
-func gitOutput(args ...string) (string, error) {
-	var out bytes.Buffer
-	cmd := exec.Command("git", args...)
-	cmd.Stdout = &out
-	err := cmd.Run()
-	return strings.TrimSpace(out.String()), err
 }

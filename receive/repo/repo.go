@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -75,27 +74,9 @@ func Git(gitDir string, args ...string) (string, error) {
 	return string(bytes.TrimSpace(out)), nil
 }
 
-// FindGitDir resolves dir (a bare repository, a work tree or its .git; ""
-// means discover from the current directory as git does).
-func FindGitDir(dir string) (gitDir string, bare bool, err error) {
-	args := []string{"rev-parse", "--absolute-git-dir", "--is-bare-repository"}
-	if dir != "" {
-		args = append([]string{"-C", dir}, args...)
-	}
-	out, err := Git("", args...)
-	if err != nil {
-		where := dir
-		if where == "" {
-			where, _ = os.Getwd()
-		}
-		return "", false, fmt.Errorf("%s is not a git repository (pass --repo DIR or run inside one): %w", where, err)
-	}
-	lines := strings.Split(out, "\n")
-	if len(lines) != 2 {
-		return "", false, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, out)
-	}
-	return lines[0], lines[1] == "true", nil
-}
+// FindGitDir is gitio.FindGitDir: git's own discovery of dir's git
+// directory ("" is the current directory), and whether it is bare.
+func FindGitDir(dir string) (gitDir string, bare bool, err error) { return gitio.FindGitDir(dir) }
 
 // Open opens the repository dir ("" is the current one) with remote ("":
 // the default, DefaultRemote) and, for a remote other than ".", fetches

@@ -30,6 +30,7 @@ import (
 
 	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // Session merges commits of one repository; the merges of a session share
@@ -179,42 +180,9 @@ func GitDir(explicit string, getenv func(string) string, wd string) (string, err
 	return DiscoverGitDir(wd)
 }
 
-// DiscoverGitDir returns the git directory of the repository containing wd:
-// the first directory up from wd that holds a .git directory, a .git file
-// naming one ("gitdir: PATH"), or is itself a bare git directory.
-func DiscoverGitDir(wd string) (string, error) {
-	for d := wd; ; d = filepath.Dir(d) {
-		dotgit := filepath.Join(d, ".git")
-		if st, err := os.Stat(dotgit); err == nil {
-			if st.IsDir() {
-				return dotgit, nil
-			}
-			b, err := os.ReadFile(dotgit)
-			if err == nil && strings.HasPrefix(string(b), "gitdir: ") {
-				g := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir: "))
-				if !filepath.IsAbs(g) {
-					g = filepath.Join(d, g)
-				}
-				return g, nil
-			}
-		}
-		if isBareGitDir(d) {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("not a git repository (or any parent up to /): %s", wd)
-		}
-	}
-}
-
-func isBareGitDir(d string) bool {
-	for _, p := range []string{"HEAD", "objects", "refs"} {
-		if _, err := os.Stat(filepath.Join(d, p)); err != nil {
-			return false
-		}
-	}
-	return true
-}
+// DiscoverGitDir is gitio.DiscoverGitDir: the repository containing wd,
+// found without running git.
+func DiscoverGitDir(wd string) (string, error) { return gitio.DiscoverGitDir(wd) }
 
 // ErrBatchInput is a malformed line of a batch (Session.Batch).
 var ErrBatchInput = errors.New("malformed batch line")
