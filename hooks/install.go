@@ -33,12 +33,14 @@ package hooks
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // Marker is the line that identifies a hook script written by git+.
@@ -151,13 +153,11 @@ func hooksPath(gitDir string) (string, error) {
 	return p, nil
 }
 
+// git runs git in gitDir (gitio.RunGit) and returns its output, standard
+// error after standard output, trimmed.
 func git(gitDir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"--git-dir=" + gitDir}, args...)...)
-	cmd.Dir = gitDir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return strings.TrimSpace(out.String()), err
+	out, errb, err := gitio.RunGit(context.Background(), gitDir, nil, append([]string{"--git-dir=" + gitDir}, args...)...)
+	return strings.TrimSpace(string(out) + string(errb)), err
 }
 
 func installOne(hooksDir, name, bin, lean string) error {
