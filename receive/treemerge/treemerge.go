@@ -22,11 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/receive"
@@ -52,7 +48,7 @@ func Open(gitDir string) (*Session, error) {
 		return nil, err
 	}
 	store := receive.Objects{Store: objs}
-	return &Session{objs: objs, store: store, revs: NewResolver(gitDir, store), cache: mergetree.NewCache()}, nil
+	return &Session{objs: objs, store: store, revs: NewResolver(gitDir, objs), cache: mergetree.NewCache()}, nil
 }
 
 // Close releases the repository's files.
@@ -75,22 +71,22 @@ func (s *Session) Merge(ours, theirs string) (mergetree.Result, error) {
 	return mergetree.Merge(s.store, o, t, mergetree.Options{Writer: s.store, Cache: s.cache})
 }
 
-// Resolver resolves revisions of one repository.
+// Resolver resolves revisions of one repository, reading its refs and
+// objects through gitio.
 type Resolver struct {
-	fs    *filesystem.Storage
-	store mergetree.Store
+	gitDir string
+	objs   *gitio.Store
+	store  receive.Objects
 }
 
 // NewResolver returns a resolver of gitDir's refs whose objects are read from
-// store (tags are peeled through it). Close it after use.
-func NewResolver(gitDir string, store mergetree.Store) *Resolver {
-	fs := filesystem.NewStorageWithOptions(osfs.New(gitDir), cache.NewObjectLRUDefault(),
-		filesystem.Options{KeepDescriptors: true})
-	return &Resolver{fs: fs, store: store}
+// objs (tags are peeled through it).
+func NewResolver(gitDir string, objs *gitio.Store) *Resolver {
+	return &Resolver{gitDir: gitDir, objs: objs, store: receive.Objects{Store: objs}}
 }
 
 // Close releases the files the resolver keeps open.
-func (r *Resolver) Close() error { return r.fs.Close() }
+func (r *Resolver) Close() error { return nil }
 
 // Commit resolves a revision to a commit id the way git does for these
 // forms: a full hex id; a ref name tried by git's rules (as given, refs/,
@@ -129,24 +125,14 @@ func (r *Resolver) name(rev string) (plumbing.Hash, error) {
 		return plumbing.NewHash(strings.ToLower(rev)), nil
 	}
 	for _, rule := range plumbing.RefRevParseRules {
-		name := plumbing.ReferenceName(fmt.Sprintf(rule, rev))
-		ref, err := storer.ResolveReference(r.fs, name)
-		if err == nil && ref.Type() == plumbing.HashReference {
-			return ref.Hash(), nil
+		if h, err := gitio.ReadRef(r.gitDir, fmt.Sprintf(rule, rev)); err == nil {
+			return h, nil
 		}
 	}
 	if len(rev) >= 4 && len(rev) < 40 && isHex(rev) {
-		lower := strings.ToLower(rev)
-		prefix := plumbing.NewHash(lower[:len(lower)&^1] + strings.Repeat("0", 40-len(lower)&^1))
-		hs, err := r.fs.HashesWithPrefix(prefix[:len(lower)/2])
+		found, err := r.objs.HashesWithPrefix(rev)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", rev, err)
-		}
-		var found []plumbing.Hash
-		for _, h := range hs {
-			if strings.HasPrefix(h.String(), lower) {
-				found = append(found, h)
-			}
 		}
 		if len(found) == 1 {
 			return found[0], nil
