@@ -253,8 +253,10 @@ func LocalPushTarget(gitDir, remote string) string {
 		return gitDir
 	}
 	u := remote
-	if v, _, err := gitio.RunGit(context.Background(), "", nil, "--git-dir="+gitDir, "config", "--get", "remote."+remote+".url"); err == nil && len(bytes.TrimSpace(v)) > 0 {
-		u = string(bytes.TrimSpace(v))
+	if v, _, err := gitio.RunGit(context.Background(), "", nil, "--git-dir="+gitDir, "config", "--get", "remote."+remote+".url"); err == nil {
+		if v = bytes.TrimSpace(v); len(v) > 0 {
+			u = string(v)
+		}
 	}
 	u = strings.TrimPrefix(u, "file://")
 	if strings.Contains(u, "://") {

@@ -74,16 +74,13 @@ func init() {
 // finds the git directory (repoDir, or the current one) and runs fn there.
 // An error fn returns is printed and exits 1 (run, in main.go).
 func inGitDir(usage string, min, max int, fn func(c *cli.Context, gitDir string) error) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		if c.NArg() < min || c.NArg() > max {
-			return usageErr("%s", usage)
-		}
+	return nargs(min, max, usage, func(c *cli.Context) error {
 		gitDir, _, err := repo.FindGitDir(repoDir(c))
 		if err != nil {
 			return err
 		}
 		return fn(c, gitDir)
-	}
+	})
 }
 
 // printStatus prints a status document as JSON (--json) or text, then

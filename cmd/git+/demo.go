@@ -23,7 +23,7 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "keep", Usage: "build the demo in DIR (must not exist or be empty) and keep it"},
 		},
-		Action: nargs(0, "usage: git+ demo [--keep DIR]", demoAction),
+		Action: nargs(0, 0, "usage: git+ demo [--keep DIR]", demoAction),
 	}))
 }
 

@@ -121,11 +121,11 @@ func run(args []string) int {
 	return 1
 }
 
-// nargs is action run after checking it has exactly n arguments; usage is
-// the usage line a mistake prints (exit 2).
-func nargs(n int, usage string, action cli.ActionFunc) cli.ActionFunc {
+// nargs is action run after checking it has min to max arguments; usage
+// is the usage line a mistake prints (exit 2).
+func nargs(min, max int, usage string, action cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		if c.NArg() != n {
+		if c.NArg() < min || c.NArg() > max {
 			return usageErr("%s", usage)
 		}
 		return action(c)

@@ -45,19 +45,19 @@ func init() {
 			Usage:     "remove a member (repo.admin only); their approvals and checks stop counting",
 			ArgsUsage: "NAME",
 			Flags:     []cli.Flag{remoteFlag()},
-			Action:    nargs(1, "usage: git+ member remove NAME", memberRemove),
+			Action:    nargs(1, 1, "usage: git+ member remove NAME", memberRemove),
 		},
 		&cli.Command{
 			Name:   "list",
 			Usage:  "list the members, their key fingerprints and capabilities",
 			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
-			Action: nargs(0, "usage: git+ member list [--json]", memberList),
+			Action: nargs(0, 0, "usage: git+ member list [--json]", memberList),
 		},
 		&cli.Command{
 			Name:   "allowed-signers",
 			Usage:  "print the members' keys as git's gpg.ssh.allowedSignersFile",
 			Flags:  []cli.Flag{remoteFlag()},
-			Action: nargs(0, "usage: git+ member allowed-signers", memberAllowedSigners),
+			Action: nargs(0, 0, "usage: git+ member allowed-signers", memberAllowedSigners),
 		},
 		memberTokenCommand(), // token.go
 	))

@@ -31,7 +31,7 @@ func init() {
 				&cli.BoolFlag{Name: "push", Usage: "push the head to its source branch on the remote first"},
 				remoteFlag(),
 			},
-			Action: nargs(0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push]", prOpen),
+			Action: nargs(0, 0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push]", prOpen),
 		},
 		&cli.Command{
 			Name: "update", Usage: "propose a new head (stales every approval)", ArgsUsage: "ID",
@@ -92,7 +92,7 @@ func init() {
 		&cli.Command{
 			Name: "list", Usage: "list open pull requests (--all: every one)",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "all"}, jsonFlag(), remoteFlag()},
-			Action: nargs(0, "usage: git+ pr list [--all] [--json]", prList),
+			Action: nargs(0, 0, "usage: git+ pr list [--all] [--json]", prList),
 		},
 		&cli.Command{
 			Name: "show", Usage: "show a pull request: state, base, head, approvals, threads, checks", ArgsUsage: "ID",

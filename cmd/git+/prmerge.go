@@ -26,7 +26,7 @@ func prMergeCommand() *cli.Command {
 		Description: "Pushes the head onto the base with the base's current value as the expected old\n" +
 			"value; a refusal prints the hook's lines and exits 1.",
 		Flags:  []cli.Flag{remoteFlag(), jsonFlag()},
-		Action: nargs(1, "usage: git+ pr merge ID [--remote R]", prMergeAction),
+		Action: nargs(1, 1, "usage: git+ pr merge ID [--remote R]", prMergeAction),
 	}
 }
 

@@ -43,7 +43,7 @@ func init() {
 		&cli.Command{
 			Name: "list", Usage: "list queues",
 			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
-			Action: nargs(0, "usage: git+ queue list [--json]", queueList),
+			Action: nargs(0, 0, "usage: git+ queue list [--json]", queueList),
 		},
 		&cli.Command{
 			Name: "show", Usage: "show a queue's entries (by id, or the queue counting for --target)", ArgsUsage: "[ID]",
@@ -53,7 +53,7 @@ func init() {
 		&cli.Command{
 			Name: "close", Usage: "close a queue (a fresh one takes over its branch)", ArgsUsage: "ID",
 			Flags:  []cli.Flag{remoteFlag()},
-			Action: nargs(1, "usage: git+ queue close ID", queueClose),
+			Action: nargs(1, 1, "usage: git+ queue close ID", queueClose),
 		},
 	))
 }

@@ -22,13 +22,13 @@ func init() {
 			Usage:     "replace the rules with a JSON document (FILE, or - for standard input); unknown fields are refused",
 			ArgsUsage: "FILE|-",
 			Flags:     []cli.Flag{remoteFlag()},
-			Action:    nargs(1, "usage: git+ rules set FILE|-", rulesSet),
+			Action:    nargs(1, 1, "usage: git+ rules set FILE|-", rulesSet),
 		},
 		&cli.Command{
 			Name:   "show",
 			Usage:  "print the rules in force, every default filled in",
 			Flags:  []cli.Flag{jsonFlag(), remoteFlag()},
-			Action: nargs(0, "usage: git+ rules show [--json]", rulesShow),
+			Action: nargs(0, 0, "usage: git+ rules show [--json]", rulesShow),
 		},
 	))
 }

@@ -27,7 +27,7 @@ func init() {
 			&cli.BoolFlag{Name: "private", Usage: "HTTP reads need a member token too (default: anonymous reads)"},
 			&cli.StringFlag{Name: "adopt", Usage: "SSH private key FILE: git+ init every repository without refs/hub/trust, with this key as admin"},
 		},
-		Action: nargs(0, "usage: git+ serve --root DIR [--listen ADDR] [--ssh ADDR] [--host-key FILE] [--private] [--adopt KEYFILE]", serveAction),
+		Action: nargs(0, 0, "usage: git+ serve --root DIR [--listen ADDR] [--ssh ADDR] [--host-key FILE] [--private] [--adopt KEYFILE]", serveAction),
 	})
 }
 

@@ -13,7 +13,7 @@ func init() {
 		Name:   "whoami",
 		Usage:  "print the signing key's fingerprint, member name and capabilities (with --branch: the branch's protection and what this key may do there)",
 		Flags:  []cli.Flag{jsonFlag(), remoteFlag(), &cli.StringFlag{Name: "branch", Usage: "also show this branch's protection and whether this key may push, land and run the queue on it"}},
-		Action: nargs(0, "usage: git+ whoami [--branch B] [--json]", whoamiAction),
+		Action: nargs(0, 0, "usage: git+ whoami [--branch B] [--json]", whoamiAction),
 	})
 }
 

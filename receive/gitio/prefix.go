@@ -1,7 +1,6 @@
 package gitio
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +22,7 @@ func (s *Store) HashesWithPrefix(prefix string) ([]plumbing.Hash, error) {
 	if len(p) < 4 || len(p) > 39 {
 		return nil, fmt.Errorf("%q: %w", prefix, ErrBadPrefix)
 	}
-	if _, err := hex.DecodeString(p[:len(p)&^1]); err != nil || strings.Trim(p, "0123456789abcdef") != "" {
+	if strings.Trim(p, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("%q: %w", prefix, ErrBadPrefix)
 	}
 	seen := map[plumbing.Hash]bool{}

@@ -129,28 +129,18 @@ func (r *Resolver) name(rev string) (plumbing.Hash, error) {
 			return h, nil
 		}
 	}
-	if len(rev) >= 4 && len(rev) < 40 && isHex(rev) {
-		found, err := r.objs.HashesWithPrefix(rev)
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", rev, err)
-		}
-		if len(found) == 1 {
-			return found[0], nil
-		}
-		if len(found) > 1 {
-			return plumbing.ZeroHash, fmt.Errorf("short revision %q is ambiguous", rev)
-		}
+	// Anything not 4 to 39 hex digits is no abbreviated id: unknown.
+	found, err := r.objs.HashesWithPrefix(rev)
+	switch {
+	case errors.Is(err, gitio.ErrBadPrefix):
+	case err != nil:
+		return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", rev, err)
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) > 1:
+		return plumbing.ZeroHash, fmt.Errorf("short revision %q is ambiguous", rev)
 	}
 	return plumbing.ZeroHash, fmt.Errorf("unknown revision %q", rev)
-}
-
-func isHex(s string) bool {
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // GitDir picks the git directory `git+ merge-tree` works in: explicit
