@@ -43,12 +43,16 @@ type Params struct {
 	Gap       float64 // mean time between arrivals, in T (exponential); 0: all at once
 	Flaky     float64 // probability that one CI attempt of a good candidate fails
 	Retries   int     // `check run --retries`: attempts after a failed one
-	Sigma     float64 // CI latency is lognormal with median T and this sigma
-	Hang      float64 // probability that an attempt never reports (checkTimeout ends it)
-	Timeout   float64 // the rules' checkTimeout, in T (0: none)
-	Reenter   float64 // delay before an author re-enters a pull request evicted while good, in T
-	Intervene float64 // delay before a person takes out the red first entry of a queue stopped on a red target, in T
-	Seed      uint64
+	// RetryBelowRed turns off check run's rule that a failure above a red
+	// step is not retried (docs/queue.md, "Retries below a red step"): the
+	// figures before that rule.
+	RetryBelowRed bool
+	Sigma         float64 // CI latency is lognormal with median T and this sigma
+	Hang          float64 // probability that an attempt never reports (checkTimeout ends it)
+	Timeout       float64 // the rules' checkTimeout, in T (0: none)
+	Reenter       float64 // delay before an author re-enters a pull request evicted while good, in T
+	Intervene     float64 // delay before a person takes out the red first entry of a queue stopped on a red target, in T
+	Seed          uint64
 }
 
 // DefaultParams are the figures' parameters.
@@ -140,6 +144,7 @@ type Result struct {
 const (
 	evArrive = iota
 	evCIDone
+	evAttempt // a CI attempt ended without success; check run decides on a retry
 	evWake    // checkTimeout ran out for a candidate: the runner runs
 	evReenter // the author enters again
 	evInspect // a person looks at a stopped queue
@@ -153,6 +158,9 @@ type event struct {
 	step string
 	ok   bool
 	runs int
+	bad  bool  // evAttempt: the candidate holds a broken pull request
+	took int64 // evAttempt: seconds of CI so far
+	wait int64 // evAttempt: when check run stops waiting for a step below
 }
 
 type eventHeap []event
@@ -295,14 +303,9 @@ func (s *sim) handle(e event) bool {
 		s.enter(e.pr)
 		return true
 	case evCIDone:
-		delete(s.inflight, prID(e.pr)+e.step)
-		conclusion := pr.Success
-		if !e.ok {
-			conclusion = pr.Failure
-		}
-		s.prs[e.pr].add(s.trust, people.ci, hubrefs.TypeCheckCompleted, hubrefs.Check{Base: base(hubrefs.TypeCheckCompleted), Name: "ci", Head: e.step,
-			Conclusion: conclusion, Attempts: attempts(e.runs)}, s.at())
-		return true
+		return s.record(e)
+	case evAttempt:
+		return s.retry(e)
 	case evWake:
 		return true
 	case evReenter:
@@ -511,8 +514,10 @@ func (s *sim) brokenBelow(step string) bool {
 // startCI is the CI wake rule on queue.candidate running `git+ check run
 // --retries R`: nothing when a run of that candidate is going (the lease),
 // else attempts until one passes or R+1 failed. A run that hangs holds the
-// lease until it expires. A broken candidate fails
-// every attempt; a good one fails an attempt with probability Flaky.
+// lease until it expires. A broken candidate fails every attempt; a good
+// one fails an attempt with probability Flaky. Between attempts check run
+// reads the steps below (retry): a red one ends the run at once, one
+// without a verdict is waited for.
 func (s *sim) startCI(i int, step string) {
 	k := prID(i) + step
 	if until, ok := s.inflight[k]; ok && s.now < until {
@@ -520,25 +525,72 @@ func (s *sim) startCI(i int, step string) {
 	}
 	// The lease of `check run` without --timeout: 30 minutes (docs/queue.md).
 	s.inflight[k] = s.now + 30*60
-	bad := s.brokenBelow(step)
-	var took float64
-	runs, ok := 0, false
-	for a := 0; a <= s.p.Retries; a++ {
-		runs++
-		s.res.Runs++
-		if bad {
-			s.res.RunsBroken++
-		}
-		if s.p.Hang > 0 && s.rng.Float64() < s.p.Hang {
-			return // never reports; the lease stays (checkTimeout evicts)
-		}
-		took += math.Exp(s.rng.NormFloat64() * s.p.Sigma)
-		if !bad && !(s.p.Flaky > 0 && s.rng.Float64() < s.p.Flaky) {
-			ok = true
-			break
-		}
+	s.attempt(event{pr: i, step: step, bad: s.brokenBelow(step)})
+}
+
+// attempt starts attempt e.runs+1 of a check run.
+func (s *sim) attempt(e event) {
+	e.runs++
+	s.res.Runs++
+	if e.bad {
+		s.res.RunsBroken++
 	}
-	s.schedule(event{at: s.now + int64(took*T), kind: evCIDone, pr: i, step: step, ok: ok, runs: runs})
+	if s.p.Hang > 0 && s.rng.Float64() < s.p.Hang {
+		return // never reports; the lease stays (checkTimeout evicts)
+	}
+	took := int64(math.Exp(s.rng.NormFloat64()*s.p.Sigma) * T)
+	e.took += took
+	e.at, e.kind = s.now+took, evAttempt
+	e.ok = !e.bad && !(s.p.Flaky > 0 && s.rng.Float64() < s.p.Flaky)
+	if e.ok || e.runs > s.p.Retries {
+		e.kind = evCIDone
+	}
+	e.wait = 0
+	s.schedule(e)
+}
+
+// retry is check run after a failed attempt with retries left
+// (receive/checkrun, queue.Below): a red step below → record the failure
+// now; a step below without a verdict → look again in a while, within the
+// wait (checkTimeout, or 10 minutes); otherwise the next attempt. It
+// returns true when it recorded.
+func (s *sim) retry(e event) bool {
+	if s.p.RetryBelowRed {
+		s.attempt(e)
+		return false
+	}
+	wait := int64(10 * 60)
+	if s.p.Timeout > 0 {
+		wait = int64(s.p.Timeout * T)
+	}
+	if e.wait == 0 {
+		e.wait = s.now + wait
+	}
+	v, _ := queue.Below(s.q.fold(s.trust), e.step, func(id, step string) (string, bool) {
+		return s.byID[id].Check("ci", step)
+	})
+	switch {
+	case v == queue.BelowRed:
+		return s.record(e)
+	case v == queue.BelowPending && s.now < e.wait:
+		e.at = s.now + min(5, wait/10)
+		s.schedule(e)
+		return false
+	}
+	s.attempt(e)
+	return false
+}
+
+// record is check run's check.completed.
+func (s *sim) record(e event) bool {
+	delete(s.inflight, prID(e.pr)+e.step)
+	conclusion := pr.Success
+	if !e.ok {
+		conclusion = pr.Failure
+	}
+	s.prs[e.pr].add(s.trust, people.ci, hubrefs.TypeCheckCompleted, hubrefs.Check{Base: base(hubrefs.TypeCheckCompleted), Name: "ci", Head: e.step,
+		Conclusion: conclusion, Attempts: attempts(e.runs)}, s.at())
+	return true
 }
 
 // intervene is a person looking at a queue that stopped on a red target:

@@ -221,3 +221,22 @@ func TestBatchSavesRunsOverStrict(t *testing.T) {
 	}
 	t.Logf("CI runs: strict %d, batch %d; drain %.1fT, %.1fT", strict.Runs, batched.Runs, float64(strict.Drain)/T, float64(batched.Drain)/T)
 }
+
+// A failure above a red step is not retried (docs/queue.md, "Retries below
+// a red step"): strict depth 4, the first of four broken, --retries 1. The
+// first candidate fails twice; the three above it fail once, wait for its
+// verdict and record their failure without a second run; the three rebuilt
+// on the tip pass: 2 + 3 + 3 runs, where retrying them all takes 2 + 6 + 3,
+// and the queue drains as fast.
+func TestNoRetryAboveRed(t *testing.T) {
+	p := quiet()
+	p.Retries = 1
+	sc := hand(4, []int{0})
+	with := mustRun(t, p, Discipline{Depth: 4}, sc)
+	p.RetryBelowRed = true
+	without := mustRun(t, p, Discipline{Depth: 4}, sc)
+	if with.Runs != 8 || without.Runs != 11 || with.Drain != without.Drain || with.Drain != 3*T || with.Landed != 3 || with.Innocent != 0 {
+		t.Errorf("runs %d (retrying above red: %d), drain %.2fT (%.2fT), landed %d, innocent %d; want 8 (11), 3T (3T), 3, 0",
+			with.Runs, without.Runs, float64(with.Drain)/T, float64(without.Drain)/T, with.Landed, with.Innocent)
+	}
+}

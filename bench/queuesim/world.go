@@ -217,18 +217,28 @@ func (p *pullRequest) add(t *trust.State, k ssh.PublicKey, typ string, payload a
 }
 
 // queueLog is the queue ref; fold folds it with the real fold.
-type queueLog struct{ hubLog }
+type queueLog struct {
+	hubLog
+	// The last fold, for the events it folded (the log only grows, and a
+	// run has one trust state): a CI job polling the queue reads it.
+	folded  *queue.State
+	foldedN int
+}
 
 func newQueueLog(seq *int64, now int64) *queueLog {
-	q := &queueLog{hubLog{seq: seq}}
+	q := &queueLog{hubLog: hubLog{seq: seq}}
 	q.add(people.runner, hubrefs.TypeQueueOpened, hubrefs.QueueOpened{Base: base(hubrefs.TypeQueueOpened), ID: queueID, Target: target}, now)
 	return q
 }
 
 func (q *queueLog) fold(t *trust.State) *queue.State {
+	if q.folded != nil && q.foldedN == len(q.evs) {
+		return q.folded
+	}
 	st, err := queue.Fold(q.evs, t)
 	if err != nil {
 		panic(err)
 	}
+	q.folded, q.foldedN = st, len(q.evs)
 	return st
 }

@@ -35,7 +35,8 @@ func init() {
 				&cli.DurationFlag{Name: "timeout", Usage: "cancel the command after this long (0: no limit)"},
 				&cli.IntFlag{Name: "retries", Usage: "run a failed command again up to N times before recording a failure"},
 				&cli.BoolFlag{Name: "every-step", Usage: "run even on a candidate the queue marked as inside a batch group (only its group's last step needs checks)"},
-				&cli.DurationFlag{Name: "lease", Usage: "how long another worker's check.started holds the check (default: (retries+1) × timeout + 1m, or 30m without a timeout)"},
+				&cli.DurationFlag{Name: "below-wait", Usage: "before a retry, wait at most this long for the verdict of a candidate step below this one (default: the timeout, or 10m without one); a red step below means no retry"},
+				&cli.DurationFlag{Name: "lease", Usage: "how long another worker's check.started holds the check (default: (retries+1) × timeout + retries × below-wait + 1m, or 30m without a timeout)"},
 				remoteFlag(),
 			},
 			Action: checkRun,
@@ -47,7 +48,7 @@ func checkRun(c *cli.Context) error {
 	id, rev, name := c.String("pr"), c.String("rev"), c.String("name")
 	argv := c.Args().Slice()
 	if id == "" || rev == "" || name == "" || len(argv) == 0 || c.Int("retries") < 0 {
-		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--lease D] -- CMD [ARGS...]")
+		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--below-wait D] [--lease D] -- CMD [ARGS...]")
 	}
 	if err := trust.ValidCheckName(name); err != nil {
 		return usageErr("--name: %v", err)
@@ -68,7 +69,7 @@ func checkRun(c *cli.Context) error {
 		return fail(1, fmt.Errorf("--rev: %w", err))
 	}
 	res, err := checkrun.Run(w.Signing, checkrun.Options{PR: id, Rev: commit, Name: name, Argv: argv,
-		Timeout: c.Duration("timeout"), Retries: c.Int("retries"), Lease: c.Duration("lease"), EveryStep: c.Bool("every-step"),
+		Timeout: c.Duration("timeout"), Retries: c.Int("retries"), Lease: c.Duration("lease"), BelowWait: c.Duration("below-wait"), EveryStep: c.Bool("every-step"),
 		Stdin: os.Stdin, Stdout: c.App.Writer, Stderr: c.App.ErrWriter})
 	if err != nil {
 		return fail(1, err)

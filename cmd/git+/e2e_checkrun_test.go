@@ -6,10 +6,13 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -86,5 +89,67 @@ func TestCheckRunRetriesAndLease(t *testing.T) {
 	}
 	if got := prChecks(t, w, p.Ref()); strings.Join(got[3:], "|") != "check.started|check.completed failure" {
 		t.Fatalf("events after an expired lease: %q", got)
+	}
+}
+
+// TestCheckRunNoRetryBelowRed (docs/queue.md, "Retries below a red step"):
+// with --retries, a failed candidate whose step below has no verdict yet
+// waits for it — in another process — and retries once it is green; a
+// failed candidate above a red step is recorded at once, not run again.
+func TestCheckRunNoRetryBelowRed(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	bare, _ := batchSetup(t, e, 3, 1)
+	rep := queueRunJSON(t, e, bare)
+	if len(rep.Published) != 3 {
+		t.Fatalf("pass 1 published %+v, want 3 candidates", rep.Published)
+	}
+	c1, c2, c3 := rep.Published[0], rep.Published[1], rep.Published[2]
+	dir := t.TempDir()
+	// Each run appends a line to its count file, then fails.
+	failing := func(count string) []string {
+		return []string{"--", "sh", "-c", `echo run >>"$0"; false`, count}
+	}
+	runs := func(count string) int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "run")
+	}
+
+	// c2 fails while c1, below it, has no verdict: it waits; c1 then
+	// turns green in another process, and c2 runs again.
+	count2 := filepath.Join(dir, "c2")
+	args := append([]string{"--key", e.keys["ci"].Path, "check", "run", "--pr", c2.PR, "--rev", c2.Step, "--name", "ci",
+		"--retries", "1", "--below-wait", "1m"}, failing(count2)...)
+	cmd := exec.Command(e.bin, args...)
+	cmd.Dir, cmd.Env = bare, fixtures.GitEnv(e.home)
+	var errs2 strings.Builder
+	cmd.Stderr = &errs2
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; runs(count2) == 0; i++ {
+		if i > 600 {
+			t.Fatal("c2's first attempt never ran")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.ok(bare, "ci", "check", "run", "--pr", c1.PR, "--rev", c1.Step, "--name", "ci", "--", "true")
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("check run on c2: %v, want exit 1 (failure)\n%s", err, errs2.String())
+	}
+	if n := runs(count2); n != 2 || !strings.Contains(errs2.String(), "waiting for the verdict of step "+c1.Step) {
+		t.Fatalf("c2 ran %d times, want 2 (waited for c1, then retried):\n%s", n, errs2.String())
+	}
+
+	// c3 fails above c2, now red: recorded after one run, naming c2.
+	count3 := filepath.Join(dir, "c3")
+	_, errs3, code := e.run(bare, "ci", nil, append([]string{"check", "run", "--pr", c3.PR, "--rev", c3.Step, "--name", "ci", "--retries", "3"}, failing(count3)...)...)
+	if code != 1 || runs(count3) != 1 || !strings.Contains(errs3, "not running it again: step "+c2.Step) {
+		t.Fatalf("check run on c3 above a red step: exit %d, %d runs, want 1 run and exit 1:\n%s", code, runs(count3), errs3)
+	}
+	log := fixtures.Git(t, bare, "log", "--format=%b", "refs/hub/pr/"+c3.PR)
+	if !strings.Contains(log, `"conclusion":"failure"`) || strings.Contains(log, `"attempts"`) {
+		t.Fatalf("c3's check.completed: want one failure, one attempt:\n%s", log)
 	}
 }

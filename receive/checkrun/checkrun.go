@@ -21,16 +21,25 @@
 //   - Options.Retries runs a failed (or timed-out) command again, up to N
 //     more times, before recording the failure; check.completed says how
 //     many attempts it took ("attempts", omitted for one).
+//   - No retry where it cannot pass (docs/queue.md, "Retries below a red
+//     step"): before a retry it reads, in the queue whose latest
+//     queue.candidate names the revision, the checked steps below it
+//     (queue.Below). One that failed this check explains the failure: it is
+//     recorded at once. One still without a verdict is waited for, at most
+//     Options.BelowWait (the timeout, or 10 minutes without one), looking
+//     every Options.Poll (a tenth of the wait, at most 5s); then the retry
+//     runs whatever it says. A revision no queue names is retried as
+//     before.
 //   - check.started is a lease on (revision, check name) (docs/queue.md,
 //     "CI once per candidate"): a run that finds a live start — a
 //     check.started of this name at this revision by a current holder of
 //     hub.check:<name>, with no check.completed after it, younger than the
 //     lease — does not run the command. The lease is the reader's
-//     Options.Lease; by default (retries+1) × timeout + 1 minute with a
-//     timeout, else 30 minutes, so a crashed worker's start expires. The
-//     start is appended as a compare-and-swap on the tip the lease was judged
-//     on: when two workers race, the loser re-reads, sees the winner's live
-//     start and steps aside.
+//     Options.Lease; by default (retries+1) × timeout + retries ×
+//     BelowWait + 1 minute with a timeout, else 30 minutes, so a crashed
+//     worker's start expires. The start is appended as a compare-and-swap
+//     on the tip the lease was judged on: when two workers race, the loser
+//     re-reads, sees the winner's live start and steps aside.
 //   - Batch checks (docs/queue.md): when the latest queue.candidate of the
 //     pull request names the revision as a step inside a group (groupEnd
 //     another step), the command does not run: the group's last step is
@@ -42,14 +51,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -64,8 +76,12 @@ type Options struct {
 	Retries int
 	// Lease is how long another worker's check.started holds the check
 	// (0: the default of the package doc).
-	Lease     time.Duration
-	EveryStep bool
+	Lease time.Duration
+	// BelowWait bounds the wait, before a retry, for the verdict of a step
+	// below the revision; Poll is how often it looks (0: the package doc's
+	// defaults).
+	BelowWait, Poll time.Duration
+	EveryStep       bool
 	// The command's standard streams. Log receives the run's progress
 	// lines (Stderr when nil).
 	Stdin          io.Reader
@@ -102,7 +118,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	if lease <= 0 {
 		lease = 30 * time.Minute
 		if o.Timeout > 0 {
-			lease = time.Duration(o.Retries+1)*o.Timeout + time.Minute
+			lease = time.Duration(o.Retries+1)*o.Timeout + time.Duration(o.Retries)*o.belowWait() + time.Minute
 		}
 	}
 	holder, err := startLease(s, o.PR, o.Name, o.Rev, lease)
@@ -123,6 +139,10 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 			break
 		}
 		if res.Attempts < o.Retries+1 {
+			if red := redBelow(s, o); red != "" {
+				fmt.Fprintf(o.Log, "check %s at %s: attempt %d %s; not running it again: %s\n", o.Name, o.Rev, res.Attempts, res.Conclusion, red)
+				break
+			}
 			fmt.Fprintf(o.Log, "check %s at %s: attempt %d %s; running it again\n", o.Name, o.Rev, res.Attempts, res.Conclusion)
 		}
 	}
@@ -140,6 +160,74 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	}
 	fmt.Fprintf(o.Log, "check %s on pull request %s at %s: %s (%d attempt(s))\n", o.Name, o.PR, o.Rev, res.Conclusion, res.Attempts)
 	return res, nil
+}
+
+func (o Options) belowWait() time.Duration {
+	switch {
+	case o.BelowWait > 0:
+		return o.BelowWait
+	case o.Timeout > 0:
+		return o.Timeout
+	}
+	return 10 * time.Minute
+}
+
+// redBelow is the retry rule of the package doc: it returns why a retry of
+// o.Rev cannot pass (a checked step below it failed the check), or "" when
+// the retry should run. It waits, within o.belowWait(), while a step below
+// has no verdict. Reading errors answer "" (retrying too much is safe).
+func redBelow(s *repo.Signing, o Options) string {
+	wait := o.belowWait()
+	poll := o.Poll
+	if poll <= 0 {
+		poll = min(5*time.Second, max(wait/10, 50*time.Millisecond))
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		v, at, q := below(s, o)
+		switch {
+		case v == queue.BelowRed:
+			return fmt.Sprintf("step %s below it in queue %s failed %s, so this candidate cannot pass", at, q, o.Name)
+		case v == queue.BelowPending && time.Now().Before(deadline):
+			fmt.Fprintf(o.Log, "check %s at %s: waiting for the verdict of step %s below it before running it again\n", o.Name, o.Rev, at)
+			time.Sleep(poll)
+			if s.Repo.Refresh() != nil {
+				return ""
+			}
+		default:
+			return ""
+		}
+	}
+}
+
+// below reads queue.Below for o.Rev in the queue whose latest
+// queue.candidate for o.PR names it.
+func below(s *repo.Signing, o Options) (queue.BelowVerdict, string, string) {
+	logs, _, err := s.Repo.QueueLogs(s.Trust)
+	if err != nil {
+		return queue.BelowClear, "", ""
+	}
+	ids := slices.Sorted(maps.Keys(logs))
+	prs := map[string]*pr.State{}
+	for _, id := range ids {
+		q := logs[id].State
+		if rec, ok := q.LatestCandidate(o.PR); !ok || rec.Step != o.Rev {
+			continue
+		}
+		v, at := queue.Below(q, o.Rev, func(id, step string) (string, bool) {
+			p, ok := prs[id]
+			if !ok {
+				p, _, _ = s.Repo.PRState(id, s.Trust)
+				prs[id] = p
+			}
+			if p == nil {
+				return "", false
+			}
+			return p.Check(o.Name, step)
+		})
+		return v, at, id
+	}
+	return queue.BelowClear, "", ""
 }
 
 // groupInner returns the group end when the latest queue.candidate of pull
