@@ -10,6 +10,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image/png"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,17 +179,28 @@ func chromium(t *testing.T, args ...string) string {
 		}
 		t.Skipf("chromium is not installed (apt-get install chromium): %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard, not a measure
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--user-data-dir=" + t.TempDir()}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	// A browser that dies of a signal (headless Chromium has crashed with
+	// SIGSEGV on a loaded 2-CPU machine) says nothing about the page: run
+	// it again, up to three times in all. Any other failure fails at once.
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard, not a measure
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+			"--disable-component-update", "--disable-sync", "--user-data-dir=" + t.TempDir()}
+		cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		cancel()
+		if err == nil {
+			return out.String()
+		}
+		var ee *exec.ExitError
+		crashed := errors.As(err, &ee) && ctx.Err() == nil && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled()
+		if !crashed || attempt == 3 {
+			t.Fatalf("chromium %s (attempt %d): %v\n%s", strings.Join(args, " "), attempt, err, errb.String())
+		}
+		t.Logf("chromium died of a signal (attempt %d), running it again: %v", attempt, err)
 	}
-	return out.String()
 }
 
 func chromiumChecks(t *testing.T, repoURL string, ids map[string]string) {
