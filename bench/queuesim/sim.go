@@ -47,6 +47,9 @@ type Params struct {
 	// step is not retried (docs/queue.md, "Retries below a red step"): the
 	// figures before that rule.
 	RetryBelowRed bool
+	// NoBelowWait is `check run --below-wait 0`: retry at once unless a
+	// step below is already red.
+	NoBelowWait bool
 	Sigma         float64 // CI latency is lognormal with median T and this sigma
 	Hang          float64 // probability that an attempt never reports (checkTimeout ends it)
 	Timeout       float64 // the rules' checkTimeout, in T (0: none)
@@ -572,7 +575,7 @@ func (s *sim) retry(e event) bool {
 	switch {
 	case v == queue.BelowRed:
 		return s.record(e)
-	case v == queue.BelowPending && s.now < e.wait:
+	case v == queue.BelowPending && s.now < e.wait && !s.p.NoBelowWait:
 		e.at = s.now + min(5, wait/10)
 		s.schedule(e)
 		return false

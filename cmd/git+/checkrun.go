@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -35,7 +36,7 @@ func init() {
 				&cli.DurationFlag{Name: "timeout", Usage: "cancel the command after this long (0: no limit)"},
 				&cli.IntFlag{Name: "retries", Usage: "run a failed command again up to N times before recording a failure"},
 				&cli.BoolFlag{Name: "every-step", Usage: "run even on a candidate the queue marked as inside a batch group (only its group's last step needs checks)"},
-				&cli.DurationFlag{Name: "below-wait", Usage: "before a retry, wait at most this long for the verdict of a candidate step below this one (default: the timeout, or 10m without one); a red step below means no retry"},
+				&cli.DurationFlag{Name: "below-wait", Usage: "before a retry, wait at most this long for the verdict of a candidate step below this one (default: the timeout, or 10m without one; 0: do not wait); a red step below means no retry"},
 				&cli.DurationFlag{Name: "lease", Usage: "how long another worker's check.started holds the check (default: (retries+1) × timeout + retries × below-wait + 1m, or 30m without a timeout)"},
 				remoteFlag(),
 			},
@@ -69,7 +70,7 @@ func checkRun(c *cli.Context) error {
 		return fail(1, fmt.Errorf("--rev: %w", err))
 	}
 	res, err := checkrun.Run(w.Signing, checkrun.Options{PR: id, Rev: commit, Name: name, Argv: argv,
-		Timeout: c.Duration("timeout"), Retries: c.Int("retries"), Lease: c.Duration("lease"), BelowWait: c.Duration("below-wait"), EveryStep: c.Bool("every-step"),
+		Timeout: c.Duration("timeout"), Retries: c.Int("retries"), Lease: c.Duration("lease"), BelowWait: belowWait(c), EveryStep: c.Bool("every-step"),
 		Stdin: os.Stdin, Stdout: c.App.Writer, Stderr: c.App.ErrWriter})
 	if err != nil {
 		return fail(1, err)
@@ -78,4 +79,14 @@ func checkRun(c *cli.Context) error {
 		return fail(1, errors.New(""))
 	}
 	return nil
+}
+
+// belowWait is --below-wait for checkrun.Options: unset → the default (0),
+// an explicit 0 → no wait (negative).
+func belowWait(c *cli.Context) time.Duration {
+	d := c.Duration("below-wait")
+	if c.IsSet("below-wait") && d <= 0 {
+		return -1
+	}
+	return d
 }

@@ -115,6 +115,14 @@ func TestCheckRunNoRetryBelowRed(t *testing.T) {
 		return strings.Count(string(b), "run")
 	}
 
+	// --below-wait 0: c3 fails while c1 and c2 below it have no verdict,
+	// and runs again at once.
+	count3 := filepath.Join(dir, "c3")
+	_, errs, code := e.run(bare, "ci", nil, append([]string{"check", "run", "--pr", c3.PR, "--rev", c3.Step, "--name", "ci", "--retries", "1", "--below-wait", "0"}, failing(count3)...)...)
+	if code != 1 || runs(count3) != 2 || strings.Contains(errs, "waiting") {
+		t.Fatalf("check run --below-wait 0 on c3: exit %d, %d runs, want 2 runs at once and exit 1:\n%s", code, runs(count3), errs)
+	}
+
 	// c2 fails while c1, below it, has no verdict: it waits; c1 then
 	// turns green in another process, and c2 runs again.
 	count2 := filepath.Join(dir, "c2")
@@ -143,13 +151,16 @@ func TestCheckRunNoRetryBelowRed(t *testing.T) {
 	}
 
 	// c3 fails above c2, now red: recorded after one run, naming c2.
-	count3 := filepath.Join(dir, "c3")
+	count3 = filepath.Join(dir, "c3 again")
 	_, errs3, code := e.run(bare, "ci", nil, append([]string{"check", "run", "--pr", c3.PR, "--rev", c3.Step, "--name", "ci", "--retries", "3"}, failing(count3)...)...)
 	if code != 1 || runs(count3) != 1 || !strings.Contains(errs3, "not running it again: step "+c2.Step) {
 		t.Fatalf("check run on c3 above a red step: exit %d, %d runs, want 1 run and exit 1:\n%s", code, runs(count3), errs3)
 	}
-	log := fixtures.Git(t, bare, "log", "--format=%b", "refs/hub/pr/"+c3.PR)
-	if !strings.Contains(log, `"conclusion":"failure"`) || strings.Contains(log, `"attempts"`) {
-		t.Fatalf("c3's check.completed: want one failure, one attempt:\n%s", log)
+	// The newest event of c3's log is that run's check.completed.
+	var last hubrefs.Check
+	body := fixtures.Git(t, bare, "log", "-1", "--format=%b", "refs/hub/pr/"+c3.PR)
+	if err := json.Unmarshal([]byte(strings.SplitN(strings.TrimSpace(body), "\n", 2)[0]), &last); err != nil ||
+		last.Type != hubrefs.TypeCheckCompleted || last.Conclusion != "failure" || last.Attempts != 0 {
+		t.Fatalf("c3's last event: %+v (%v), want check.completed failure after one attempt:\n%s", last, err, body)
 	}
 }

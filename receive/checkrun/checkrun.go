@@ -28,8 +28,8 @@
 //     recorded at once. One still without a verdict is waited for, at most
 //     Options.BelowWait (the timeout, or 10 minutes without one), looking
 //     every Options.Poll (a tenth of the wait, at most 5s); then the retry
-//     runs whatever it says. A revision no queue names is retried as
-//     before.
+//     runs whatever it says (a negative BelowWait: no wait). A revision no
+//     queue names is retried as before.
 //   - check.started is a lease on (revision, check name) (docs/queue.md,
 //     "CI once per candidate"): a run that finds a live start — a
 //     check.started of this name at this revision by a current holder of
@@ -78,8 +78,9 @@ type Options struct {
 	// (0: the default of the package doc).
 	Lease time.Duration
 	// BelowWait bounds the wait, before a retry, for the verdict of a step
-	// below the revision; Poll is how often it looks (0: the package doc's
-	// defaults).
+	// below the revision (0: the package doc's default; negative: no wait,
+	// the retry runs unless a step below is already red); Poll is how often
+	// it looks (0: the package doc's default).
 	BelowWait, Poll time.Duration
 	EveryStep       bool
 	// The command's standard streams. Log receives the run's progress
@@ -164,6 +165,8 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 
 func (o Options) belowWait() time.Duration {
 	switch {
+	case o.BelowWait < 0:
+		return 0
 	case o.BelowWait > 0:
 		return o.BelowWait
 	case o.Timeout > 0:
