@@ -185,6 +185,7 @@ func main() {
 	flag.IntVar(&p.Retries, "retries", p.Retries, "check run --retries")
 	flag.BoolVar(&p.RetryBelowRed, "retry-below-red", p.RetryBelowRed, "retry a failed candidate even above a red step (check run before the rule of docs/queue.md, \"Retries below a red step\")")
 	flag.BoolVar(&p.NoBelowWait, "no-below-wait", p.NoBelowWait, "check run --below-wait 0: retry at once unless a step below is already red")
+	flag.BoolVar(&p.BelowWaitAlways, "below-wait-always", p.BelowWaitAlways, "check run --below-wait TIMEOUT: every candidate waits for a step below (by default only a batch group's last step does)")
 	flag.Float64Var(&p.Sigma, "sigma", p.Sigma, "CI latency: lognormal, median T, this sigma")
 	flag.Float64Var(&p.Hang, "hang", p.Hang, "probability that a CI attempt never reports")
 	flag.Float64Var(&p.Timeout, "timeout", p.Timeout, "checkTimeout in T (0: none)")

@@ -48,14 +48,16 @@ type Params struct {
 	// figures before that rule.
 	RetryBelowRed bool
 	// NoBelowWait is `check run --below-wait 0`: retry at once unless a
-	// step below is already red.
-	NoBelowWait bool
-	Sigma         float64 // CI latency is lognormal with median T and this sigma
-	Hang          float64 // probability that an attempt never reports (checkTimeout ends it)
-	Timeout       float64 // the rules' checkTimeout, in T (0: none)
-	Reenter       float64 // delay before an author re-enters a pull request evicted while good, in T
-	Intervene     float64 // delay before a person takes out the red first entry of a queue stopped on a red target, in T
-	Seed          uint64
+	// step below is already red. By default only the last step of a batch
+	// group of more than one waits for a step below (the checkTimeout);
+	// BelowWaitAlways makes every candidate wait (an explicit --below-wait).
+	NoBelowWait, BelowWaitAlways bool
+	Sigma                        float64 // CI latency is lognormal with median T and this sigma
+	Hang                         float64 // probability that an attempt never reports (checkTimeout ends it)
+	Timeout                      float64 // the rules' checkTimeout, in T (0: none)
+	Reenter                      float64 // delay before an author re-enters a pull request evicted while good, in T
+	Intervene                    float64 // delay before a person takes out the red first entry of a queue stopped on a red target, in T
+	Seed                         uint64
 }
 
 // DefaultParams are the figures' parameters.
@@ -555,27 +557,34 @@ func (s *sim) attempt(e event) {
 // retry is check run after a failed attempt with retries left
 // (receive/checkrun, queue.Below): a red step below → record the failure
 // now; a step below without a verdict → look again in a while, within the
-// wait (checkTimeout, or 10 minutes); otherwise the next attempt. It
+// wait (checkTimeout, or 10 minutes, for a batch group's last step; none
+// for others by default); otherwise the next attempt. It
 // returns true when it recorded.
 func (s *sim) retry(e event) bool {
 	if s.p.RetryBelowRed {
 		s.attempt(e)
 		return false
 	}
+	qs := s.q.fold(s.trust)
+	rec, ok := qs.LatestCandidate(prID(e.pr))
+	grouped := ok && rec.Step == e.step && rec.GroupEnd == rec.Step && rec.GroupSize > 1
 	wait := int64(10 * 60)
 	if s.p.Timeout > 0 {
 		wait = int64(s.p.Timeout * T)
 	}
+	if s.p.NoBelowWait || !(grouped || s.p.BelowWaitAlways) {
+		wait = 0
+	}
 	if e.wait == 0 {
 		e.wait = s.now + wait
 	}
-	v, _ := queue.Below(s.q.fold(s.trust), e.step, func(id, step string) (string, bool) {
+	v, _ := queue.Below(qs, e.step, func(id, step string) (string, bool) {
 		return s.byID[id].Check("ci", step)
 	})
 	switch {
 	case v == queue.BelowRed:
 		return s.record(e)
-	case v == queue.BelowPending && s.now < e.wait && !s.p.NoBelowWait:
+	case v == queue.BelowPending && s.now < e.wait:
 		e.at = s.now + min(5, wait/10)
 		s.schedule(e)
 		return false

@@ -223,20 +223,40 @@ func TestBatchSavesRunsOverStrict(t *testing.T) {
 }
 
 // A failure above a red step is not retried (docs/queue.md, "Retries below
-// a red step"): strict depth 4, the first of four broken, --retries 1. The
-// first candidate fails twice; the three above it fail once, wait for its
-// verdict and record their failure without a second run; the three rebuilt
-// on the tip pass: 2 + 3 + 3 runs, where retrying them all takes 2 + 6 + 3,
-// and the queue drains as fast.
+// a red step"), --retries 1, CI taking exactly T.
+//
+// Strict depth 4, the first of four broken: the first candidate fails twice;
+// the three above it fail once at the same instant. By default they retry at
+// once (a strict candidate does not wait: 2 + 6 + 3 runs, the three rebuilt
+// on the tip passing); told to wait (--below-wait), they wait for the first
+// one's verdict and record their failure without a second run: 2 + 3 + 3.
+//
+// Batch depth 8 in groups of 4, the first of eight broken: the second
+// group's end fails once and waits for the first's (a group end waits by
+// default), which is red, so it is not run again.
 func TestNoRetryAboveRed(t *testing.T) {
-	p := quiet()
-	p.Retries = 1
-	sc := hand(4, []int{0})
-	with := mustRun(t, p, Discipline{Depth: 4}, sc)
-	p.RetryBelowRed = true
-	without := mustRun(t, p, Discipline{Depth: 4}, sc)
-	if with.Runs != 8 || without.Runs != 11 || with.Drain != without.Drain || with.Drain != 3*T || with.Landed != 3 || with.Innocent != 0 {
-		t.Errorf("runs %d (retrying above red: %d), drain %.2fT (%.2fT), landed %d, innocent %d; want 8 (11), 3T (3T), 3, 0",
-			with.Runs, without.Runs, float64(with.Drain)/T, float64(without.Drain)/T, with.Landed, with.Innocent)
+	for _, tc := range []struct {
+		name           string
+		d              Discipline
+		n              int
+		always         bool
+		runs, retrying int
+	}{
+		{"strict, default: no wait", Discipline{Depth: 4}, 4, false, 11, 11},
+		{"strict, --below-wait", Discipline{Depth: 4}, 4, true, 8, 11},
+		{"batch, default: the group end waits", Discipline{Depth: 8, CheckEvery: 4}, 8, false, 9, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := quiet()
+			p.Retries, p.BelowWaitAlways = 1, tc.always
+			sc := hand(tc.n, []int{0})
+			with := mustRun(t, p, tc.d, sc)
+			p.RetryBelowRed = true
+			without := mustRun(t, p, tc.d, sc)
+			if with.Runs != tc.runs || without.Runs != tc.retrying || with.Drain != without.Drain || with.Landed != tc.n-1 || with.Innocent != 0 {
+				t.Errorf("runs %d (retrying above red: %d), drain %.2fT (%.2fT), landed %d, innocent %d; want %d (%d), the same drain, %d, 0",
+					with.Runs, without.Runs, float64(with.Drain)/T, float64(without.Drain)/T, with.Landed, with.Innocent, tc.runs, tc.retrying, tc.n-1)
+			}
+		})
 	}
 }

@@ -26,10 +26,12 @@
 //     queue.candidate names the revision, the checked steps below it
 //     (queue.Below). One that failed this check explains the failure: it is
 //     recorded at once. One still without a verdict is waited for, at most
-//     Options.BelowWait (the timeout, or 10 minutes without one), looking
-//     every Options.Poll (a tenth of the wait, at most 5s); then the retry
-//     runs whatever it says (a negative BelowWait: no wait). A revision no
-//     queue names is retried as before.
+//     Options.BelowWait, looking every Options.Poll (a tenth of the wait,
+//     at most 5s); then the retry runs whatever it says. By default
+//     (BelowWait 0) the last step of a batch group of more than one waits
+//     the timeout, or 10 minutes without one, and any other candidate does
+//     not wait; a negative BelowWait never waits. A revision no queue names
+//     is retried as before.
 //   - check.started is a lease on (revision, check name) (docs/queue.md,
 //     "CI once per candidate"): a run that finds a live start — a
 //     check.started of this name at this revision by a current holder of
@@ -119,7 +121,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	if lease <= 0 {
 		lease = 30 * time.Minute
 		if o.Timeout > 0 {
-			lease = time.Duration(o.Retries+1)*o.Timeout + time.Duration(o.Retries)*o.belowWait() + time.Minute
+			lease = time.Duration(o.Retries+1)*o.Timeout + time.Duration(o.Retries)*o.belowWait(true) + time.Minute
 		}
 	}
 	holder, err := startLease(s, o.PR, o.Name, o.Rev, lease)
@@ -163,12 +165,17 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	return res, nil
 }
 
-func (o Options) belowWait() time.Duration {
+// belowWait is how long a retry of a candidate waits for a step below
+// without a verdict: grouped says the candidate is the last step of a batch
+// group of more than one (docs/queue.md, "Retries below a red step").
+func (o Options) belowWait(grouped bool) time.Duration {
 	switch {
 	case o.BelowWait < 0:
 		return 0
 	case o.BelowWait > 0:
 		return o.BelowWait
+	case !grouped:
+		return 0
 	case o.Timeout > 0:
 		return o.Timeout
 	}
@@ -177,22 +184,25 @@ func (o Options) belowWait() time.Duration {
 
 // redBelow is the retry rule of the package doc: it returns why a retry of
 // o.Rev cannot pass (a checked step below it failed the check), or "" when
-// the retry should run. It waits, within o.belowWait(), while a step below
+// the retry should run. It waits, within o.belowWait, while a step below
 // has no verdict. Reading errors answer "" (retrying too much is safe).
 func redBelow(s *repo.Signing, o Options) string {
-	wait := o.belowWait()
-	poll := o.Poll
-	if poll <= 0 {
-		poll = min(5*time.Second, max(wait/10, 50*time.Millisecond))
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		v, at, q := below(s, o)
+	var deadline time.Time
+	for first := true; ; first = false {
+		v, at, q, grouped := below(s, o)
+		wait := o.belowWait(grouped)
+		if first {
+			deadline = time.Now().Add(wait)
+		}
 		switch {
 		case v == queue.BelowRed:
 			return fmt.Sprintf("step %s below it in queue %s failed %s, so this candidate cannot pass", at, q, o.Name)
 		case v == queue.BelowPending && time.Now().Before(deadline):
 			fmt.Fprintf(o.Log, "check %s at %s: waiting for the verdict of step %s below it before running it again\n", o.Name, o.Rev, at)
+			poll := o.Poll
+			if poll <= 0 {
+				poll = min(5*time.Second, max(wait/10, 50*time.Millisecond))
+			}
 			time.Sleep(poll)
 			if s.Repo.Refresh() != nil {
 				return ""
@@ -204,17 +214,19 @@ func redBelow(s *repo.Signing, o Options) string {
 }
 
 // below reads queue.Below for o.Rev in the queue whose latest
-// queue.candidate for o.PR names it.
-func below(s *repo.Signing, o Options) (queue.BelowVerdict, string, string) {
+// queue.candidate for o.PR names it, and whether that record marks it the
+// last step of a group of more than one.
+func below(s *repo.Signing, o Options) (v queue.BelowVerdict, at, queueID string, grouped bool) {
 	logs, _, err := s.Repo.QueueLogs(s.Trust)
 	if err != nil {
-		return queue.BelowClear, "", ""
+		return queue.BelowClear, "", "", false
 	}
 	ids := slices.Sorted(maps.Keys(logs))
 	prs := map[string]*pr.State{}
 	for _, id := range ids {
 		q := logs[id].State
-		if rec, ok := q.LatestCandidate(o.PR); !ok || rec.Step != o.Rev {
+		rec, ok := q.LatestCandidate(o.PR)
+		if !ok || rec.Step != o.Rev {
 			continue
 		}
 		v, at := queue.Below(q, o.Rev, func(id, step string) (string, bool) {
@@ -228,9 +240,9 @@ func below(s *repo.Signing, o Options) (queue.BelowVerdict, string, string) {
 			}
 			return p.Check(o.Name, step)
 		})
-		return v, at, id
+		return v, at, id, rec.GroupEnd == rec.Step && rec.GroupSize > 1
 	}
-	return queue.BelowClear, "", ""
+	return queue.BelowClear, "", "", false
 }
 
 // groupInner returns the group end when the latest queue.candidate of pull

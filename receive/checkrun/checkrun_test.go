@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
 )
@@ -38,6 +39,27 @@ func TestCheckoutRelativeGitDir(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join(dir, "f.txt"))
 		if err != nil || string(got) != "content\n" {
 			t.Fatalf("checked-out f.txt: %q, %v", got, err)
+		}
+	}
+}
+
+// TestBelowWait: how long a retry waits for a step below (docs/queue.md,
+// "Retries below a red step").
+func TestBelowWait(t *testing.T) {
+	for _, tt := range []struct {
+		o       Options
+		grouped bool
+		want    time.Duration
+	}{
+		{Options{}, false, 0},                                      // strict: no wait by default
+		{Options{}, true, 10 * time.Minute},                        // a group end, no timeout
+		{Options{Timeout: 3 * time.Minute}, true, 3 * time.Minute}, // a group end waits the timeout
+		{Options{BelowWait: time.Minute}, false, time.Minute},      // asked for: strict waits too
+		{Options{BelowWait: -1, Timeout: time.Minute}, true, 0},    // --below-wait 0: never
+		{Options{BelowWait: 2 * time.Minute, Timeout: 9}, true, 2 * time.Minute},
+	} {
+		if got := tt.o.belowWait(tt.grouped); got != tt.want {
+			t.Errorf("%+v grouped %v: %v, want %v", tt.o, tt.grouped, got, tt.want)
 		}
 	}
 }
