@@ -3,6 +3,7 @@ package gitio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -442,5 +443,85 @@ func TestApplyDeltaRejectsBadInput(t *testing.T) {
 	} {
 		_, err := applyDelta(base, d)
 		is.True(err != nil)
+	}
+}
+
+// TestEveryReadRescansOnMiss: each way of reading an object (ReadRaw,
+// ObjectInfo, HasObject, ReadObjectPrefix, ReadObjectHeader) finds an
+// object that was loose when the store opened and has since moved into a
+// new pack, and one written and packed after the store opened: a miss in
+// the packs and the loose files rescans the pack directories once.
+func TestEveryReadRescansOnMiss(t *testing.T) {
+	dir := t.TempDir()
+	makeHistory(t, dir, 2)
+	git(t, dir, "repack", "-adq")
+	packed := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	write(t, filepath.Join(dir, "loose.txt"), "loose\n")
+	git(t, dir, "add", "loose.txt")
+	git(t, dir, "commit", "-q", "-m", "loose")
+	moved := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	reads := map[string]func(*Store, plumbing.Hash) error{
+		"ReadRaw": func(s *Store, h plumbing.Hash) error {
+			typ, data, err := s.ReadRaw(h)
+			if err == nil && (typ != plumbing.CommitObject || plumbing.ComputeHash(typ, data) != h) {
+				err = fmt.Errorf("read a %s that hashes to %s", typ, plumbing.ComputeHash(typ, data))
+			}
+			return err
+		},
+		"ObjectInfo": func(s *Store, h plumbing.Hash) error {
+			typ, size, err := s.ObjectInfo(h)
+			if err == nil && (typ != plumbing.CommitObject || size <= 0) {
+				err = fmt.Errorf("a %s of %d bytes", typ, size)
+			}
+			return err
+		},
+		"HasObject": func(s *Store, h plumbing.Hash) error {
+			ok, err := s.HasObject(h)
+			if err == nil && !ok {
+				err = errors.New("not found")
+			}
+			return err
+		},
+		"ReadObjectPrefix": func(s *Store, h plumbing.Hash) error {
+			typ, data, err := s.ReadObjectPrefix(h, 4)
+			if err == nil && (typ != plumbing.CommitObject || string(data) != "tree") {
+				err = fmt.Errorf("a %s starting %q", typ, data)
+			}
+			return err
+		},
+		"ReadObjectHeader": func(s *Store, h plumbing.Hash) error {
+			typ, data, err := s.ReadObjectHeader(h)
+			if err == nil && (typ != plumbing.CommitObject || !bytes.HasPrefix(data, []byte("tree "))) {
+				err = fmt.Errorf("a %s starting %q", typ, data)
+			}
+			return err
+		},
+	}
+	stores := map[string]*Store{}
+	for name := range reads {
+		s, err := OpenStore(filepath.Join(dir, ".git"), QuarantineEnv{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if _, _, err := s.ReadRaw(packed); err != nil { // the store lists its packs
+			t.Fatal(err)
+		}
+		stores[name] = s
+	}
+	write(t, filepath.Join(dir, "late.txt"), "late\n")
+	git(t, dir, "add", "late.txt")
+	git(t, dir, "commit", "-q", "-m", "late")
+	late := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	git(t, dir, "repack", "-dq") // both commits into a new pack, their loose files removed
+	if _, err := os.Stat(loosePath(filepath.Join(dir, ".git", "objects"), moved)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("commit %s is still loose after git repack -d: %v", moved, err)
+	}
+	for name, read := range reads {
+		for _, h := range []plumbing.Hash{moved, late} {
+			if err := read(stores[name], h); err != nil {
+				t.Errorf("%s %s after a repack: %v", name, h, err)
+			}
+		}
 	}
 }
