@@ -97,6 +97,72 @@ const (
 // and the pull request logs (by id), counting events at or after since
 // (unix; 0 all).
 func ComputeStats(target string, since int64, t *trust.State, queues, prs map[string][]hubrefs.Event) Stats {
+	var counted, unfolded []string
+	var effects []statsEffect
+	ids := make([]string, 0, len(queues))
+	for id := range queues {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		q, err := Fold(queues[id], t)
+		if err != nil {
+			unfolded = append(unfolded, id+": "+err.Error())
+			continue
+		}
+		if q.Target == target {
+			counted = append(counted, id)
+			effects = append(effects, tookEffect(q, queues[id])...)
+		}
+	}
+	st := tally(target, since, effects, prs)
+	st.Queues, st.Unfolded = append(st.Queues, counted...), unfolded
+	return st
+}
+
+// statsEffect is one event of a queue log that took effect, as the figures
+// count it.
+type statsEffect struct {
+	typ    string // hubrefs.TypeQueueEntered (an entry begun), TypeQueueLeft, TypeQueueReset or TypeQueueCandidate
+	pr     string
+	at     int64  // the event's time
+	reason string // queue.left
+	step   string // queue.candidate
+}
+
+// tookEffect reads from q, the fold of evs, the events that took effect:
+// the fold decides, the figures only count.
+func tookEffect(q *State, evs []hubrefs.Event) []statsEffect {
+	at := make(map[plumbing.Hash]int64, len(evs))
+	for _, ev := range evs {
+		at[ev.ID] = ev.Time
+	}
+	var out []statsEffect
+	for _, e := range q.Began {
+		out = append(out, statsEffect{typ: hubrefs.TypeQueueEntered, pr: e.PR, at: at[e.EnteredAt]})
+	}
+	for _, l := range q.Left {
+		out = append(out, statsEffect{typ: hubrefs.TypeQueueLeft, pr: l.PR, at: at[l.Event], reason: l.Reason})
+	}
+	for _, r := range q.Resets {
+		out = append(out, statsEffect{typ: hubrefs.TypeQueueReset, at: at[r.Event]})
+	}
+	ignored := make(map[plumbing.Hash]bool, len(q.Ignored))
+	for _, ig := range q.Ignored {
+		ignored[ig.Event] = true
+	}
+	for _, ev := range evs {
+		var e hubrefs.QueueCandidate
+		if ev.Type == hubrefs.TypeQueueCandidate && !ignored[ev.ID] && ev.Unmarshal(&e) == nil {
+			out = append(out, statsEffect{typ: hubrefs.TypeQueueCandidate, pr: e.PR, at: ev.Time, step: e.Step})
+		}
+	}
+	return out
+}
+
+// tally is the figures of effects (in any order) and the pull request logs,
+// counting effects at or after since; Queues is left empty.
+func tally(target string, since int64, effects []statsEffect, prs map[string][]hubrefs.Event) Stats {
 	st := Stats{Target: target, Queues: []string{}, Days: []StatsDay{}, EvictedByReason: map[string]int{}, Thresholds: []StatsThreshold{}}
 	days := map[string]*StatsDay{}
 	day := func(sec int64) *StatsDay {
@@ -109,81 +175,42 @@ func ComputeStats(target string, since int64, t *trust.State, queues, prs map[st
 	firstEntered := map[string]int64{}
 	landedPRs := map[string]bool{}
 	candidates := map[string]map[string]bool{} // pr → steps
-	var minutes []float64
-	type landing struct {
-		pr string
-		at int64
-	}
-	var landings []landing
-	ids := make([]string, 0, len(queues))
-	for id := range queues {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		evs := queues[id]
-		q, err := Fold(evs, t)
-		if err != nil {
-			st.Unfolded = append(st.Unfolded, id+": "+err.Error())
-			continue
-		}
-		if q.Target != target {
-			continue
-		}
-		st.Queues = append(st.Queues, id)
-		at := make(map[plumbing.Hash]int64, len(evs))
-		for _, ev := range evs {
-			at[ev.ID] = ev.Time
-		}
-		for _, e := range q.Began {
-			when := at[e.EnteredAt]
-			if first, ok := firstEntered[e.PR]; !ok || when < first {
-				firstEntered[e.PR] = when
+	var landings []statsEffect
+	for _, e := range effects {
+		switch e.typ {
+		case hubrefs.TypeQueueEntered:
+			if first, ok := firstEntered[e.pr]; !ok || e.at < first {
+				firstEntered[e.pr] = e.at
 			}
-			if when >= since {
+			if e.at >= since {
 				st.Entered++
-				day(when).Entered++
+				day(e.at).Entered++
 			}
-		}
-		for _, l := range q.Left {
-			when := at[l.Event]
-			if when < since {
-				continue
-			}
-			if l.Reason == ReasonLanded {
+		case hubrefs.TypeQueueLeft:
+			switch {
+			case e.at < since:
+			case e.reason == ReasonLanded:
 				st.Landed++
-				day(when).Landed++
-				landedPRs[l.PR] = true
-				landings = append(landings, landing{l.PR, when})
-				continue
+				day(e.at).Landed++
+				landedPRs[e.pr] = true
+				landings = append(landings, e)
+			default:
+				st.Evicted++
+				st.EvictedByReason[e.reason]++
+				day(e.at).Evicted++
 			}
-			st.Evicted++
-			st.EvictedByReason[l.Reason]++
-			day(when).Evicted++
-		}
-		for _, r := range q.Resets {
-			if at[r.Event] >= since {
+		case hubrefs.TypeQueueReset:
+			if e.at >= since {
 				st.Resets++
 			}
-		}
-		ignored := make(map[plumbing.Hash]bool, len(q.Ignored))
-		for _, ig := range q.Ignored {
-			ignored[ig.Event] = true
-		}
-		for _, ev := range evs {
-			if ev.Type != hubrefs.TypeQueueCandidate || ignored[ev.ID] {
-				continue
+		case hubrefs.TypeQueueCandidate:
+			if candidates[e.pr] == nil {
+				candidates[e.pr] = map[string]bool{}
 			}
-			var e hubrefs.QueueCandidate
-			if ev.Unmarshal(&e) != nil {
-				continue
-			}
-			if candidates[e.PR] == nil {
-				candidates[e.PR] = map[string]bool{}
-			}
-			candidates[e.PR][e.Step] = true
+			candidates[e.pr][e.step] = true
 		}
 	}
+	var minutes []float64
 	for _, l := range landings {
 		if first, ok := firstEntered[l.pr]; ok {
 			minutes = append(minutes, float64(l.at-first)/60)

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"sort"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -134,11 +133,12 @@ func TestQueueStatsCountWhatTookEffect(t *testing.T) {
 }
 
 // TestQueueStatsFoldDifferential: on random queue logs, with every kind of
-// event the fold ignores, the statistics equal a re-derivation from the
-// fold's observable state alone: a queue.entered counts when folding the log
-// up to it leaves an entry entered at it, a queue.left when it adds to Left,
-// a queue.reset when it adds to Resets, a queue.candidate when it becomes
-// its pull request's latest candidate.
+// event the fold ignores, what the statistics count equals a re-derivation
+// from the fold's observable state alone: a queue.entered took effect when
+// folding the log up to it leaves an entry entered at it, a queue.left when
+// it adds to Left, a queue.reset when it adds to Resets, a queue.candidate
+// when it becomes its pull request's latest candidate. The figures are the
+// same tally of either.
 func TestQueueStatsFoldDifferential(t *testing.T) {
 	c := newCast(t)
 	const day = 1767225600
@@ -182,20 +182,35 @@ func TestQueueStatsFoldDifferential(t *testing.T) {
 				}
 			}
 			queues[fmt.Sprint(qi)] = l.evs
-			if s, err := Fold(l.evs, c.t); err == nil {
-				ignored += len(s.Ignored)
-				if s.Closed {
-					closed++
-				}
-			}
 		}
 		since := int64(0)
 		if rng.Intn(2) == 0 {
 			since = day + int64(rng.Intn(int(at-day)+1))/86400*86400
 		}
+		var ids []string
+		var all []statsEffect
+		for _, id := range []string{"0", "1", "2"} {
+			q, err := Fold(queues[id], c.t)
+			if err != nil {
+				t.Fatalf("queue %s does not fold: %v", id, err)
+			}
+			ignored += len(q.Ignored)
+			if q.Closed {
+				closed++
+			}
+			got, want := tookEffect(q, queues[id]), effectsFromPrefixes(t, c, queues[id])
+			sortEffects(got)
+			sortEffects(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("iteration %d, queue %s: took effect\n%+v\nthe fold's prefixes say\n%+v", iter, id, got, want)
+			}
+			if q.Target == main {
+				ids, all = append(ids, id), append(all, want...)
+			}
+		}
 		got := ComputeStats(main, since, c.t, queues, nil)
-		got.Thresholds = nil // a function of the figures compared
-		want := statsFromPrefixes(t, c, main, since, queues)
+		want := tally(main, since, all, nil)
+		want.Queues = ids
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("iteration %d (since %d):\ngot  %+v\nwant %+v", iter, since, got, want)
 		}
@@ -207,117 +222,57 @@ func TestQueueStatsFoldDifferential(t *testing.T) {
 	t.Logf("entered %d, landed %d, evicted %d, ignored %d, closed queues %d", entered, landed, evicted, ignored, closed)
 }
 
-// statsFromPrefixes is the counting figures of ComputeStats, each event's
-// effect read from folding the log up to it and up to the event before.
-func statsFromPrefixes(t *testing.T, c *cast, target string, since int64, queues map[string][]hubrefs.Event) Stats {
+func sortEffects(es []statsEffect) {
+	sort.Slice(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.at != b.at {
+			return a.at < b.at
+		}
+		return fmt.Sprint(a) < fmt.Sprint(b)
+	})
+}
+
+// effectsFromPrefixes is what took effect in evs, each event's effect read
+// from folding the log up to it and up to the event before.
+func effectsFromPrefixes(t *testing.T, c *cast, evs []hubrefs.Event) []statsEffect {
 	t.Helper()
-	st := Stats{Target: target, Queues: []string{}, Days: []StatsDay{}, EvictedByReason: map[string]int{}}
-	days := map[string]*StatsDay{}
-	day := func(sec int64) *StatsDay {
-		k := time.Unix(sec, 0).UTC().Format("2006-01-02")
-		if days[k] == nil {
-			days[k] = &StatsDay{Day: k}
-		}
-		return days[k]
+	var out []statsEffect
+	before, err := Fold(evs[:1], c.t)
+	if err != nil {
+		t.Fatal(err)
 	}
-	first := map[string]int64{}
-	steps := map[string]map[string]bool{}
-	landed := map[string]bool{}
-	type landing struct {
-		pr string
-		at int64
-	}
-	var landings []landing
-	ids := make([]string, 0, len(queues))
-	for id := range queues {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		evs := queues[id]
-		whole, err := Fold(evs, c.t)
+	for i := 1; i < len(evs); i++ {
+		ev := evs[i]
+		after, err := Fold(evs[:i+1], c.t)
 		if err != nil {
-			t.Fatalf("queue %s does not fold: %v", id, err)
+			t.Fatal(err)
 		}
-		if whole.Target != target {
-			continue
-		}
-		st.Queues = append(st.Queues, id)
-		before, _ := Fold(evs[:1], c.t)
-		for i := 1; i < len(evs); i++ {
-			ev := evs[i]
-			after, err := Fold(evs[:i+1], c.t)
-			if err != nil {
+		switch ev.Type {
+		case hubrefs.TypeQueueEntered:
+			for _, e := range after.Entries {
+				if e.EnteredAt == ev.ID {
+					out = append(out, statsEffect{typ: ev.Type, pr: e.PR, at: ev.Time})
+				}
+			}
+		case hubrefs.TypeQueueLeft:
+			if len(after.Left) > len(before.Left) {
+				l := after.Left[len(after.Left)-1]
+				out = append(out, statsEffect{typ: ev.Type, pr: l.PR, at: ev.Time, reason: l.Reason})
+			}
+		case hubrefs.TypeQueueReset:
+			if len(after.Resets) > len(before.Resets) {
+				out = append(out, statsEffect{typ: ev.Type, at: ev.Time})
+			}
+		case hubrefs.TypeQueueCandidate:
+			var p hubrefs.QueueCandidate
+			if err := ev.Unmarshal(&p); err != nil {
 				t.Fatal(err)
 			}
-			switch ev.Type {
-			case hubrefs.TypeQueueEntered:
-				for _, e := range after.Entries {
-					if e.EnteredAt == ev.ID {
-						if f, ok := first[e.PR]; !ok || ev.Time < f {
-							first[e.PR] = ev.Time
-						}
-						if ev.Time >= since {
-							st.Entered++
-							day(ev.Time).Entered++
-						}
-					}
-				}
-			case hubrefs.TypeQueueLeft:
-				if len(after.Left) == len(before.Left) || ev.Time < since {
-					break
-				}
-				l := after.Left[len(after.Left)-1]
-				if l.Reason == ReasonLanded {
-					st.Landed++
-					day(ev.Time).Landed++
-					landed[l.PR] = true
-					landings = append(landings, landing{l.PR, ev.Time})
-				} else {
-					st.Evicted++
-					st.EvictedByReason[l.Reason]++
-					day(ev.Time).Evicted++
-				}
-			case hubrefs.TypeQueueReset:
-				if len(after.Resets) > len(before.Resets) && ev.Time >= since {
-					st.Resets++
-				}
-			case hubrefs.TypeQueueCandidate:
-				var p hubrefs.QueueCandidate
-				if err := ev.Unmarshal(&p); err != nil {
-					t.Fatal(err)
-				}
-				if rec, ok := after.LatestCandidate(p.PR); ok && rec.Event == ev.ID {
-					if steps[p.PR] == nil {
-						steps[p.PR] = map[string]bool{}
-					}
-					steps[p.PR][p.Step] = true
-				}
+			if rec, ok := after.LatestCandidate(p.PR); ok && rec.Event == ev.ID {
+				out = append(out, statsEffect{typ: ev.Type, pr: p.PR, at: ev.Time, step: p.Step})
 			}
-			before = after
 		}
+		before = after
 	}
-	var minutes []float64
-	for _, l := range landings {
-		minutes = append(minutes, float64(l.at-first[l.pr])/60)
-	}
-	sort.Float64s(minutes)
-	st.MedianMinutes, st.P95Minutes = statsRound1(statsQuantile(minutes, 0.5)), statsRound1(statsQuantile(minutes, 0.95))
-	for pr := range landed {
-		st.CandidatesBuilt += len(steps[pr])
-	}
-	if n := len(landed); n > 0 {
-		st.CandidatesPerPR = statsRound1(float64(st.CandidatesBuilt) / float64(n))
-	}
-	if st.Entered > 0 {
-		st.EvictedRate = statsRound1(100 * float64(st.Evicted) / float64(st.Entered))
-	}
-	if n := st.Landed + st.EvictedByReason[ReasonFailed]; n > 0 {
-		st.PassRate = statsRound1(100 * float64(st.Landed) / float64(n))
-	}
-	for _, d := range days {
-		st.Days = append(st.Days, *d)
-	}
-	sort.Slice(st.Days, func(i, j int) bool { return st.Days[i].Day < st.Days[j].Day })
-	return st
+	return out
 }
