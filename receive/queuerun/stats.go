@@ -33,6 +33,9 @@ func Stats(gitDir string, t *trust.State, target string, since int64) (queue.Sta
 // when it admitted them; docs/queue.md, "Stats"), through the fold cache the
 // hook fills.
 func ReadQueueAndPRLogs(gitDir string, t *trust.State) (queues, prs map[string][]hubrefs.Event, err error) {
+	if t == nil {
+		return nil, nil, fmt.Errorf("reading the queue logs of %s: no trust state given (fold %s first)", gitDir, hubrefs.TrustRef)
+	}
 	refs, err := receive.ReadRefsUnder(gitDir, []string{hubrefs.QueueRefPrefix, hubrefs.PRRefPrefix}, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing refs in %s: %w", gitDir, err)
