@@ -14,6 +14,7 @@ import (
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/policy"
 )
@@ -102,8 +103,8 @@ func FuzzParsePushCert(f *testing.F) {
 func certRepo(t *testing.T, raw []byte) (string, Objects, string) {
 	t.Helper()
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "--bare")
-	id := strings.TrimSpace(gitIn(t, dir, raw, "hash-object", "-w", "--stdin"))
+	fixtures.GitRaw(t, dir, nil, "init", "-q", "--bare")
+	id := strings.TrimSpace(fixtures.GitRaw(t, dir, raw, "hash-object", "-w", "--stdin"))
 	st, err := OpenStore(dir, QuarantineEnv{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive/queuerun"
 )
@@ -193,6 +194,14 @@ func TestQueuePassLandsAndEvicts(t *testing.T) {
 	}
 	if len(show.Active) != 0 || reasons[ids[0]] != "landed" || reasons[ids[1]] != "landed" || reasons[ids[2]] != "failed" {
 		t.Fatalf("queue show after pass 2: %+v", show)
+	}
+	// queue stats counts what the fold took, from the signed logs.
+	var st queue.Stats
+	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "stats", "--target", "main", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Queues) != 1 || len(st.Unfolded) != 0 || st.Entered != 3 || st.Landed != 2 || st.Evicted != 1 || st.EvictedByReason["failed"] != 1 {
+		t.Fatalf("queue stats after pass 2: %+v", st)
 	}
 
 	// A further pass appends nothing.

@@ -48,7 +48,11 @@ func queueStatsAction(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	st, err := queuerun.Stats(h.GitDir, target, since)
+	t, err := h.Trust()
+	if err != nil {
+		return fail(1, err)
+	}
+	st, err := queuerun.Stats(h.GitDir, t, target, since)
 	if err != nil {
 		return fail(1, err)
 	}

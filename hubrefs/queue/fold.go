@@ -112,6 +112,10 @@ type State struct {
 	Closed  bool
 	Entries []Entry // active entries in queue order
 	Left    []Left  // every queue.left that took effect, causal order
+	// Began is every queue.entered that began an entry (a priority change
+	// of a queued entry begins none), causal order, as entered. With Left
+	// it is what the fold took from the log: `queue stats` counts them.
+	Began   []Entry
 	Resets  []Reset
 	Ignored []Ignored
 	Count   int           // events in the ref (all of them, counted against the ceiling)
@@ -266,7 +270,9 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 					s.ignore(ev, "pull request "+p.PR+" is already queued (priority "+s.Entries[i].Priority+")")
 				}
 			default:
-				s.Entries = append(s.Entries, Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count, Priority: prio})
+				e := Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count, Priority: prio}
+				s.Entries = append(s.Entries, e)
+				s.Began = append(s.Began, e)
 				active[p.PR] = true
 				if prio == PriorityHigh {
 					// A normal entry appended last is already in order

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/mergetree"
 )
 
@@ -114,7 +115,7 @@ func (w wholeObjects) ReadObject(h plumbing.Hash) (plumbing.ObjectType, []byte, 
 // time: the place the header-only read is for.
 func BenchmarkMergeBaseWalk(b *testing.B) {
 	dir := b.TempDir()
-	gitIn(b, dir, nil, "init", "-q", "--bare")
+	fixtures.GitRaw(b, dir, nil, "init", "-q", "--bare")
 	var fi bytes.Buffer
 	r := rand.New(rand.NewPCG(3, 4))
 	const n = 5000
@@ -135,10 +136,10 @@ func BenchmarkMergeBaseWalk(b *testing.B) {
 		}
 	}
 	fmt.Fprintf(&fi, "commit refs/heads/side\ncommitter C O Mitter <c@example.com> 1600000000 +0000\ndata 5\nside\nfrom :1\n\n")
-	gitIn(b, dir, fi.Bytes(), "fast-import", "--quiet")
-	gitIn(b, dir, nil, "repack", "-adq")
-	tip := plumbing.NewHash(strings.TrimSpace(gitIn(b, dir, nil, "rev-parse", "main")))
-	side := plumbing.NewHash(strings.TrimSpace(gitIn(b, dir, nil, "rev-parse", "side")))
+	fixtures.GitRaw(b, dir, fi.Bytes(), "fast-import", "--quiet")
+	fixtures.GitRaw(b, dir, nil, "repack", "-adq")
+	tip := plumbing.NewHash(fixtures.Git(b, dir, "rev-parse", "main"))
+	side := plumbing.NewHash(fixtures.Git(b, dir, "rev-parse", "side"))
 	for _, v := range []string{"own", "zlib-whole", "zlib-stop"} {
 		b.Run(v, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // linearRefs parses packed-refs data line by line (the reference the
@@ -152,26 +154,26 @@ func TestPackedRefsAgainstGit(t *testing.T) {
 	dir := t.TempDir()
 	makeHistory(t, dir, 3)
 	var stdin strings.Builder
-	head := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	head := fixtures.Git(t, dir, "rev-parse", "HEAD")
 	for i := 0; i < 500; i++ {
 		fmt.Fprintf(&stdin, "create refs/%s/%03d/x%d %s\n", []string{"heads", "tags", "hub/pr"}[i%3], i%37, i, head)
 	}
-	gitIn(t, dir, []byte(stdin.String()), "update-ref", "--stdin")
-	git(t, dir, "tag", "-a", "-m", "annotated", "v2")
-	git(t, dir, "pack-refs", "--all")
+	fixtures.GitRaw(t, dir, []byte(stdin.String()), "update-ref", "--stdin")
+	fixtures.GitRaw(t, dir, nil, "tag", "-a", "-m", "annotated", "v2")
+	fixtures.GitRaw(t, dir, nil, "pack-refs", "--all")
 	gitDir := filepath.Join(dir, ".git")
 	data, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(strings.SplitN(string(data), "\n", 2)[0], " sorted") {
-		t.Fatalf("git %s wrote no sorted trait: %q", git(t, dir, "version"), strings.SplitN(string(data), "\n", 2)[0])
+		t.Fatalf("git %s wrote no sorted trait: %q", fixtures.GitRaw(t, dir, nil, "version"), strings.SplitN(string(data), "\n", 2)[0])
 	}
 	p, err := loadPackedRefs(gitDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := git(t, dir, "for-each-ref", "--format=%(objectname) %(refname)")
+	out := fixtures.GitRaw(t, dir, nil, "for-each-ref", "--format=%(objectname) %(refname)")
 	n := 0
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		id, name, _ := strings.Cut(line, " ")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/matryer/is"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 func TestHookLines(t *testing.T) {
@@ -55,7 +57,7 @@ func TestPushOutcomes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "r.git")
-	git(t, dir, "init", "-q", "--bare", repo)
+	fixtures.GitRaw(t, dir, nil, "init", "-q", "--bare", repo)
 	blob := func(s string) plumbing.Hash {
 		h, err := WriteLooseObject(repo, plumbing.BlobObject, []byte(s))
 		if err != nil {
@@ -152,7 +154,7 @@ func TestSwapRef(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "r.git")
-	git(t, dir, "init", "-q", "--bare", repo)
+	fixtures.GitRaw(t, dir, nil, "init", "-q", "--bare", repo)
 	ctx := context.Background()
 	commit := func(msg string) plumbing.Hash {
 		raw := "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1700000000 +0000\ncommitter A <a@x> 1700000000 +0000\n\n" + msg + "\n"

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // TestRefs: the pull request refs policy asks for are read loose, else
@@ -15,7 +17,7 @@ import (
 func TestRefs(t *testing.T) {
 	dir := t.TempDir()
 	gitDir := filepath.Join(dir, "r.git")
-	git(t, dir, "init", "-q", "--bare", gitDir)
+	fixtures.GitRaw(t, dir, nil, "init", "-q", "--bare", gitDir)
 	a := "1111111111111111111111111111111111111111"
 	b := "2222222222222222222222222222222222222222"
 	c := "3333333333333333333333333333333333333333"

@@ -356,22 +356,37 @@ func (s *Store) readRaw(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte
 	if depth > maxAlternateDepth*10 {
 		return 0, nil, fmt.Errorf("object %s: %w: ref-delta bases form a cycle", h, ErrCorruptObject)
 	}
+	return find(s, h, func(loc location) (plumbing.ObjectType, []byte, error) {
+		return s.packObject(loc.p, loc.off, h)
+	}, func(dir string) (plumbing.ObjectType, []byte, error) {
+		return readLoose(dir, h)
+	})
+}
+
+// find is the one search for object h, which every read shares: its pack
+// entry (read with packed), else the loose file of each object directory in
+// order (read with loose, which reports os.ErrNotExist when the directory
+// has none); when neither holds it, the pack directories are rescanned and,
+// if new packs appeared (a repack may have moved h from a loose file into a
+// pack meanwhile), searched once more. Not found at all is s.notFound.
+func find[V any](s *Store, h plumbing.Hash, packed func(location) (plumbing.ObjectType, V, error), loose func(dir string) (plumbing.ObjectType, V, error)) (plumbing.ObjectType, V, error) {
+	var none V
 	for attempt := 0; ; attempt++ {
 		loc, ok, packErr := s.findPacked(h)
 		if ok {
-			return s.packObject(loc.p, loc.off, h)
+			return packed(loc)
 		}
 		for _, d := range s.dirs() {
-			t, data, err := readLoose(d.path, h)
+			t, v, err := loose(d.path)
 			if err == nil {
-				return t, data, nil
+				return t, v, nil
 			}
 			if !errors.Is(err, os.ErrNotExist) {
-				return 0, nil, err
+				return 0, none, err
 			}
 		}
 		if attempt > 0 || !s.refresh() {
-			return 0, nil, s.notFound(h, packErr)
+			return 0, none, s.notFound(h, packErr)
 		}
 	}
 }
@@ -379,48 +394,31 @@ func (s *Store) readRaw(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte
 // info returns the type and size of h without reading all of it when it
 // can: a packed object's header and delta header only.
 func (s *Store) info(h plumbing.Hash) (plumbing.ObjectType, int64, error) {
-	for attempt := 0; ; attempt++ {
-		loc, ok, packErr := s.findPacked(h)
-		if ok {
-			if t, d, ok := s.cache.get(loc.p, loc.off); ok {
-				return t, int64(len(d)), nil
-			}
-			return s.packEntryInfo(loc.p, loc.off, h)
+	return find(s, h, func(loc location) (plumbing.ObjectType, int64, error) {
+		if t, d, ok := s.cache.get(loc.p, loc.off); ok {
+			return t, int64(len(d)), nil
 		}
-		for _, d := range s.dirs() {
-			t, size, err := looseInfo(d.path, h)
-			if err == nil {
-				return t, size, nil
-			}
-			if !errors.Is(err, os.ErrNotExist) {
-				return 0, 0, err
-			}
-		}
-		if attempt > 0 || !s.refresh() {
-			return 0, 0, s.notFound(h, packErr)
-		}
-	}
+		return s.packEntryInfo(loc.p, loc.off, h)
+	}, func(dir string) (plumbing.ObjectType, int64, error) {
+		return looseInfo(dir, h)
+	})
 }
 
 // HasObject reports whether h is in the store. It reads no object data.
 func (s *Store) HasObject(h plumbing.Hash) (bool, error) {
-	for attempt := 0; ; attempt++ {
-		if _, ok, _ := s.findPacked(h); ok {
-			return true, nil
+	_, _, err := find(s, h, func(location) (plumbing.ObjectType, struct{}, error) {
+		return 0, struct{}{}, nil
+	}, func(dir string) (plumbing.ObjectType, struct{}, error) {
+		_, err := os.Stat(loosePath(dir, h))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("object %s: %w", h, err)
 		}
-		for _, d := range s.dirs() {
-			_, err := os.Stat(loosePath(d.path, h))
-			if err == nil {
-				return true, nil
-			}
-			if !errors.Is(err, os.ErrNotExist) {
-				return false, fmt.Errorf("object %s: %w", h, err)
-			}
-		}
-		if attempt > 0 || !s.refresh() {
-			return false, nil
-		}
+		return 0, struct{}{}, err
+	})
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return false, nil
 	}
+	return err == nil, err
 }
 
 // ObjectInfo returns the type and size of h.

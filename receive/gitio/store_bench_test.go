@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // benchRepo returns a generated repository: GITPLUS_BENCH_REPO if set, else
@@ -163,7 +165,7 @@ func BenchmarkOpenReadCommitTree(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			cmd := exec.Command("git", "cat-file", "--batch")
 			cmd.Dir = dir
-			cmd.Env = gitEnv(dir)
+			cmd.Env = fixtures.GitEnv(dir)
 			in, _ := cmd.StdinPipe()
 			outPipe, _ := cmd.StdoutPipe()
 			if err := cmd.Start(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -15,47 +14,9 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
-
-// gitEnv is an isolated environment for running git in tests.
-func gitEnv(home string, extra ...string) []string {
-	env := []string{}
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GIT_") || strings.HasPrefix(kv, "HOME=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env,
-		"GIT_CONFIG_NOSYSTEM=1", "HOME="+home, "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.invalid",
-		"GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.invalid",
-		"GIT_AUTHOR_DATE=1700000000 +0000", "GIT_COMMITTER_DATE=1700000000 +0000",
-	)
-	return append(env, extra...)
-}
-
-// git runs git in dir and returns its stdout; a failure fails the test.
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	return gitIn(t, dir, nil, args...)
-}
-
-func gitIn(t testing.TB, dir string, stdin []byte, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnv(dir)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, errb.String())
-	}
-	return out.String()
-}
 
 // catFileAll returns every object of the repository at gitDir as git sees
 // it: id → (type, content).
@@ -66,11 +27,11 @@ type gitObject struct {
 
 func catFileAll(t testing.TB, gitDir string) map[plumbing.Hash]gitObject {
 	t.Helper()
-	ids := strings.Fields(git(t, gitDir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"))
+	ids := strings.Fields(fixtures.GitRaw(t, gitDir, nil, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)"))
 	if len(ids) == 0 {
 		t.Fatalf("no objects in %s", gitDir)
 	}
-	out := gitIn(t, gitDir, []byte(strings.Join(ids, "\n")+"\n"), "cat-file", "--batch")
+	out := fixtures.GitRaw(t, gitDir, []byte(strings.Join(ids, "\n")+"\n"), "cat-file", "--batch")
 	r := bufio.NewReader(strings.NewReader(out))
 	objs := map[plumbing.Hash]gitObject{}
 	for {
@@ -106,7 +67,7 @@ func catFileAll(t testing.TB, gitDir string) map[plumbing.Hash]gitObject {
 // few files (good delta material), a large blob, nested trees and a tag.
 func makeHistory(t testing.TB, dir string, commits int) {
 	t.Helper()
-	git(t, dir, "init", "-q", "-b", "main")
+	fixtures.GitRaw(t, dir, nil, "init", "-q", "-b", "main")
 	var body strings.Builder
 	for i := 0; i < 400; i++ {
 		fmt.Fprintf(&body, "line %d of a file that changes a little in each commit\n", i)
@@ -130,10 +91,10 @@ func makeHistory(t testing.TB, dir string, commits int) {
 				t.Fatal(err)
 			}
 		}
-		git(t, dir, "add", "-A")
-		git(t, dir, "commit", "-q", "-m", fmt.Sprintf("commit %d", c))
+		fixtures.GitRaw(t, dir, nil, "add", "-A")
+		fixtures.GitRaw(t, dir, nil, "commit", "-q", "-m", fmt.Sprintf("commit %d", c))
 	}
-	git(t, dir, "tag", "-a", "-m", "a tag", "v1")
+	fixtures.GitRaw(t, dir, nil, "tag", "-a", "-m", "a tag", "v1")
 }
 
 func write(t testing.TB, path, text string) {

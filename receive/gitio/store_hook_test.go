@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // TestHelperProcess is the pre-receive hook of TestPreReceiveHookReadsQuarantine:
@@ -134,8 +136,8 @@ func TestPreReceiveHookReadsQuarantine(t *testing.T) {
 	tmp := t.TempDir()
 	bare := filepath.Join(tmp, "r.git")
 	work := filepath.Join(tmp, "work")
-	git(t, tmp, "init", "-q", "--bare", bare)
-	git(t, tmp, "init", "-q", "-b", "main", work)
+	fixtures.GitRaw(t, tmp, nil, "init", "-q", "--bare", bare)
+	fixtures.GitRaw(t, tmp, nil, "init", "-q", "-b", "main", work)
 	out := filepath.Join(tmp, "hook.out")
 	hook := "#!/bin/sh\nexec \"$GITPLUS_TEST_BINARY\" -test.run='^TestHelperProcess$' >>\"$GITPLUS_STORE_HOOK.log\" 2>&1\n"
 	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
@@ -150,7 +152,7 @@ func TestPreReceiveHookReadsQuarantine(t *testing.T) {
 		os.Remove(out)
 		cmd := exec.Command("git", "push", "-q", bare, "main")
 		cmd.Dir = work
-		cmd.Env = gitEnv(tmp, "GITPLUS_STORE_HOOK="+out, "GITPLUS_TEST_BINARY="+self)
+		cmd.Env = append(fixtures.GitEnv(tmp), "GITPLUS_STORE_HOOK="+out, "GITPLUS_TEST_BINARY="+self)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("push: %v\n%s", err, b)
 		}
@@ -166,8 +168,8 @@ func TestPreReceiveHookReadsQuarantine(t *testing.T) {
 		for name, text := range files {
 			write(t, filepath.Join(work, name), text)
 		}
-		git(t, work, "add", "-A")
-		git(t, work, "commit", "-q", "-m", msg)
+		fixtures.GitRaw(t, work, nil, "add", "-A")
+		fixtures.GitRaw(t, work, nil, "commit", "-q", "-m", msg)
 	}
 
 	commit(map[string]string{"README": "hello\n", "src/a.go": "package a\n"}, "root")
@@ -200,7 +202,7 @@ func TestPreReceiveHookReadsQuarantine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	tip := plumbing.NewHash(strings.TrimSpace(git(t, bare, "rev-parse", "main")))
+	tip := plumbing.NewHash(fixtures.Git(t, bare, "rev-parse", "main"))
 	if n, err := readHistory(s, tip); err != nil || n != 180 {
 		t.Fatalf("after push: %d objects, %v", n, err)
 	}

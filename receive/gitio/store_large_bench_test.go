@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // BenchmarkReadLargeLoose: ReadRaw of one loose blob of random bytes of
@@ -14,9 +16,9 @@ func BenchmarkReadLargeLoose(b *testing.B) {
 	for _, mib := range []int{25, 50, 100} {
 		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
 			dir := b.TempDir()
-			gitIn(b, dir, nil, "init", "-q", "--bare")
+			fixtures.GitRaw(b, dir, nil, "init", "-q", "--bare")
 			content := noise(mib<<20, uint64(mib))
-			id := plumbing.NewHash(string(gitIn(b, dir, content, "hash-object", "-w", "--stdin")[:40]))
+			id := plumbing.NewHash(string(fixtures.GitRaw(b, dir, content, "hash-object", "-w", "--stdin")[:40]))
 			s, err := OpenStore(dir, QuarantineEnv{})
 			if err != nil {
 				b.Fatal(err)

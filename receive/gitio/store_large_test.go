@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // looseFile writes a loose object file: header, then content, deflated.
@@ -158,9 +160,9 @@ func TestReadObjectPrefix(t *testing.T) {
 	gitDir := filepath.Join(dir, ".git")
 	want := catFileAll(t, gitDir)
 	checkPrefixes(t, checkAll(t, gitDir, want), want)
-	git(t, dir, "repack", "-adfq", "--window=50", "--depth=50")
+	fixtures.GitRaw(t, dir, nil, "repack", "-adfq", "--window=50", "--depth=50")
 	checkPrefixes(t, checkAll(t, gitDir, want), want)
-	git(t, dir, "-c", "repack.useDeltaBaseOffset=false", "repack", "-adfq", "--window=50", "--depth=50")
+	fixtures.GitRaw(t, dir, nil, "-c", "repack.useDeltaBaseOffset=false", "repack", "-adfq", "--window=50", "--depth=50")
 	checkPrefixes(t, checkAll(t, gitDir, want), want)
 }
 
@@ -170,14 +172,14 @@ func TestReadObjectPrefix(t *testing.T) {
 // not.
 func TestLooseHeaderAgainstGit(t *testing.T) {
 	gitDir := filepath.Join(t.TempDir(), "r.git")
-	git(t, ".", "init", "-q", "--bare", gitDir)
+	fixtures.GitRaw(t, ".", nil, "init", "-q", "--bare", gitDir)
 	dir := filepath.Join(gitDir, "objects")
 	for _, header := range []string{"blob 3\x00", "blob 03\x00", "blob +3\x00", "blob  3\x00", "blob 3 \x00", "commit 3\x00", "Blob 3\x00", "blob 0x3\x00"} {
 		content := []byte("abc")
 		h := plumbing.ComputeHash(plumbing.BlobObject, append([]byte(header), content...))
 		looseFile(t, dir, h, header, content)
 		cmd := exec.Command("git", "--git-dir="+gitDir, "cat-file", "-t", h.String())
-		cmd.Env = gitEnv(gitDir)
+		cmd.Env = fixtures.GitEnv(gitDir)
 		out, gitErr := cmd.Output()
 		typ, _, err := readLoose(dir, h)
 		switch {

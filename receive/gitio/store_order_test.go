@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // TestPacksSearchedNewestFirst: packs are listed (and so opened and
@@ -17,16 +19,16 @@ func TestPacksSearchedNewestFirst(t *testing.T) {
 	dir := t.TempDir()
 	makeHistory(t, dir, 3)
 	gitDir := filepath.Join(dir, ".git")
-	git(t, dir, "repack", "-q", "-a", "-d")
+	fixtures.GitRaw(t, dir, nil, "repack", "-q", "-a", "-d")
 	write(t, filepath.Join(dir, "new.txt"), "new\n")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "newer")
-	git(t, dir, "repack", "-q", "-d") // a second pack holding just the new objects
+	fixtures.GitRaw(t, dir, nil, "add", "-A")
+	fixtures.GitRaw(t, dir, nil, "commit", "-q", "-m", "newer")
+	fixtures.GitRaw(t, dir, nil, "repack", "-q", "-d") // a second pack holding just the new objects
 	idxs := packFiles(t, gitDir)
 	if len(idxs) != 2 {
 		t.Fatalf("want 2 packs, have %v", idxs)
 	}
-	head := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	head := plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
 	holder := -1
 	for i, path := range idxs {
 		x, err := OpenPackIndex(path)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -463,36 +462,23 @@ func (s *Store) ReadObjectPrefix(h plumbing.Hash, n int) (plumbing.ObjectType, [
 		}
 		return t, d[:min(len(d), n)], nil
 	}
-	for attempt := 0; ; attempt++ {
-		loc, ok, packErr := s.findPacked(h)
-		if ok {
-			if t, d, ok := s.cache.get(loc.p, loc.off); ok {
-				return cut(t, d, nil)
-			}
-			hd, err := loc.p.header(loc.off)
-			if err != nil || hd.typ == packOfsDelta || hd.typ == packRefDelta {
-				return cut(s.packObject(loc.p, loc.off, h))
-			}
-			src := loc.p.data[hd.dataOff : len(loc.p.data)-hashLen]
-			data, err := inflatePrefix(src, hd.size, n)
-			if err != nil {
-				return cut(s.packObject(loc.p, loc.off, h)) // the full path names the fault
-			}
-			return packTypeToObject(hd.typ), data, nil
+	return find(s, h, func(loc location) (plumbing.ObjectType, []byte, error) {
+		if t, d, ok := s.cache.get(loc.p, loc.off); ok {
+			return cut(t, d, nil)
 		}
-		for _, d := range s.dirs() {
-			t, data, err := loosePrefix(d.path, h, n)
-			if err == nil {
-				return t, data, nil
-			}
-			if !errors.Is(err, os.ErrNotExist) {
-				return 0, nil, err
-			}
+		hd, err := loc.p.header(loc.off)
+		if err != nil || hd.typ == packOfsDelta || hd.typ == packRefDelta {
+			return cut(s.packObject(loc.p, loc.off, h))
 		}
-		if attempt > 0 || !s.refresh() {
-			return 0, nil, s.notFound(h, packErr)
+		src := loc.p.data[hd.dataOff : len(loc.p.data)-hashLen]
+		data, err := inflatePrefix(src, hd.size, n)
+		if err != nil {
+			return cut(s.packObject(loc.p, loc.off, h)) // the full path names the fault
 		}
-	}
+		return packTypeToObject(hd.typ), data, nil
+	}, func(dir string) (plumbing.ObjectType, []byte, error) {
+		return loosePrefix(dir, h, n)
+	})
 }
 
 // inflatePrefix inflates the first min(n, size) bytes of the zlib stream

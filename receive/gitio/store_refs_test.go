@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/matryer/is"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 func TestReadRefsMatchesGit(t *testing.T) {
@@ -21,21 +23,21 @@ func TestReadRefsMatchesGit(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		fmt.Fprintf(&script, "create refs/heads/b%03d HEAD~%d\n", i, i%3)
 	}
-	gitIn(t, dir, []byte(script.String()), "update-ref", "--stdin")
-	git(t, dir, "pack-refs", "--all")
+	fixtures.GitRaw(t, dir, []byte(script.String()), "update-ref", "--stdin")
+	fixtures.GitRaw(t, dir, nil, "pack-refs", "--all")
 	// loose refs after packing: one new, one overriding a packed value
-	git(t, dir, "update-ref", "refs/heads/b000", "HEAD~2")
-	git(t, dir, "update-ref", "refs/hub/trust", "HEAD~1")
-	git(t, dir, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/heads/b001")
+	fixtures.GitRaw(t, dir, nil, "update-ref", "refs/heads/b000", "HEAD~2")
+	fixtures.GitRaw(t, dir, nil, "update-ref", "refs/hub/trust", "HEAD~1")
+	fixtures.GitRaw(t, dir, nil, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/heads/b001")
 
 	refs, err := ReadRefs(gitDir)
 	is.NoErr(err)
 	want := map[string]plumbing.Hash{}
-	for _, line := range strings.Split(strings.TrimSpace(git(t, dir, "for-each-ref", "--format=%(refname) %(objectname)")), "\n") {
+	for _, line := range strings.Split(fixtures.Git(t, dir, "for-each-ref", "--format=%(refname) %(objectname)"), "\n") {
 		name, id, _ := strings.Cut(line, " ")
 		want[name] = plumbing.NewHash(id)
 	}
-	want["HEAD"] = plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	want["HEAD"] = plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
 	want["refs/remotes/origin/HEAD"] = want["refs/heads/b001"]
 	is.Equal(len(refs), len(want))
 	for name, id := range want {
@@ -75,7 +77,7 @@ func TestReadRefsMatchesGit(t *testing.T) {
 
 	// an unborn HEAD is absent, not an error
 	bare := t.TempDir()
-	git(t, bare, "init", "-q", "--bare", "-b", "main")
+	fixtures.GitRaw(t, bare, nil, "init", "-q", "--bare", "-b", "main")
 	refs, err = ReadRefs(bare)
 	is.NoErr(err)
 	is.Equal(len(refs), 0)

@@ -3,6 +3,7 @@ package gitio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/matryer/is"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // checkAll reads every object git knows through a fresh store and compares.
@@ -80,7 +83,7 @@ func TestStoreLooseAndPackedMatchGit(t *testing.T) {
 	checkAll(t, gitDir, want)
 
 	// ofs-deltas (the default)
-	git(t, dir, "repack", "-adfq", "--window=50", "--depth=50")
+	fixtures.GitRaw(t, dir, nil, "repack", "-adfq", "--window=50", "--depth=50")
 	types := entryTypes(t, gitDir)
 	if types[packOfsDelta] < 40 {
 		t.Fatalf("want many ofs-deltas, got %v", types)
@@ -88,7 +91,7 @@ func TestStoreLooseAndPackedMatchGit(t *testing.T) {
 	checkAll(t, gitDir, want)
 
 	// ref-deltas, with a .rev file
-	git(t, dir, "-c", "repack.useDeltaBaseOffset=false", "-c", "pack.writeReverseIndex=true", "repack", "-adfq", "--window=50", "--depth=50")
+	fixtures.GitRaw(t, dir, nil, "-c", "repack.useDeltaBaseOffset=false", "-c", "pack.writeReverseIndex=true", "repack", "-adfq", "--window=50", "--depth=50")
 	types = entryTypes(t, gitDir)
 	if types[packRefDelta] < 40 || types[packOfsDelta] != 0 {
 		t.Fatalf("want only ref-deltas, got %v", types)
@@ -98,7 +101,7 @@ func TestStoreLooseAndPackedMatchGit(t *testing.T) {
 	s := checkAll(t, gitDir, want)
 
 	// go-git reads through the store
-	head := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	head := plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
 	c, err := object.GetCommit(s, head)
 	is.NoErr(err)
 	is.Equal(c.Message, "commit 39\n")
@@ -106,8 +109,8 @@ func TestStoreLooseAndPackedMatchGit(t *testing.T) {
 	is.NoErr(err)
 	n := 0
 	is.NoErr(files.ForEach(func(f *object.File) error { n++; return nil }))
-	is.Equal(n, len(strings.Split(strings.TrimSpace(git(t, dir, "ls-tree", "-r", "HEAD")), "\n")))
-	tag, err := object.GetTag(s, plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "v1"))))
+	is.Equal(n, len(strings.Split(fixtures.Git(t, dir, "ls-tree", "-r", "HEAD"), "\n")))
+	tag, err := object.GetTag(s, plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "v1")))
 	is.NoErr(err)
 	is.Equal(tag.Target, head)
 
@@ -142,10 +145,10 @@ func TestStoreLooseAndPackedMatchGit(t *testing.T) {
 
 	// A new pack written after the store opened is found (rescan on miss).
 	write(t, filepath.Join(dir, "late.txt"), "late\n")
-	git(t, dir, "add", "late.txt")
-	git(t, dir, "commit", "-q", "-m", "late")
-	git(t, dir, "repack", "-dq")
-	late := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	fixtures.GitRaw(t, dir, nil, "add", "late.txt")
+	fixtures.GitRaw(t, dir, nil, "commit", "-q", "-m", "late")
+	fixtures.GitRaw(t, dir, nil, "repack", "-dq")
+	late := plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
 	_, data, err := cs.ReadRaw(late)
 	is.NoErr(err)
 	is.True(bytes.Contains(data, []byte("late")))
@@ -156,8 +159,8 @@ func TestStoreCorruptPack(t *testing.T) {
 	dir := t.TempDir()
 	makeHistory(t, dir, 4)
 	gitDir := filepath.Join(dir, ".git")
-	git(t, dir, "repack", "-adq")
-	head := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	fixtures.GitRaw(t, dir, nil, "repack", "-adq")
+	head := plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
 	idxPath := packFiles(t, gitDir)[0]
 	x, err := OpenPackIndex(idxPath)
 	is.NoErr(err)
@@ -183,14 +186,14 @@ func TestStoreMixedLayersAndAlternates(t *testing.T) {
 	is := is.New(t)
 	base := t.TempDir()
 	makeHistory(t, base, 12)
-	git(t, base, "repack", "-adq")
+	fixtures.GitRaw(t, base, nil, "repack", "-adq")
 	// a second repository borrowing base's objects, with loose objects of its own
 	other := t.TempDir()
-	git(t, other, "init", "-q", "--bare")
+	fixtures.GitRaw(t, other, nil, "init", "-q", "--bare")
 	// unclean path, like receive-pack's "…/./objects"
 	alt := filepath.Join(base, ".git", ".", "objects")
 	write(t, filepath.Join(other, "objects", "info", "alternates"), alt+"\n")
-	git(t, base, "push", "-q", other, "main")
+	fixtures.GitRaw(t, base, nil, "push", "-q", other, "main")
 	want := catFileAll(t, other) // includes the alternate's objects
 	s := checkAll(t, other, want)
 	is.Equal(len(s.ObjectDirs()), 2)
@@ -200,7 +203,7 @@ func TestStoreMissingObject(t *testing.T) {
 	is := is.New(t)
 	dir := t.TempDir()
 	makeHistory(t, dir, 3)
-	git(t, dir, "repack", "-adq")
+	fixtures.GitRaw(t, dir, nil, "repack", "-adq")
 	s, err := OpenStore(filepath.Join(dir, ".git"), QuarantineEnv{})
 	is.NoErr(err)
 	defer s.Close()
@@ -217,7 +220,7 @@ func TestStoreMissingObject(t *testing.T) {
 	_, err = s.EncodedObjectSize(missing)
 	is.True(errors.Is(err, plumbing.ErrObjectNotFound))
 	// wrong type is "not found" too, as the interface asks
-	head := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
+	head := plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
 	_, err = s.EncodedObject(plumbing.BlobObject, head)
 	is.True(errors.Is(err, plumbing.ErrObjectNotFound))
 }
@@ -225,7 +228,7 @@ func TestStoreMissingObject(t *testing.T) {
 func TestStoreWritesLooseOutsideQuarantineOnly(t *testing.T) {
 	is := is.New(t)
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "--bare")
+	fixtures.GitRaw(t, dir, nil, "init", "-q", "--bare")
 	s, err := OpenStore(dir, QuarantineEnv{})
 	is.NoErr(err)
 	o := s.NewEncodedObject()
@@ -235,8 +238,8 @@ func TestStoreWritesLooseOutsideQuarantineOnly(t *testing.T) {
 	w.Close()
 	h, err := s.SetEncodedObject(o)
 	is.NoErr(err)
-	is.Equal(strings.TrimSpace(gitIn(t, dir, []byte("hello store\n"), "hash-object", "--stdin")), h.String())
-	is.Equal(git(t, dir, "cat-file", "blob", h.String()), "hello store\n")
+	is.Equal(strings.TrimSpace(fixtures.GitRaw(t, dir, []byte("hello store\n"), "hash-object", "--stdin")), h.String())
+	is.Equal(fixtures.GitRaw(t, dir, nil, "cat-file", "blob", h.String()), "hello store\n")
 	_, err = os.Stat(filepath.Join(dir, "objects", h.String()[:2], h.String()[2:]))
 	is.NoErr(err)
 	// writing it again is a no-op
@@ -255,7 +258,7 @@ func TestStoreWritesLooseOutsideQuarantineOnly(t *testing.T) {
 	is.NoErr(c.Encode(mo))
 	ch, err := s.SetEncodedObject(mo)
 	is.NoErr(err)
-	is.Equal(git(t, dir, "cat-file", "-t", ch.String()), "commit\n")
+	is.Equal(fixtures.GitRaw(t, dir, nil, "cat-file", "-t", ch.String()), "commit\n")
 
 	q := t.TempDir()
 	qs, err := OpenStore(dir, QuarantineEnv{QuarantinePath: q, ObjectDirectory: q, AlternateObjectDirectories: filepath.Join(dir, "objects")})
@@ -290,7 +293,7 @@ func TestPackIndexMatchesGoGitAndRev(t *testing.T) {
 	dir := t.TempDir()
 	makeHistory(t, dir, 20)
 	gitDir := filepath.Join(dir, ".git")
-	git(t, dir, "repack", "-adq")
+	fixtures.GitRaw(t, dir, nil, "repack", "-adq")
 	idxs := packFiles(t, gitDir)
 	is.Equal(len(idxs), 1)
 	raw, err := os.ReadFile(idxs[0])
@@ -331,7 +334,7 @@ func TestPackIndexMatchesGoGitAndRev(t *testing.T) {
 	is.True(errors.Is(err, plumbing.ErrObjectNotFound))
 
 	// The same pack with a .rev: FindHash and EntriesByOffset agree.
-	git(t, dir, "index-pack", "--rev-index", strings.TrimSuffix(idxs[0], ".idx")+".pack")
+	fixtures.GitRaw(t, dir, nil, "index-pack", "--rev-index", strings.TrimSuffix(idxs[0], ".idx")+".pack")
 	_, err = os.Stat(strings.TrimSuffix(idxs[0], ".idx") + ".rev")
 	is.NoErr(err)
 	withRev, err := OpenPackIndex(idxs[0])
@@ -360,7 +363,7 @@ func TestLargeOffsetTable(t *testing.T) {
 	is := is.New(t)
 	dir := t.TempDir()
 	makeHistory(t, dir, 10)
-	git(t, dir, "repack", "-adq")
+	fixtures.GitRaw(t, dir, nil, "repack", "-adq")
 	gitDir := filepath.Join(dir, ".git")
 	want := catFileAll(t, gitDir)
 	idx := packFiles(t, gitDir)[0]
@@ -372,7 +375,7 @@ func TestLargeOffsetTable(t *testing.T) {
 	is.NoErr(err)
 	newPack := filepath.Join(other, "objects", "pack", filepath.Base(packPath))
 	is.NoErr(os.WriteFile(newPack, data, 0o644))
-	git(t, other, "index-pack", "--index-version=2,64", newPack)
+	fixtures.GitRaw(t, other, nil, "index-pack", "--index-version=2,64", newPack)
 	lazy, err := OpenPackIndex(strings.TrimSuffix(newPack, ".pack") + ".idx")
 	is.NoErr(err)
 	is.True(len(lazy.offs64) > 8*10) // really uses the large table
@@ -442,5 +445,85 @@ func TestApplyDeltaRejectsBadInput(t *testing.T) {
 	} {
 		_, err := applyDelta(base, d)
 		is.True(err != nil)
+	}
+}
+
+// TestEveryReadRescansOnMiss: each way of reading an object (ReadRaw,
+// ObjectInfo, HasObject, ReadObjectPrefix, ReadObjectHeader) finds an
+// object that was loose when the store opened and has since moved into a
+// new pack, and one written and packed after the store opened: a miss in
+// the packs and the loose files rescans the pack directories once.
+func TestEveryReadRescansOnMiss(t *testing.T) {
+	dir := t.TempDir()
+	makeHistory(t, dir, 2)
+	fixtures.GitRaw(t, dir, nil, "repack", "-adq")
+	packed := plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
+	write(t, filepath.Join(dir, "loose.txt"), "loose\n")
+	fixtures.GitRaw(t, dir, nil, "add", "loose.txt")
+	fixtures.GitRaw(t, dir, nil, "commit", "-q", "-m", "loose")
+	moved := plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
+	reads := map[string]func(*Store, plumbing.Hash) error{
+		"ReadRaw": func(s *Store, h plumbing.Hash) error {
+			typ, data, err := s.ReadRaw(h)
+			if err == nil && (typ != plumbing.CommitObject || plumbing.ComputeHash(typ, data) != h) {
+				err = fmt.Errorf("read a %s that hashes to %s", typ, plumbing.ComputeHash(typ, data))
+			}
+			return err
+		},
+		"ObjectInfo": func(s *Store, h plumbing.Hash) error {
+			typ, size, err := s.ObjectInfo(h)
+			if err == nil && (typ != plumbing.CommitObject || size <= 0) {
+				err = fmt.Errorf("a %s of %d bytes", typ, size)
+			}
+			return err
+		},
+		"HasObject": func(s *Store, h plumbing.Hash) error {
+			ok, err := s.HasObject(h)
+			if err == nil && !ok {
+				err = errors.New("not found")
+			}
+			return err
+		},
+		"ReadObjectPrefix": func(s *Store, h plumbing.Hash) error {
+			typ, data, err := s.ReadObjectPrefix(h, 4)
+			if err == nil && (typ != plumbing.CommitObject || string(data) != "tree") {
+				err = fmt.Errorf("a %s starting %q", typ, data)
+			}
+			return err
+		},
+		"ReadObjectHeader": func(s *Store, h plumbing.Hash) error {
+			typ, data, err := s.ReadObjectHeader(h)
+			if err == nil && (typ != plumbing.CommitObject || !bytes.HasPrefix(data, []byte("tree "))) {
+				err = fmt.Errorf("a %s starting %q", typ, data)
+			}
+			return err
+		},
+	}
+	stores := map[string]*Store{}
+	for name := range reads {
+		s, err := OpenStore(filepath.Join(dir, ".git"), QuarantineEnv{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if _, _, err := s.ReadRaw(packed); err != nil { // the store lists its packs
+			t.Fatal(err)
+		}
+		stores[name] = s
+	}
+	write(t, filepath.Join(dir, "late.txt"), "late\n")
+	fixtures.GitRaw(t, dir, nil, "add", "late.txt")
+	fixtures.GitRaw(t, dir, nil, "commit", "-q", "-m", "late")
+	late := plumbing.NewHash(fixtures.Git(t, dir, "rev-parse", "HEAD"))
+	fixtures.GitRaw(t, dir, nil, "repack", "-dq") // both commits into a new pack, their loose files removed
+	if _, err := os.Stat(loosePath(filepath.Join(dir, ".git", "objects"), moved)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("commit %s is still loose after git repack -d: %v", moved, err)
+	}
+	for name, read := range reads {
+		for _, h := range []plumbing.Hash{moved, late} {
+			if err := read(stores[name], h); err != nil {
+				t.Errorf("%s %s after a repack: %v", name, h, err)
+			}
+		}
 	}
 }
