@@ -164,7 +164,6 @@ type event struct {
 	ok   bool
 	runs int
 	bad  bool  // evAttempt: the candidate holds a broken pull request
-	took int64 // evAttempt: seconds of CI so far
 	wait int64 // evAttempt: when check run stops waiting for a step below
 }
 
@@ -543,9 +542,7 @@ func (s *sim) attempt(e event) {
 	if s.p.Hang > 0 && s.rng.Float64() < s.p.Hang {
 		return // never reports; the lease stays (checkTimeout evicts)
 	}
-	took := int64(math.Exp(s.rng.NormFloat64()*s.p.Sigma) * T)
-	e.took += took
-	e.at, e.kind = s.now+took, evAttempt
+	e.at, e.kind = s.now+int64(math.Exp(s.rng.NormFloat64()*s.p.Sigma)*T), evAttempt
 	e.ok = !e.bad && !(s.p.Flaky > 0 && s.rng.Float64() < s.p.Flaky)
 	if e.ok || e.runs > s.p.Retries {
 		e.kind = evCIDone
@@ -558,8 +555,8 @@ func (s *sim) attempt(e event) {
 // (receive/checkrun, queue.Below): a red step below → record the failure
 // now; a step below without a verdict → look again in a while, within the
 // wait (checkTimeout, or 10 minutes, for a batch group's last step; none
-// for others by default); otherwise the next attempt. It
-// returns true when it recorded.
+// for others by default); otherwise the next attempt. It returns true when
+// it recorded.
 func (s *sim) retry(e event) bool {
 	if s.p.RetryBelowRed {
 		s.attempt(e)
