@@ -165,6 +165,7 @@ type event struct {
 	runs int
 	bad  bool  // evAttempt: the candidate holds a broken pull request
 	wait int64 // evAttempt: when check run stops waiting for a step below
+	poll int64 // evAttempt: how often it looks meanwhile
 }
 
 type eventHeap []event
@@ -563,17 +564,18 @@ func (s *sim) retry(e event) bool {
 		return false
 	}
 	qs := s.q.fold(s.trust)
-	rec, ok := qs.LatestCandidate(prID(e.pr))
-	grouped := ok && rec.Step == e.step && rec.GroupEnd == rec.Step && rec.GroupSize > 1
-	wait := int64(10 * 60)
-	if s.p.Timeout > 0 {
-		wait = int64(s.p.Timeout * T)
-	}
-	if s.p.NoBelowWait || !(grouped || s.p.BelowWaitAlways) {
-		wait = 0
-	}
 	if e.wait == 0 {
-		e.wait = s.now + wait
+		// check run decides how long it may wait on its first look.
+		rec, ok := qs.LatestCandidate(prID(e.pr))
+		grouped := ok && rec.Step == e.step && rec.GroupEnd == rec.Step && rec.GroupSize > 1
+		wait := int64(10 * 60)
+		if s.p.Timeout > 0 {
+			wait = int64(s.p.Timeout * T)
+		}
+		if s.p.NoBelowWait || !(grouped || s.p.BelowWaitAlways) {
+			wait = 0
+		}
+		e.wait, e.poll = s.now+wait, max(min(5, wait/10), 1)
 	}
 	v, _ := queue.Below(qs, e.step, func(id, step string) (string, bool) {
 		return s.byID[id].Check("ci", step)
@@ -582,7 +584,7 @@ func (s *sim) retry(e event) bool {
 	case v == queue.BelowRed:
 		return s.record(e)
 	case v == queue.BelowPending && s.now < e.wait:
-		e.at = s.now + min(5, wait/10)
+		e.at = s.now + e.poll
 		s.schedule(e)
 		return false
 	}

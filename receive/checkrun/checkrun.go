@@ -188,21 +188,23 @@ func (o Options) belowWait(grouped bool) time.Duration {
 // has no verdict. Reading errors answer "" (retrying too much is safe).
 func redBelow(s *repo.Signing, o Options) string {
 	var deadline time.Time
+	var poll time.Duration
 	for first := true; ; first = false {
 		v, at, q, grouped := below(s, o)
-		wait := o.belowWait(grouped)
 		if first {
-			deadline = time.Now().Add(wait)
+			// How long it may wait is decided on the first look: the
+			// record read then is the one the failed attempt ran for.
+			wait := o.belowWait(grouped)
+			deadline, poll = time.Now().Add(wait), o.Poll
+			if poll <= 0 {
+				poll = min(5*time.Second, max(wait/10, 50*time.Millisecond))
+			}
 		}
 		switch {
 		case v == queue.BelowRed:
 			return fmt.Sprintf("step %s below it in queue %s failed %s, so this candidate cannot pass", at, q, o.Name)
 		case v == queue.BelowPending && time.Now().Before(deadline):
 			fmt.Fprintf(o.Log, "check %s at %s: waiting for the verdict of step %s below it before running it again\n", o.Name, o.Rev, at)
-			poll := o.Poll
-			if poll <= 0 {
-				poll = min(5*time.Second, max(wait/10, 50*time.Millisecond))
-			}
 			time.Sleep(poll)
 			if s.Repo.Refresh() != nil {
 				return ""
