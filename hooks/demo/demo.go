@@ -13,7 +13,7 @@
 //   - Run changes no process state: every command it starts (git for the
 //     clone, the commits and the pushes, and so the hooks and the signing
 //     program git starts) gets the demo's environment explicitly
-//     (exec.Cmd.Env, environ): no system or global git config
+//     (exec.Cmd.Env, Environ): no system or global git config
 //     (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null), HOME in the demo's
 //     directory, fixed author and committer identities, no ssh-agent
 //     (SSH_AUTH_SOCK and GITPLUS_KEY removed): every signature comes from an
@@ -69,7 +69,7 @@ type Options struct {
 // Run tells the story in o.Dir. The error says what went wrong; the
 // repository stays in o.Dir for the caller to keep or remove.
 func Run(o Options) error {
-	d := &demo{out: o.Out, env: environ(o.Dir), bin: o.Binary, root: o.Dir, bare: Bare(o.Dir), work: Work(o.Dir),
+	d := &demo{out: o.Out, env: Environ(o.Dir), bin: o.Binary, root: o.Dir, bare: Bare(o.Dir), work: Work(o.Dir),
 		keyDir: filepath.Join(o.Dir, "keys"), keys: map[string]*repo.Key{}, label: map[string]string{}, prs: changes(), start: time.Now()}
 	return d.run()
 }
@@ -101,11 +101,11 @@ func Prepare(keep string) (dir string, done func(), err error) {
 func Bare(dir string) string { return filepath.Join(dir, "repo.git") }
 func Work(dir string) string { return filepath.Join(dir, "work") }
 
-// environ is the environment of every command the demo in dir starts:
+// Environ is the environment of every command the demo in dir starts:
 // the process's environment without git's variables (GIT_*),
 // XDG_CONFIG_HOME, HOME, the ssh-agent socket and GITPLUS_KEY, then
 // settings(dir).
-func environ(dir string) []string {
+func Environ(dir string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -130,7 +130,7 @@ func settings(dir string) []string {
 // demo is the story's state: its directory, keys and repository.
 type demo struct {
 	out             io.Writer
-	env             []string // environ(root), for every command the demo starts
+	env             []string // Environ(root), for every command the demo starts
 	bin, root, bare string
 	work, keyDir    string
 	keys            map[string]*repo.Key // member name -> key (file keyDir/name)
