@@ -10,18 +10,12 @@
 //     signs in brackets. git runs as a process for the clone, the commits
 //     and the pushes, and receive-pack runs the installed hooks, which exec
 //     the git+ binary Options.Binary names by absolute path.
-//   - Run changes no process state: every command it starts (git for the
-//     clone, the commits and the pushes, and so the hooks and the signing
-//     program git starts) gets the demo's environment explicitly
-//     (exec.Cmd.Env, Environ): no system or global git config
-//     (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null), HOME in the demo's
-//     directory, fixed author and committer identities, no ssh-agent
-//     (SSH_AUTH_SOCK and GITPLUS_KEY removed): every signature comes from an
-//     ed25519 key file the demo writes. The queue passes get the same
-//     settings through queuerun.Options.Env. So two demos can run in one
-//     process at once. The git processes the other packages start on their
-//     own (receive/repo's writers, receive/checkrun, hooks.Install) take no
-//     environment and inherit the process's, as under any git+ verb.
+//   - Run isolates the process's environment (so git's and the hooks'): no
+//     system or global git config (GIT_CONFIG_NOSYSTEM,
+//     GIT_CONFIG_GLOBAL=/dev/null), HOME in the demo's directory, fixed
+//     author and committer identities, no ssh-agent (SSH_AUTH_SOCK and
+//     GITPLUS_KEY removed): every signature comes from an ed25519 key file
+//     the demo writes. Call it from a process of its own.
 //   - main is seeded with one commit while the repository has no rules (an
 //     unprotected branch is not judged), then the rules protect it. The root
 //     commit is where the audit starts; it is not judged.
@@ -69,7 +63,7 @@ type Options struct {
 // Run tells the story in o.Dir. The error says what went wrong; the
 // repository stays in o.Dir for the caller to keep or remove.
 func Run(o Options) error {
-	d := &demo{out: o.Out, env: Environ(o.Dir), bin: o.Binary, root: o.Dir, bare: Bare(o.Dir), work: Work(o.Dir),
+	d := &demo{out: o.Out, bin: o.Binary, root: o.Dir, bare: Bare(o.Dir), work: Work(o.Dir),
 		keyDir: filepath.Join(o.Dir, "keys"), keys: map[string]*repo.Key{}, label: map[string]string{}, prs: changes(), start: time.Now()}
 	return d.run()
 }
@@ -101,36 +95,9 @@ func Prepare(keep string) (dir string, done func(), err error) {
 func Bare(dir string) string { return filepath.Join(dir, "repo.git") }
 func Work(dir string) string { return filepath.Join(dir, "work") }
 
-// Environ is the environment of every command the demo in dir starts:
-// the process's environment without git's variables (GIT_*),
-// XDG_CONFIG_HOME, HOME, the ssh-agent socket and GITPLUS_KEY, then
-// settings(dir).
-func Environ(dir string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GIT_") || k == "HOME" || k == "XDG_CONFIG_HOME" || k == "SSH_AUTH_SOCK" || k == "GITPLUS_KEY" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, settings(dir)...)
-}
-
-// settings isolate the demo in dir from the caller's git configuration,
-// identity, agent and key. Appended to an environment they win (os/exec
-// keeps the last value of a name); an empty SSH_AUTH_SOCK or GITPLUS_KEY
-// names no agent and no key.
-func settings(dir string) []string {
-	return []string{"HOME=" + filepath.Join(dir, "home"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "home", ".config"),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "SSH_AUTH_SOCK=", "GITPLUS_KEY=",
-		"GIT_AUTHOR_NAME=Alice", "GIT_AUTHOR_EMAIL=alice@example.invalid", "GIT_COMMITTER_NAME=Alice", "GIT_COMMITTER_EMAIL=alice@example.invalid"}
-}
-
 // demo is the story's state: its directory, keys and repository.
 type demo struct {
 	out             io.Writer
-	env             []string // Environ(root), for every command the demo starts
 	bin, root, bare string
 	work, keyDir    string
 	keys            map[string]*repo.Key // member name -> key (file keyDir/name)
@@ -182,7 +149,7 @@ func (d *demo) as(name string) *repo.Signing { return must(repo.OpenSigning(d.r,
 // gitRun runs git in dir and returns its standard error and exit code.
 func (d *demo) gitRun(dir string, args ...string) (string, int) {
 	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = dir, d.env
+	cmd.Dir = dir
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	err := cmd.Run()
@@ -197,7 +164,7 @@ func (d *demo) gitRun(dir string, args ...string) (string, int) {
 // git runs git in dir, which must succeed, and returns its output.
 func (d *demo) git(dir string, args ...string) string {
 	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = dir, d.env
+	cmd.Dir = dir
 	out, err := cmd.Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -248,8 +215,7 @@ func (d *demo) run() (err error) {
 	}()
 	d.say("git+ demo: a throwaway repository in %s", d.root)
 	d.say("Every step below calls the packages the git+ verbs call; git runs the receive hooks, which run this binary (%s).", filepath.Base(d.bin))
-	check(os.MkdirAll(filepath.Join(d.root, "home"), 0o700))
-	check(os.MkdirAll(d.keyDir, 0o700))
+	isolate(filepath.Join(d.root, "home"), d.keyDir)
 	d.step("1. Keys and a repository")
 	names := []string{"admin", "alice", "bob", "ci", "queue"}
 	for _, n := range names {
@@ -357,8 +323,6 @@ func (d *demo) run() (err error) {
 // published candidate, and checks each pull request's fate.
 func (d *demo) passes(ci *repo.Signing) {
 	qk := d.keys["queue"]
-	sign := qk.PushSigning()
-	sign.Program = d.bin // the git+ binary of Options signs, whatever program runs the demo
 	got := map[string]string{}
 	for pass := 1; ; pass++ {
 		if pass > 6 {
@@ -366,8 +330,8 @@ func (d *demo) passes(ci *repo.Signing) {
 		}
 		d.say("\n-- pass %d", pass)
 		d.verb("queue", "queue", "run", "--target", "main", "--json")
-		rep := must(queuerun.Run(context.Background(), queuerun.Options{GitDir: d.r.GitDir, Remote: ".", Env: settings(d.root),
-			Signer: qk.Signer, Name: "queue", Target: "refs/heads/main", Sign: sign}))
+		rep := must(queuerun.Run(context.Background(), queuerun.Options{GitDir: d.r.GitDir, Remote: ".",
+			Signer: qk.Signer, Name: "queue", Target: "refs/heads/main", Sign: qk.PushSigning()}))
 		if rep.Idle != "" {
 			d.say("           nothing to do: %s", rep.Idle)
 		}
@@ -483,6 +447,24 @@ func (d *demo) commitFiles(base, branch string, files map[string]string, msg str
 	sort.Strings(paths)
 	d.git(d.work, append([]string{"add", "--"}, paths...)...)
 	d.git(d.work, "commit", "-q", "-m", msg)
+}
+
+// isolate makes this process's environment (and so git's and the
+// hooks') free of the caller's git config, identity, agent and key.
+func isolate(home, keyDir string) {
+	check(os.MkdirAll(home, 0o700))
+	check(os.MkdirAll(keyDir, 0o700))
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "GIT_") || k == "XDG_CONFIG_HOME" || k == "SSH_AUTH_SOCK" || k == "GITPLUS_KEY" {
+			os.Unsetenv(k)
+		}
+	}
+	for _, kv := range []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=Alice", "GIT_AUTHOR_EMAIL=alice@example.invalid", "GIT_COMMITTER_NAME=Alice", "GIT_COMMITTER_EMAIL=alice@example.invalid"} {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
 }
 
 // newKey writes an ed25519 OpenSSH private key file and its .pub, and
