@@ -321,7 +321,7 @@ func TestQueueReadDoesNotGrowWithN(t *testing.T) {
 			trial := again.Clone()
 			next := hubrefs.Event{ID: plumbing.Hash{1}, Parents: []plumbing.Hash{ev}, Type: hubrefs.TypeQueueLeft, Repo: repoID,
 				Payload: []byte(`{"type":"queue.left","repo":"` + repoID + `","pr":"` + w.prs[5] + `","head":"` + hexOf(w.prs[5]) + `","reason":"withdrawn"}`),
-				Signer: w.keys["queuer"].PublicKey()}
+				Signer:  w.keys["queuer"].PublicKey()}
 			if err := trial.Apply(next, ts); err != nil || len(objs.n) != 0 || len(trial.Left) != len(again.Left)+1 {
 				t.Fatalf("trial: %v, read %v, left %d after %d", err, objs.n, len(trial.Left), len(again.Left))
 			}
