@@ -239,21 +239,7 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte) (*queue.State,
 	if !ok || r.hash() != queueTip || r.hash() != trustTip {
 		return nil, false
 	}
-	// Most strings repeat (bases, priorities, reasons, types): one copy each.
-	seen := map[string]string{}
-	intern := func() string {
-		v := r.bytes()
-		if len(v) > 48 {
-			return string(v)
-		}
-		if s, ok := seen[string(v)]; ok {
-			return s
-		}
-		s := string(v)
-		seen[s] = s
-		return s
-	}
-	str := func() string { return string(r.bytes()) }
+	str, strs := sharedStrings(b, r)
 	var s queue.State
 	s.ID, s.Target = str(), str()
 	switch flag := r.bytesN(1); {
@@ -268,13 +254,13 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte) (*queue.State,
 	if n := r.count(20 + 5); n > 0 {
 		s.Entries = make([]queue.Entry, n)
 		for i := range s.Entries {
-			s.Entries[i] = queue.Entry{PR: str(), Head: str(), Base: intern(), EnteredAt: r.hash(), Seq: r.int(), Priority: intern()}
+			s.Entries[i] = queue.Entry{PR: str(), Head: str(), Base: str(), EnteredAt: r.hash(), Seq: r.int(), Priority: str()}
 		}
 	}
 	if n := r.count(20 + 6); n > 0 {
 		s.Left = make([]queue.Left, n)
 		for i := range s.Left {
-			s.Left[i] = queue.Left{PR: str(), Head: str(), Reason: intern(), Detail: str(), Step: str(), Run: str(), Event: r.hash()}
+			s.Left[i] = queue.Left{PR: str(), Head: str(), Reason: str(), Detail: str(), Step: str(), Run: str(), Event: r.hash()}
 		}
 	}
 	if n := r.count(20 + 2); n > 0 {
@@ -286,12 +272,12 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte) (*queue.State,
 	if n := r.count(20 + 2); n > 0 {
 		s.Ignored = make([]queue.Ignored, n)
 		for i := range s.Ignored {
-			s.Ignored[i] = queue.Ignored{Event: r.hash(), Type: intern(), Reason: intern()}
+			s.Ignored[i] = queue.Ignored{Event: r.hash(), Type: str(), Reason: str()}
 		}
 	}
 	cands := make([]queue.Recorded, r.count(2*20+9))
 	for i := range cands {
-		cands[i] = queue.Recorded{PR: str(), Head: str(), Step: str(), Parents: r.strings(), Branch: str(), GroupEnd: str(),
+		cands[i] = queue.Recorded{PR: str(), Head: str(), Step: str(), Parents: strs(), Branch: str(), GroupEnd: str(),
 			GroupSize: r.int(), Event: r.hash(), Seq: r.int(), Time: r.varint(), Invalidated: r.hash()}
 	}
 	ns := r.count(2)

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
@@ -357,5 +358,28 @@ func FuzzDecodeQueueState(f *testing.F) {
 			}
 		}
 		_ = st.Clone()
+	})
+}
+
+func FuzzDecodePRView(f *testing.F) {
+	tt, tip := plumbing.Hash{1}, plumbing.Hash{2}
+	st := &pr.State{ID: "a", State: pr.Open, Base: main, Head: "h", Heads: []string{"h"}, Approvals: []string{"bob"},
+		Checks: map[pr.CheckKey]string{{Name: "ci", Revision: "h"}: "success"}, Threads: map[string]bool{"t": true}, Tip: tip}
+	f.Add(encodePRView(tt, []PRFold{{Ref: hubrefs.PRRefPrefix + "a", Tip: tip, State: st, Events: 3}}))
+	f.Add(encodePRView(tt, nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, ok := decodePRView(tt, b)
+		if !ok {
+			return
+		}
+		var folds []PRFold
+		for ref, r := range v {
+			folds = append(folds, PRFold{Ref: ref, Tip: r.tip, State: r.st, Events: r.events})
+		}
+		sort.Slice(folds, func(i, j int) bool { return folds[i].Ref < folds[j].Ref })
+		back, ok := decodePRView(tt, encodePRView(tt, folds))
+		if !ok || len(back) != len(v) {
+			t.Fatalf("a decoded view does not survive encoding again")
+		}
 	})
 }
