@@ -229,14 +229,14 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 // s was folded from, judged against t, the trust state s was folded under:
 // Fold(append(log, ev), t) is s after Apply(ev, t) when both succeed, and
 // fails with Apply's error when Apply fails (docs/scale.md, "Writes"). s
-// must come from Fold or Clone. On an error s is left part-way and must not
-// be used again: apply to a Clone when the state is still needed.
+// must come from Fold, Clone or Restore. On an error s is left part-way and
+// must not be used again: apply to a Clone when the state is still needed.
 func (s *State) Apply(ev hubrefs.Event, t *trust.State) error {
 	if t == nil {
 		return fmt.Errorf("%w: no trust state", ErrInput)
 	}
 	if s.latest == nil || s.bases == nil || s.marks == nil || s.active == nil {
-		return fmt.Errorf("%w: a queue state not made by Fold or Clone", ErrInput)
+		return fmt.Errorf("%w: a queue state not made by Fold, Clone or Restore", ErrInput)
 	}
 	return s.apply(ev, nil, nil, t)
 }
