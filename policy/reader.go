@@ -166,7 +166,9 @@ func appendKey(b []byte, k hubrefs.PublicKey) []byte {
 }
 
 func encodePRView(t plumbing.Hash, folds []PRFold) []byte {
-	b := appendEntryHeader(nil, prViewMagic, t)
+	// About the size of the entry: grown by appending, a 4.5 MB view at
+	// 10,000 pull requests was copied a dozen times over.
+	b := appendEntryHeader(make([]byte, 0, 64+512*len(folds)), prViewMagic, t)
 	n := 0
 	for _, f := range folds {
 		if f.Err == nil {
@@ -272,7 +274,7 @@ func decodePRView(t plumbing.Hash, b []byte) (map[string]prView, bool) {
 		}
 		return k
 	}
-	str := func() string { return string(r.bytes()) }
+	str, strs := sharedStrings(b, r)
 	out := make(map[string]prView, n)
 	for i := 0; i < n && !r.bad; i++ {
 		ref := str()
@@ -282,8 +284,8 @@ func decodePRView(t plumbing.Hash, b []byte) (map[string]prView, bool) {
 			*dst = str()
 		}
 		s.Opener.Key = key()
-		s.Heads = r.strings()
-		s.Approvals = r.strings()
+		s.Heads = strs()
+		s.Approvals = strs()
 		nc := r.count(3)
 		s.Checks = make(map[pr.CheckKey]string, nc)
 		for k := 0; k < nc && !r.bad; k++ {
@@ -329,6 +331,35 @@ func decodePRView(t plumbing.Hash, b []byte) (map[string]prView, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// sharedStrings returns readers of a string and of a list of strings from
+// r, which reads a suffix of entry b, that share one copy of b: a view of
+// 10,000 pull requests then decodes with one string allocation instead of
+// one per field (the strings keep the copy alive, as long as the states
+// that hold them).
+func sharedStrings(b []byte, r *entryReader) (str func() string, strs func() []string) {
+	whole := string(b)
+	str = func() string {
+		v := r.bytes()
+		if r.bad {
+			return ""
+		}
+		end := len(b) - len(r.b)
+		return whole[end-len(v) : end]
+	}
+	strs = func() []string {
+		n := r.count(1)
+		if r.bad || n == 0 {
+			return nil
+		}
+		out := make([]string, n)
+		for i := range out {
+			out[i] = str()
+		}
+		return out
+	}
+	return str, strs
 }
 
 // bytesN reads n raw bytes.

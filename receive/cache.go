@@ -73,7 +73,16 @@ func (c *DirCache) Get(h plumbing.Hash) ([]byte, bool) {
 	if c == nil || h.IsZero() {
 		return nil, false
 	}
-	buf, err := gitio.ReadFile(c.path(h), 8<<10, maxCacheEntry)
+	// One stat sizes the buffer: a large entry (a queue state, the pull
+	// request view: megabytes at 10,000 entries) is then read into one
+	// buffer instead of growing one 4× at a time; a missing entry costs
+	// the stat alone.
+	p := c.path(h)
+	fi, err := os.Stat(p)
+	if err != nil || fi.Size() > maxCacheEntry {
+		return nil, false
+	}
+	buf, err := gitio.ReadFile(p, int(fi.Size())+1, maxCacheEntry)
 	if err != nil || len(buf) < sha256.Size {
 		return nil, false
 	}

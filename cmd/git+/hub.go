@@ -13,6 +13,7 @@ package main
 //     verb or in $GITPLUS_KEY.
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,7 +170,12 @@ func printView(c *cli.Context, v interface{ WriteText(io.Writer) }) error {
 	if wantJSON(c) {
 		return printJSON(c, v)
 	}
-	v.WriteText(c.App.Writer)
+	// Buffered: a pass over a long queue prints a line per entry, each a
+	// system call when written straight to stdout (docs/scale.md). Write
+	// errors are ignored, as before.
+	w := bufio.NewWriter(c.App.Writer)
+	v.WriteText(w)
+	_ = w.Flush()
 	return nil
 }
 

@@ -124,6 +124,8 @@ type State struct {
 	latest map[string]*Recorded // per pr, the latest queue.candidate
 	bases  map[string]string    // candidate step → its first parent, over all candidates
 	marks  map[string]int       // candidate step → the group size of its latest queue.candidate (0: not a group end)
+	active map[string]bool      // the pull requests of Entries
+	rooted bool                 // a queue.opened by a hub.queue holder was folded
 }
 
 // GroupEnd reports whether the latest queue.candidate naming step marked it
@@ -208,113 +210,139 @@ func Fold(events []hubrefs.Event, t *trust.State) (*State, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: no trust state", ErrInput)
 	}
-	s := &State{latest: map[string]*Recorded{}, bases: map[string]string{}, marks: map[string]int{}}
-	rooted := false
-	// active is the set of pull requests with an active entry: Fold asks
-	// it once per event, and scanning Entries each time made folding n
-	// entries cost n² (docs/scale.md).
-	active := map[string]bool{}
+	s := &State{latest: map[string]*Recorded{}, bases: map[string]string{}, marks: map[string]int{}, active: map[string]bool{}}
 	pre := prevalidate(events)
 	for i, ev := range events {
-		bad := func(err error) error { return eventErr(ev, err) }
-		if i == 0 && len(ev.Parents) > 0 {
-			return nil, bad(fmt.Errorf("%w: the first event of a queue log has parents", ErrNoRoot))
-		}
-		if i > 0 {
-			if err := hubrefs.CheckNext(s.Tip, ev); err != nil {
-				return nil, bad(fmt.Errorf("%w: %w", ErrMalformed, err))
-			}
-		}
-		s.Count++
-		s.Tip = ev.ID
-		var payload any
 		var err error
 		if pre != nil {
-			payload, err = pre[i].p, pre[i].err
+			err = s.apply(ev, pre[i].p, pre[i].err, t)
 		} else {
-			payload, err = Validate(ev)
+			err = s.apply(ev, nil, nil, t)
 		}
 		if err != nil {
-			return nil, bad(err)
-		}
-		if t.RepoID != "" && ev.Repo != t.RepoID {
-			return nil, bad(fmt.Errorf("%w: names repository %q, not %q", ErrMalformed, ev.Repo, t.RepoID))
-		}
-		if ev.Signer == nil || !t.Has(ev.Signer, trust.CapQueue) {
-			s.ignore(ev, "signer does not hold hub.queue")
-			continue
-		}
-		if !rooted && ev.Type != hubrefs.TypeQueueOpened {
-			s.ignore(ev, "before the queue.opened root")
-			continue
-		}
-		switch p := payload.(type) {
-		case *hubrefs.QueueOpened:
-			if rooted {
-				return nil, bad(fmt.Errorf("%w: second queue.opened", ErrNoRoot))
-			}
-			s.ID, s.Target, rooted = p.ID, p.Target, true
-		case *hubrefs.QueueEntered:
-			prio := priority(p.Priority)
-			switch {
-			case s.Closed:
-				s.ignore(ev, "queue is closed")
-			case active[p.PR]:
-				i, _ := s.Active(p.PR)
-				if s.Entries[i].Head == p.Head && s.Entries[i].Base == p.BaseRef && s.Entries[i].Priority != prio {
-					// A change of priority: the entry keeps its episode
-					// (EnteredAt, Seq) and moves to its new class.
-					s.Entries[i].Priority = prio
-					s.order()
-				} else {
-					s.ignore(ev, "pull request "+p.PR+" is already queued (priority "+s.Entries[i].Priority+")")
-				}
-			default:
-				e := Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count, Priority: prio}
-				s.Entries = append(s.Entries, e)
-				s.Began = append(s.Began, e)
-				active[p.PR] = true
-				if prio == PriorityHigh {
-					// A normal entry appended last is already in order
-					// (highest Seq); a high one moves ahead of the normals.
-					s.order()
-				}
-			}
-		case *hubrefs.QueueCandidate:
-			s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
-				GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Event: ev.ID, Seq: s.Count, Time: ev.Time}
-			if p.GroupEnd != "" && p.GroupEnd == p.Step {
-				s.marks[p.Step] = p.GroupSize
-			} else {
-				delete(s.marks, p.Step)
-			}
-			if _, seen := s.bases[p.Step]; !seen {
-				s.bases[p.Step] = p.Parents[0]
-			}
-		case *hubrefs.QueueLeft:
-			if !active[p.PR] {
-				s.ignore(ev, "pull request "+p.PR+" is not queued")
-				continue
-			}
-			i, _ := s.Active(p.PR)
-			s.Entries = append(s.Entries[:i:i], s.Entries[i+1:]...)
-			delete(active, p.PR)
-			s.Left = append(s.Left, Left{PR: p.PR, Head: p.Head, Reason: p.Reason, Detail: p.Detail, Step: p.Step, Run: p.Run, Event: ev.ID})
-		case *hubrefs.QueueReset:
-			s.Resets = append(s.Resets, Reset{Tip: p.Tip, Detail: p.Detail, Event: ev.ID})
-			for _, c := range s.latest {
-				if c.Invalidated.IsZero() && s.chainBase(c.Step) != p.Tip {
-					c.Invalidated = ev.ID
-				}
-			}
-		case *hubrefs.Base:
-			s.Closed = true
+			return nil, err
 		}
 	}
-	if !rooted {
+	if !s.rooted {
 		return nil, fmt.Errorf("%w: no queue.opened by a hub.queue holder among %d events", ErrNoRoot, len(events))
 	}
 	return s, nil
+}
+
+// Apply folds ev into s as Fold would fold it as the next event of the log
+// s was folded from, judged against t, the trust state s was folded under:
+// Fold(append(log, ev), t) is s after Apply(ev, t) when both succeed, and
+// fails with Apply's error when Apply fails (docs/scale.md, "Writes"). s
+// must come from Fold, Clone or Restore. On an error s is left part-way and
+// must not be used again: apply to a Clone when the state is still needed.
+func (s *State) Apply(ev hubrefs.Event, t *trust.State) error {
+	if t == nil {
+		return fmt.Errorf("%w: no trust state", ErrInput)
+	}
+	if s.latest == nil || s.bases == nil || s.marks == nil || s.active == nil {
+		return fmt.Errorf("%w: a queue state not made by Fold, Clone or Restore", ErrInput)
+	}
+	return s.apply(ev, nil, nil, t)
+}
+
+// apply folds one event, with its payload already validated (payload, verr)
+// when payload or verr is set, else validating it here.
+func (s *State) apply(ev hubrefs.Event, payload any, verr error, t *trust.State) error {
+	bad := func(err error) error { return eventErr(ev, err) }
+	if s.Count == 0 && len(ev.Parents) > 0 {
+		return bad(fmt.Errorf("%w: the first event of a queue log has parents", ErrNoRoot))
+	}
+	if s.Count > 0 {
+		if err := hubrefs.CheckNext(s.Tip, ev); err != nil {
+			return bad(fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+	}
+	s.Count++
+	s.Tip = ev.ID
+	if payload == nil && verr == nil {
+		payload, verr = Validate(ev)
+	}
+	if verr != nil {
+		return bad(verr)
+	}
+	if t.RepoID != "" && ev.Repo != t.RepoID {
+		return bad(fmt.Errorf("%w: names repository %q, not %q", ErrMalformed, ev.Repo, t.RepoID))
+	}
+	if ev.Signer == nil || !t.Has(ev.Signer, trust.CapQueue) {
+		s.ignore(ev, "signer does not hold hub.queue")
+		return nil
+	}
+	if !s.rooted && ev.Type != hubrefs.TypeQueueOpened {
+		s.ignore(ev, "before the queue.opened root")
+		return nil
+	}
+	// s.active is the set of pull requests with an active entry: the fold
+	// asks it once per event, and scanning Entries each time made folding
+	// n entries cost n² (docs/scale.md).
+	active := s.active
+	switch p := payload.(type) {
+	case *hubrefs.QueueOpened:
+		if s.rooted {
+			return bad(fmt.Errorf("%w: second queue.opened", ErrNoRoot))
+		}
+		s.ID, s.Target, s.rooted = p.ID, p.Target, true
+	case *hubrefs.QueueEntered:
+		prio := priority(p.Priority)
+		switch {
+		case s.Closed:
+			s.ignore(ev, "queue is closed")
+		case active[p.PR]:
+			i, _ := s.Active(p.PR)
+			if s.Entries[i].Head == p.Head && s.Entries[i].Base == p.BaseRef && s.Entries[i].Priority != prio {
+				// A change of priority: the entry keeps its episode
+				// (EnteredAt, Seq) and moves to its new class.
+				s.Entries[i].Priority = prio
+				s.order()
+			} else {
+				s.ignore(ev, "pull request "+p.PR+" is already queued (priority "+s.Entries[i].Priority+")")
+			}
+		default:
+			e := Entry{PR: p.PR, Head: p.Head, Base: p.BaseRef, EnteredAt: ev.ID, Seq: s.Count, Priority: prio}
+			s.Entries = append(s.Entries, e)
+			s.Began = append(s.Began, e)
+			active[p.PR] = true
+			if prio == PriorityHigh {
+				// A normal entry appended last is already in order
+				// (highest Seq); a high one moves ahead of the normals.
+				s.order()
+			}
+		}
+	case *hubrefs.QueueCandidate:
+		s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
+			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Event: ev.ID, Seq: s.Count, Time: ev.Time}
+		if p.GroupEnd != "" && p.GroupEnd == p.Step {
+			s.marks[p.Step] = p.GroupSize
+		} else {
+			delete(s.marks, p.Step)
+		}
+		if _, seen := s.bases[p.Step]; !seen {
+			s.bases[p.Step] = p.Parents[0]
+		}
+	case *hubrefs.QueueLeft:
+		if !active[p.PR] {
+			s.ignore(ev, "pull request "+p.PR+" is not queued")
+			return nil
+		}
+		i, _ := s.Active(p.PR)
+		s.Entries = append(s.Entries[:i:i], s.Entries[i+1:]...)
+		delete(active, p.PR)
+		s.Left = append(s.Left, Left{PR: p.PR, Head: p.Head, Reason: p.Reason, Detail: p.Detail, Step: p.Step, Run: p.Run, Event: ev.ID})
+	case *hubrefs.QueueReset:
+		s.Resets = append(s.Resets, Reset{Tip: p.Tip, Detail: p.Detail, Event: ev.ID})
+		for _, c := range s.latest {
+			if c.Invalidated.IsZero() && s.chainBase(c.Step) != p.Tip {
+				c.Invalidated = ev.ID
+			}
+		}
+	case *hubrefs.Base:
+		s.Closed = true
+	}
+	return nil
 }
 
 // priority normalises a queue.entered priority (absent is normal).

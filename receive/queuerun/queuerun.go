@@ -447,11 +447,9 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 		if o.QueueID != "" && id != o.QueueID {
 			continue
 		}
-		evs, err := rd.Log(tip)
-		var q *queue.State
-		if err == nil {
-			q, err = queue.Fold(evs, t)
-		}
+		// From the fold cache's state at the tip, or at a tip below it
+		// plus the events above (docs/scale.md, "Writes").
+		q, err := rd.Queue(trustTip, t, tip)
 		if err != nil {
 			if o.QueueID != "" {
 				return nil, fmt.Errorf("reading %s: %w", name, err)

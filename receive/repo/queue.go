@@ -5,8 +5,9 @@ package repo
 //
 // Decisions:
 //   - Every queue event needs hub.queue (OpenSigning with trust.CapQueue).
-//     Before pushing, a writer judges the new event locally by folding the
-//     queue ref with the event appended (hubrefs/queue.Fold): an event the
+//     Before pushing, a writer judges the new event locally by applying it
+//     to a clone of the queue's folded state (hubrefs/queue.State.Apply,
+//     the same as folding the queue with the event appended): an event the
 //     fold would ignore (already queued, queue closed, pull request not
 //     queued) is refused with that reason and nothing is written.
 //   - Enter records the pull request's current head and base; the queue is
@@ -31,21 +32,27 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/queue"
 )
 
-// WriteQueue judges payload by folding the queue with it appended, then
-// appends it to refs/hub/queue/<id>. q is nil for queue.opened.
+// WriteQueue judges payload by applying it to a clone of the queue's folded
+// state (what folding the queue with it appended gives), then appends it to
+// refs/hub/queue/<id>. q is nil for queue.opened.
 func (s *Signing) WriteQueue(id string, q *QueueLog, payload any) (plumbing.Hash, error) {
 	var tip plumbing.Hash
-	var evs []hubrefs.Event
-	ignored := 0
 	if q != nil {
-		tip, evs, ignored = q.State.Tip, q.Events, len(q.State.Ignored)
+		tip = q.State.Tip
 	}
 	ev, err := NewEvent(payload, tip, s.Key, time.Now())
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	ev.ID = plumbing.Hash(sha1.Sum(append([]byte("trial "), ev.Payload...)))
-	trial, err := queue.Fold(append(append([]hubrefs.Event(nil), evs...), ev), s.Trust)
+	var trial *queue.State
+	ignored := 0
+	if q == nil {
+		trial, err = queue.Fold([]hubrefs.Event{ev}, s.Trust)
+	} else {
+		trial, ignored = q.State.Clone(), len(q.State.Ignored)
+		err = trial.Apply(ev, s.Trust)
+	}
 	switch {
 	case err != nil:
 		return plumbing.ZeroHash, fmt.Errorf("%s on queue %s refused, nothing written (signer %s): %w", ev.Type, id, s.Member.Name, err)

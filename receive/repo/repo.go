@@ -366,12 +366,13 @@ func (r *Repo) RemoteRef(ref string) (plumbing.Hash, error) {
 
 // QueueLog is one queue ref read and folded.
 type QueueLog struct {
-	State  *queue.State
-	Events []hubrefs.Event
+	State *queue.State
 }
 
 // QueueLog reads and folds refs/hub/queue/<id> (a full id or an
-// unambiguous prefix); a missing ref is an error naming what to do.
+// unambiguous prefix); a missing ref is an error naming what to do. The
+// fold goes through the fold cache's queue states (policy.Reader.Queue): a
+// read after a few new events decodes those events only (docs/scale.md).
 func (r *Repo) QueueLog(id string, t *trust.State) (*QueueLog, error) {
 	id, err := r.ResolveID(hubrefs.QueueRefPrefix, "queue", id)
 	if err != nil {
@@ -385,18 +386,14 @@ func (r *Repo) QueueLog(id string, t *trust.State) (*QueueLog, error) {
 	if tip.IsZero() {
 		return nil, fmt.Errorf("no queue %s in %s (no %s; see `git+ queue list`)", id, r.Where(), ref)
 	}
-	evs, err := r.Reader(EventCeilings(t)).Log(tip)
+	st, err := r.Reader(EventCeilings(t)).Queue(t.Tip, t, tip)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s in %s: %w", ref, r.GitDir, err)
-	}
-	st, err := queue.Fold(evs, t)
-	if err != nil {
-		return nil, fmt.Errorf("folding %s in %s: %w", ref, r.GitDir, err)
+		return nil, fmt.Errorf("reading and folding %s in %s: %w", ref, r.GitDir, err)
 	}
 	if st.ID != id {
 		return nil, fmt.Errorf("%s in %s holds queue %s, not %s", ref, r.GitDir, st.ID, id)
 	}
-	return &QueueLog{State: st, Events: evs}, nil
+	return &QueueLog{State: st}, nil
 }
 
 // QueueLogs reads every queue; one that cannot be read is skipped with a
