@@ -55,7 +55,7 @@ func KnownType(t string) bool {
 // Unmarshal decodes the event's payload into v strictly (StrictUnmarshal:
 // keys byte for byte, no unknown or repeated key; docs/events.md).
 func (e Event) Unmarshal(v any) error {
-	if err := StrictUnmarshal(e.Payload, v); err != nil {
+	if err := e.PayloadInto(v); err != nil {
 		return fmt.Errorf("event %s (%s): payload: %v: %w", e.ID, e.Type, err, ErrMalformed)
 	}
 	return nil
@@ -66,10 +66,19 @@ func (e Event) Unmarshal(v any) error {
 // case (a valid object) is one validity scan and one scan of the top-level
 // keys; anything else goes through checkPayloadSlow for its exact error.
 func checkPayload(b []byte) (typ, repo string, err error) {
+	typ, repo, _, err = checkPayloadValid(b)
+	return typ, repo, err
+}
+
+// checkPayloadValid is checkPayload; valid reports that b was found valid
+// UTF-8 and valid JSON on the way (the common case), so later checks of the
+// same bytes need not scan them for that again.
+func checkPayloadValid(b []byte) (typ, repo string, valid bool, err error) {
 	if typ, repo, ok := checkPayloadFast(b); ok {
-		return typ, repo, nil
+		return typ, repo, true, nil
 	}
-	return checkPayloadSlow(b)
+	typ, repo, err = checkPayloadSlow(b)
+	return typ, repo, false, err
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -400,7 +409,7 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, v *ve
 	if len(payload) > c.EventBytes {
 		return fail(ErrCeiling, "payload of %d bytes, over the ceiling of %d", len(payload), c.EventBytes)
 	}
-	typ, repo, err := checkPayload(payload)
+	typ, repo, valid, err := checkPayloadValid(payload)
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
@@ -410,7 +419,7 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, v *ve
 	if !KnownType(typ) {
 		return fail(ErrUnknownType, "type %q is not known to this version of git+ (upgrade it)", typ)
 	}
-	if err := checkTypedKeys(typ, payload); err != nil {
+	if err := checkTypedKeysValid(typ, payload, valid); err != nil {
 		return Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
 	pub, err := v.verify(rc)
@@ -426,5 +435,6 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, v *ve
 		Payload: payload,
 		Time:    when,
 		Signer:  pub,
+		typed:   decodeTyped(typ, payload),
 	}, nil
 }

@@ -36,14 +36,23 @@ var free = &schema{}
 var (
 	schemaMu    sync.Mutex
 	schemaCache = map[reflect.Type]*schema{}
+	schemaDone  sync.Map // reflect.Type → *schema: schemaOf's answers
 	rawMessage  = reflect.TypeOf(json.RawMessage(nil))
 )
 
 // schemaOf returns the schema of a Go type as encoding/json would decode it.
+// Schemas are immutable once built; a type's schema is found without the
+// lock after its first use (every payload is checked against one, on every
+// CPU at once).
 func schemaOf(t reflect.Type) *schema {
+	if s, ok := schemaDone.Load(t); ok {
+		return s.(*schema)
+	}
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
-	return buildSchema(t, map[reflect.Type]*schema{})
+	s := buildSchema(t, map[reflect.Type]*schema{})
+	schemaDone.Store(t, s)
+	return s
 }
 
 func buildSchema(t reflect.Type, building map[reflect.Type]*schema) *schema {
@@ -259,11 +268,24 @@ var payloadTypes = map[string]reflect.Type{
 // checkTypedKeys checks payload b of event type typ against its type's key
 // set. An unknown type is the caller's business (ErrUnknownType).
 func checkTypedKeys(typ string, b []byte) error {
+	return checkTypedKeysValid(typ, b, false)
+}
+
+// checkTypedKeysValid is checkTypedKeys; valid true says b is already known
+// to be valid UTF-8 and valid JSON (checkPayloadValid), so only the keys are
+// scanned: the result is the same, as those two checks would pass.
+func checkTypedKeysValid(typ string, b []byte, valid bool) error {
 	t, ok := payloadTypes[typ]
 	if !ok {
 		return nil
 	}
-	if err := checkKeys(b, schemaOf(t)); err != nil {
+	var err error
+	if valid {
+		_, err = scanValue(b, skipSpace(b, 0), schemaOf(t), "")
+	} else {
+		err = checkKeys(b, schemaOf(t))
+	}
+	if err != nil {
 		return fmt.Errorf("%s payload: %w", typ, err)
 	}
 	return nil
