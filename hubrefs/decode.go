@@ -147,7 +147,7 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 		return "", "", false
 	}
 	i++
-	var seen map[string]bool
+	var seen keySet
 	var haveType, haveRepo bool
 	for {
 		for isJSONSpace(b[i]) || b[i] == ',' {
@@ -157,11 +157,13 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 			break
 		}
 		end, esc := jsonStringEnd(b, i)
-		key := string(b[i+1 : end-1])
+		key := b[i+1 : end-1]
 		if esc {
-			if json.Unmarshal(b[i:end], &key) != nil {
+			var k string
+			if json.Unmarshal(b[i:end], &k) != nil {
 				return "", "", false
 			}
+			key = []byte(k)
 		}
 		i = end
 		for isJSONSpace(b[i]) || b[i] == ':' {
@@ -172,19 +174,15 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 		i = vend
 		fold := key
 		if !isLowerASCII(key) {
-			fold = strings.ToLower(key)
+			fold = []byte(strings.ToLower(string(key)))
 		}
-		if seen == nil {
-			seen = make(map[string]bool, 8)
-		}
-		if seen[fold] {
+		if seen.add(fold) {
 			return "", "", false
 		}
-		seen[fold] = true
-		if fold != "type" && fold != "repo" {
+		if string(fold) != "type" && string(fold) != "repo" {
 			continue
 		}
-		if key != fold || len(val) < 3 || val[0] != '"' {
+		if !bytes.Equal(key, fold) || len(val) < 3 || val[0] != '"' {
 			return "", "", false
 		}
 		var s string
@@ -193,7 +191,7 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 		} else if json.Unmarshal(val, &s) != nil || s == "" {
 			return "", "", false
 		}
-		if fold == "type" {
+		if string(fold) == "type" {
 			typ, haveType = s, true
 		} else {
 			repo, haveRepo = s, true
@@ -205,7 +203,7 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 	return typ, repo, true
 }
 
-func isLowerASCII(s string) bool {
+func isLowerASCII(s []byte) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
 			return false

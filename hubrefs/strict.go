@@ -1,6 +1,7 @@
 package hubrefs
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -167,9 +168,12 @@ func scanValue(b []byte, i int, s *schema, path string) (int, error) {
 		}
 		i = skipSpace(b, i+1)
 		for n := 0; b[i] != ']'; n++ {
-			end, err := scanValue(b, i, elem, fmt.Sprintf("%s[%d]", path, n))
-			if err != nil {
-				return 0, err
+			end := jsonValueEnd(b, i)
+			if c := b[i]; c == '{' || c == '[' { // the path is for errors within
+				var err error
+				if end, err = scanValue(b, i, elem, fmt.Sprintf("%s[%d]", path, n)); err != nil {
+					return 0, err
+				}
 			}
 			i = skipSpace(b, end)
 			if b[i] == ',' {
@@ -186,27 +190,25 @@ func scanObject(b []byte, i int, s *schema, path string) (int, error) {
 	if where == "" {
 		where = "the payload"
 	}
-	var seen map[string]bool
+	var seen keySet
 	i = skipSpace(b, i+1)
 	for b[i] != '}' {
 		end, esc := jsonStringEnd(b, i)
-		key := string(b[i+1 : end-1])
+		key := b[i+1 : end-1]
 		if esc {
-			if err := json.Unmarshal(b[i:end], &key); err != nil {
+			var k string
+			if err := json.Unmarshal(b[i:end], &k); err != nil {
 				return 0, fmt.Errorf("%s: key %s: %v: %w", where, b[i:end], err, ErrMalformed)
 			}
+			key = []byte(k)
 		}
-		if seen == nil {
-			seen = map[string]bool{}
-		}
-		if seen[key] {
+		if seen.add(key) {
 			return 0, fmt.Errorf("%s repeats the key %q (every key appears once): %w", where, key, ErrMalformed)
 		}
-		seen[key] = true
 		sub := free
 		switch {
 		case s.fields != nil:
-			f, ok := s.fields[key]
+			f, ok := s.fields[string(key)]
 			if !ok {
 				return 0, fmt.Errorf("%s has the unknown key %q (keys are matched byte for byte; the known ones are %s): %w",
 					where, key, strings.Join(s.keys(), ", "), ErrMalformed)
@@ -217,9 +219,12 @@ func scanObject(b []byte, i int, s *schema, path string) (int, error) {
 		}
 		i = skipSpace(b, end)
 		i = skipSpace(b, i+1) // ':'
-		vend, err := scanValue(b, i, sub, path+"."+key)
-		if err != nil {
-			return 0, err
+		vend := jsonValueEnd(b, i)
+		if c := b[i]; c == '{' || c == '[' { // the path is for errors within
+			var err error
+			if vend, err = scanValue(b, i, sub, path+"."+string(key)); err != nil {
+				return 0, err
+			}
 		}
 		i = skipSpace(b, vend)
 		if b[i] == ',' {
@@ -227,6 +232,42 @@ func scanObject(b []byte, i int, s *schema, path string) (int, error) {
 		}
 	}
 	return i + 1, nil
+}
+
+// keySet is the set of keys met in one JSON object: the first few are
+// compared in place (no allocation; payloads hold about ten keys), more go
+// to a map.
+type keySet struct {
+	few  [12][]byte
+	n    int
+	many map[string]struct{}
+}
+
+// add adds k and reports whether it was there already. k is kept.
+func (s *keySet) add(k []byte) bool {
+	if s.many != nil {
+		if _, ok := s.many[string(k)]; ok {
+			return true
+		}
+		s.many[string(k)] = struct{}{}
+		return false
+	}
+	for _, x := range s.few[:s.n] {
+		if bytes.Equal(x, k) {
+			return true
+		}
+	}
+	if s.n < len(s.few) {
+		s.few[s.n] = k
+		s.n++
+		return false
+	}
+	s.many = make(map[string]struct{}, 2*len(s.few))
+	for _, x := range s.few[:s.n] {
+		s.many[string(x)] = struct{}{}
+	}
+	s.many[string(k)] = struct{}{}
+	return false
 }
 
 func (s *schema) keys() []string {

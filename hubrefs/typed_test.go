@@ -264,3 +264,40 @@ func TestPayloadInto(t *testing.T) {
 		t.Fatalf("in-memory event: %v %+v", err, v)
 	}
 }
+
+// TestKeySetMany: repeated keys are found past the few keySet compares in
+// place, whether the repeat is of an early or a late key.
+func TestKeySetMany(t *testing.T) {
+	obj := func(keys ...int) string {
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf(`"k%d":%d`, k, k))
+		}
+		return `{"type":"rules.set","repo":"r","rules":{` + strings.Join(parts, ",") + `}}`
+	}
+	seq := func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		in   string
+		ok   bool
+	}{
+		{"11 keys", obj(seq(11)...), true},
+		{"12 keys", obj(seq(12)...), true},
+		{"40 keys", obj(seq(40)...), true},
+		{"repeat within the few", obj(append(seq(10), 3)...), false},
+		{"repeat of the 12th as the 13th", obj(append(seq(12), 11)...), false},
+		{"early key repeated late", obj(append(seq(30), 2)...), false},
+		{"late key repeated later", obj(append(seq(30), 25)...), false},
+	} {
+		var v RulesSet
+		if err := StrictUnmarshal([]byte(tc.in), &v); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
