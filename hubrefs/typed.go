@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Decode once (docs/scale.md, "Cold reads: decoding each payload once").
+// Decode once (docs/scale.md, "Cold reads", "Each payload decoded once").
 //
 // Decode checks every payload strictly (checkPayload, then the exact key
 // set of its type) and, for a payload type made only of strings, integers
