@@ -238,10 +238,11 @@ func inflateUntil(src []byte, size int64, stop bool) ([]byte, error) {
 	br := &bitReader{src: src[2:]}
 	// A header read usually stops early; a whole read needs all of it (up
 	// to a bound: size is the object's claim, not yet proved).
-	out := make([]byte, 0, int(min(size, 1024)))
+	room := min(size, 1024)
 	if !stop {
-		out = make([]byte, 0, int(min(size, smallObject)))
+		room = min(size, smallObject)
 	}
+	out := make([]byte, 0, int(room))
 	grow := func(n int) {
 		if len(out)+n > cap(out) {
 			c := max(2*cap(out), len(out)+n)
