@@ -37,7 +37,7 @@ type typedPayload struct {
 func (e Event) PayloadInto(v any) error {
 	if tp := e.typed; tp != nil && len(e.Payload) == tp.len && len(e.Payload) > 0 && &e.Payload[0] == tp.of {
 		rv := reflect.ValueOf(v)
-		if rv.Type() == tp.v.Type() && !rv.IsNil() && rv.Elem().IsZero() {
+		if rv.IsValid() && rv.Type() == tp.v.Type() && !rv.IsNil() && rv.Elem().IsZero() {
 			rv.Elem().Set(tp.v.Elem())
 			return nil
 		}

@@ -257,6 +257,22 @@ func TestPayloadInto(t *testing.T) {
 	if answered == 0 {
 		t.Fatal("no event kept a decoded payload: the test checks nothing of it")
 	}
+	// Targets StrictUnmarshal refuses are refused alike.
+	raw, err := EncodeEvent(PRUpdated{Base: Base{Type: TypePRUpdated, Repo: "r"}, Head: "h"}, nil, "alice", time.Unix(1, 0), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upd, err := Decode(raw, Ceilings{})
+	if err != nil || upd.typed == nil {
+		t.Fatalf("decode: %v, typed %v", err, upd.typed)
+	}
+	var nilPtr *PRUpdated
+	for _, v := range []any{nil, PRUpdated{}, nilPtr} {
+		gerr, werr := upd.PayloadInto(v), StrictUnmarshal(upd.Payload, v)
+		if gerr == nil || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("PayloadInto(%T) = %v, StrictUnmarshal %v", v, gerr, werr)
+		}
+	}
 	// An event not decoded from an object (built in memory) decodes as before.
 	ev := Event{ID: plumbing.ZeroHash, Type: TypePRClosed, Payload: json.RawMessage(`{"type":"pr.closed","repo":"r"}`)}
 	var v Base
