@@ -55,7 +55,7 @@ func KnownType(t string) bool {
 // Unmarshal decodes the event's payload into v strictly (StrictUnmarshal:
 // keys byte for byte, no unknown or repeated key; docs/events.md).
 func (e Event) Unmarshal(v any) error {
-	if err := StrictUnmarshal(e.Payload, v); err != nil {
+	if err := e.PayloadInto(v); err != nil {
 		return fmt.Errorf("event %s (%s): payload: %v: %w", e.ID, e.Type, err, ErrMalformed)
 	}
 	return nil
@@ -66,10 +66,19 @@ func (e Event) Unmarshal(v any) error {
 // case (a valid object) is one validity scan and one scan of the top-level
 // keys; anything else goes through checkPayloadSlow for its exact error.
 func checkPayload(b []byte) (typ, repo string, err error) {
+	typ, repo, _, err = checkPayloadValid(b)
+	return typ, repo, err
+}
+
+// checkPayloadValid is checkPayload; valid reports that b was found valid
+// UTF-8 and valid JSON on the way (the common case), so later checks of the
+// same bytes need not scan them for that again.
+func checkPayloadValid(b []byte) (typ, repo string, valid bool, err error) {
 	if typ, repo, ok := checkPayloadFast(b); ok {
-		return typ, repo, nil
+		return typ, repo, true, nil
 	}
-	return checkPayloadSlow(b)
+	typ, repo, err = checkPayloadSlow(b)
+	return typ, repo, false, err
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -138,7 +147,7 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 		return "", "", false
 	}
 	i++
-	var seen map[string]bool
+	var seen keySet
 	var haveType, haveRepo bool
 	for {
 		for isJSONSpace(b[i]) || b[i] == ',' {
@@ -148,11 +157,13 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 			break
 		}
 		end, esc := jsonStringEnd(b, i)
-		key := string(b[i+1 : end-1])
+		key := b[i+1 : end-1]
 		if esc {
-			if json.Unmarshal(b[i:end], &key) != nil {
+			var k string
+			if json.Unmarshal(b[i:end], &k) != nil {
 				return "", "", false
 			}
+			key = []byte(k)
 		}
 		i = end
 		for isJSONSpace(b[i]) || b[i] == ':' {
@@ -163,19 +174,15 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 		i = vend
 		fold := key
 		if !isLowerASCII(key) {
-			fold = strings.ToLower(key)
+			fold = []byte(strings.ToLower(string(key)))
 		}
-		if seen == nil {
-			seen = make(map[string]bool, 8)
-		}
-		if seen[fold] {
+		if seen.add(fold) {
 			return "", "", false
 		}
-		seen[fold] = true
-		if fold != "type" && fold != "repo" {
+		if string(fold) != "type" && string(fold) != "repo" {
 			continue
 		}
-		if key != fold || len(val) < 3 || val[0] != '"' {
+		if !bytes.Equal(key, fold) || len(val) < 3 || val[0] != '"' {
 			return "", "", false
 		}
 		var s string
@@ -184,7 +191,7 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 		} else if json.Unmarshal(val, &s) != nil || s == "" {
 			return "", "", false
 		}
-		if fold == "type" {
+		if string(fold) == "type" {
 			typ, haveType = s, true
 		} else {
 			repo, haveRepo = s, true
@@ -196,7 +203,7 @@ func checkPayloadFast(b []byte) (typ, repo string, ok bool) {
 	return typ, repo, true
 }
 
-func isLowerASCII(s string) bool {
+func isLowerASCII(s []byte) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= 'A' && c <= 'Z' || c >= 0x80 {
 			return false
@@ -400,7 +407,7 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, v *ve
 	if len(payload) > c.EventBytes {
 		return fail(ErrCeiling, "payload of %d bytes, over the ceiling of %d", len(payload), c.EventBytes)
 	}
-	typ, repo, err := checkPayload(payload)
+	typ, repo, valid, err := checkPayloadValid(payload)
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
@@ -410,7 +417,7 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, v *ve
 	if !KnownType(typ) {
 		return fail(ErrUnknownType, "type %q is not known to this version of git+ (upgrade it)", typ)
 	}
-	if err := checkTypedKeys(typ, payload); err != nil {
+	if err := checkTypedKeysValid(typ, payload, valid); err != nil {
 		return Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
 	pub, err := v.verify(rc)
@@ -426,5 +433,6 @@ func decodeParsed(rc *rawCommit, raw []byte, id plumbing.Hash, c Ceilings, v *ve
 		Payload: payload,
 		Time:    when,
 		Signer:  pub,
+		typed:   decodeTyped(typ, payload),
 	}, nil
 }

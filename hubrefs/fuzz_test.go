@@ -3,6 +3,8 @@ package hubrefs
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -37,6 +39,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		if ev.ID != plumbing.ComputeHash(plumbing.CommitObject, raw) {
 			t.Fatal("id is not the object's hash")
+		}
+		// The payload decoded at read time, if kept, is what a fold would
+		// decode itself (docs/scale.md, "Cold reads").
+		rt := payloadTypes[ev.Type]
+		got, want := reflect.New(rt), reflect.New(rt)
+		gerr, werr := ev.PayloadInto(got.Interface()), StrictUnmarshal(ev.Payload, want.Interface())
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got.Interface(), want.Interface()) {
+			t.Fatalf("PayloadInto %+v (%v), StrictUnmarshal %+v (%v)", got.Elem(), gerr, want.Elem(), werr)
 		}
 	})
 }

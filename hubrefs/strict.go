@@ -1,6 +1,7 @@
 package hubrefs
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -36,14 +37,23 @@ var free = &schema{}
 var (
 	schemaMu    sync.Mutex
 	schemaCache = map[reflect.Type]*schema{}
+	schemaDone  sync.Map // reflect.Type → *schema: schemaOf's answers
 	rawMessage  = reflect.TypeOf(json.RawMessage(nil))
 )
 
 // schemaOf returns the schema of a Go type as encoding/json would decode it.
+// Schemas are immutable once built; a type's schema is found without the
+// lock after its first use (every payload is checked against one, on every
+// CPU at once).
 func schemaOf(t reflect.Type) *schema {
+	if s, ok := schemaDone.Load(t); ok {
+		return s.(*schema)
+	}
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
-	return buildSchema(t, map[reflect.Type]*schema{})
+	s := buildSchema(t, map[reflect.Type]*schema{})
+	schemaDone.Store(t, s)
+	return s
 }
 
 func buildSchema(t reflect.Type, building map[reflect.Type]*schema) *schema {
@@ -158,9 +168,12 @@ func scanValue(b []byte, i int, s *schema, path string) (int, error) {
 		}
 		i = skipSpace(b, i+1)
 		for n := 0; b[i] != ']'; n++ {
-			end, err := scanValue(b, i, elem, fmt.Sprintf("%s[%d]", path, n))
-			if err != nil {
-				return 0, err
+			end := jsonValueEnd(b, i)
+			if c := b[i]; c == '{' || c == '[' { // the path is for errors within
+				var err error
+				if end, err = scanValue(b, i, elem, fmt.Sprintf("%s[%d]", path, n)); err != nil {
+					return 0, err
+				}
 			}
 			i = skipSpace(b, end)
 			if b[i] == ',' {
@@ -177,27 +190,25 @@ func scanObject(b []byte, i int, s *schema, path string) (int, error) {
 	if where == "" {
 		where = "the payload"
 	}
-	var seen map[string]bool
+	var seen keySet
 	i = skipSpace(b, i+1)
 	for b[i] != '}' {
 		end, esc := jsonStringEnd(b, i)
-		key := string(b[i+1 : end-1])
+		key := b[i+1 : end-1]
 		if esc {
-			if err := json.Unmarshal(b[i:end], &key); err != nil {
+			var k string
+			if err := json.Unmarshal(b[i:end], &k); err != nil {
 				return 0, fmt.Errorf("%s: key %s: %v: %w", where, b[i:end], err, ErrMalformed)
 			}
+			key = []byte(k)
 		}
-		if seen == nil {
-			seen = map[string]bool{}
-		}
-		if seen[key] {
+		if seen.add(key) {
 			return 0, fmt.Errorf("%s repeats the key %q (every key appears once): %w", where, key, ErrMalformed)
 		}
-		seen[key] = true
 		sub := free
 		switch {
 		case s.fields != nil:
-			f, ok := s.fields[key]
+			f, ok := s.fields[string(key)]
 			if !ok {
 				return 0, fmt.Errorf("%s has the unknown key %q (keys are matched byte for byte; the known ones are %s): %w",
 					where, key, strings.Join(s.keys(), ", "), ErrMalformed)
@@ -208,9 +219,12 @@ func scanObject(b []byte, i int, s *schema, path string) (int, error) {
 		}
 		i = skipSpace(b, end)
 		i = skipSpace(b, i+1) // ':'
-		vend, err := scanValue(b, i, sub, path+"."+key)
-		if err != nil {
-			return 0, err
+		vend := jsonValueEnd(b, i)
+		if c := b[i]; c == '{' || c == '[' { // the path is for errors within
+			var err error
+			if vend, err = scanValue(b, i, sub, path+"."+string(key)); err != nil {
+				return 0, err
+			}
 		}
 		i = skipSpace(b, vend)
 		if b[i] == ',' {
@@ -218,6 +232,42 @@ func scanObject(b []byte, i int, s *schema, path string) (int, error) {
 		}
 	}
 	return i + 1, nil
+}
+
+// keySet is the set of keys met in one JSON object: the first few are
+// compared in place (no allocation; payloads hold about ten keys), more go
+// to a map.
+type keySet struct {
+	few  [12][]byte
+	n    int
+	many map[string]struct{}
+}
+
+// add adds k and reports whether it was there already. k is kept.
+func (s *keySet) add(k []byte) bool {
+	if s.many != nil {
+		if _, ok := s.many[string(k)]; ok {
+			return true
+		}
+		s.many[string(k)] = struct{}{}
+		return false
+	}
+	for _, x := range s.few[:s.n] {
+		if bytes.Equal(x, k) {
+			return true
+		}
+	}
+	if s.n < len(s.few) {
+		s.few[s.n] = k
+		s.n++
+		return false
+	}
+	s.many = make(map[string]struct{}, 2*len(s.few))
+	for _, x := range s.few[:s.n] {
+		s.many[string(x)] = struct{}{}
+	}
+	s.many[string(k)] = struct{}{}
+	return false
 }
 
 func (s *schema) keys() []string {
@@ -259,11 +309,24 @@ var payloadTypes = map[string]reflect.Type{
 // checkTypedKeys checks payload b of event type typ against its type's key
 // set. An unknown type is the caller's business (ErrUnknownType).
 func checkTypedKeys(typ string, b []byte) error {
+	return checkTypedKeysValid(typ, b, false)
+}
+
+// checkTypedKeysValid is checkTypedKeys; valid true says b is already known
+// to be valid UTF-8 and valid JSON (checkPayloadValid), so only the keys are
+// scanned: the result is the same, as those two checks would pass.
+func checkTypedKeysValid(typ string, b []byte, valid bool) error {
 	t, ok := payloadTypes[typ]
 	if !ok {
 		return nil
 	}
-	if err := checkKeys(b, schemaOf(t)); err != nil {
+	var err error
+	if valid {
+		_, err = scanValue(b, skipSpace(b, 0), schemaOf(t), "")
+	} else {
+		err = checkKeys(b, schemaOf(t))
+	}
+	if err != nil {
 		return fmt.Errorf("%s payload: %w", typ, err)
 	}
 	return nil

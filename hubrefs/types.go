@@ -50,6 +50,8 @@ type Event struct {
 	Payload json.RawMessage // the whole JSON payload as written
 	Time    int64           // committer time (orders ties only; never trusted)
 	Signer  PublicKey       // the key whose SSH signature verified; nil if unsigned/unverified
+
+	typed *typedPayload // Payload decoded when the event was read (PayloadInto), or nil
 }
 
 // Base is embedded in every payload.

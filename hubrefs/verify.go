@@ -60,7 +60,7 @@ func parseCommit(raw []byte) (*rawCommit, error) {
 		case "gpgsig":
 			rc.sigs++ // a second one is Verify's to refuse
 			if rc.sigs == 1 {
-				rc.sig = append(append([]byte(nil), h.Value...), '\n')
+				rc.sig = append(append(make([]byte, 0, len(h.Value)+1), h.Value...), '\n')
 			}
 		case "gpgsig-sha256":
 			bad("unexpected header %q", h.Name)

@@ -24,6 +24,9 @@
 //	          state before each pr.merged judged, mergeTree per candidate)
 //	gitlog-ms git log --first-parent --format=%H%x09%T%x09%P%x09%s main
 //	ratio     audit-ms / gitlog-ms (goal ≤ 5)
+//	audit-cpu-ms, cpu-ratio  the cold audit's CPU time (user+sys, all
+//	          threads), and that over git log's: the figure other jobs on
+//	          the machine move least
 //	warm-audit-ms, warm-ratio  the same audit with the fold cache git+ verify
 //	          keeps under the git directory already filled (a repeated audit:
 //	          hub logs decoded from the cache, signatures not re-verified)
@@ -44,6 +47,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,7 +208,8 @@ func auditWith(tb testing.TB, dir string, c policy.Cache) *policy.AuditReport {
 	return rep
 }
 
-func gitLog(tb testing.TB, dir string, want int) {
+// gitLog runs git log --first-parent and returns its CPU time (user+sys).
+func gitLog(tb testing.TB, dir string, want int) time.Duration {
 	cmd := exec.Command("git", "--git-dir="+dir, "log", "--first-parent", "--format=%H%x09%T%x09%P%x09%s", main)
 	out, err := cmd.Output()
 	if err != nil {
@@ -213,6 +218,14 @@ func gitLog(tb testing.TB, dir string, want int) {
 	if c := strings.Count(string(out), "\n"); c != want {
 		tb.Fatalf("git log printed %d commits, want %d", c, want)
 	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// selfCPU is the CPU time (user+sys) this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func BenchmarkAudit(b *testing.B) {
@@ -221,28 +234,32 @@ func BenchmarkAudit(b *testing.B) {
 	start := time.Now()
 	cands := build(b, dir, n)
 	b.Logf("generated %d landings (%d candidates) in %v", n, cands, time.Since(start).Round(time.Millisecond))
-	var auditD, warmD, logD time.Duration
+	var auditD, warmD, logD, auditCPU, logCPU time.Duration
 	dc := receive.NewDirCache(dir)
 	auditWith(b, dir, dc) // warm the fold cache (what git+ verify keeps)
 	for b.Loop() {
 		t2 := time.Now()
 		auditWith(b, dir, dc)
 		warmD += time.Since(t2)
-		t0 := time.Now()
+		runtime.GC()
+		c0, t0 := selfCPU(), time.Now()
 		rep := audit(b, dir)
 		auditD += time.Since(t0)
+		auditCPU += selfCPU() - c0
 		direct, c, _, _ := rep.Counts()
 		if len(rep.Unjustified) != 0 || direct+c != n || c != cands {
 			b.Fatalf("audit: %d direct, %d candidates, %d unjustified (first: %+v)", direct, c, len(rep.Unjustified), rep.Unjustified)
 		}
 		t1 := time.Now()
-		gitLog(b, dir, n+1)
+		logCPU += gitLog(b, dir, n+1)
 		logD += time.Since(t1)
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(ms(auditD), "audit-ms")
 	b.ReportMetric(ms(logD), "gitlog-ms")
 	b.ReportMetric(ms(auditD)/ms(logD), "ratio")
+	b.ReportMetric(ms(auditCPU), "audit-cpu-ms")
+	b.ReportMetric(ms(auditCPU)/ms(logCPU), "cpu-ratio")
 	b.ReportMetric(ms(warmD), "warm-audit-ms")
 	b.ReportMetric(ms(warmD)/ms(logD), "warm-ratio")
 	if *cpuprofile != "" {

@@ -128,11 +128,13 @@ func baseOnly(ev hubrefs.Event, repoID string) error {
 
 // decode validates ev's payload on its own. repoID "" skips the repository
 // check (fuzzing only). The payload is decoded once, into the typed struct
-// of its type (each embeds hubrefs.Base); only when that fails is it decoded
-// again, to report the type and repository checks first as before.
+// of its type (each embeds hubrefs.Base): by ev.PayloadInto, which hands
+// over the value decoded when the event was read, if any (docs/scale.md,
+// "Cold reads"); only when that fails is it decoded again, to report the
+// type and repository checks first as before.
 func decode(ev hubrefs.Event, repoID string) (payload, error) {
 	unmarshal := func(v any, base *hubrefs.Base) error {
-		if err := hubrefs.StrictUnmarshal(ev.Payload, v); err != nil {
+		if err := ev.PayloadInto(v); err != nil {
 			if berr := baseOnly(ev, repoID); berr != nil {
 				return berr
 			}

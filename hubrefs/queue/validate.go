@@ -46,7 +46,7 @@ func Validate(ev hubrefs.Event) (any, error) {
 	default:
 		return nil, fmt.Errorf("%w: %s is not a queue event", ErrMalformed, ev.Type)
 	}
-	if err := hubrefs.StrictUnmarshal(ev.Payload, p); err != nil {
+	if err := ev.PayloadInto(p); err != nil { // the value decoded at read time, if any (docs/scale.md, "Cold reads")
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if base.Type != ev.Type {

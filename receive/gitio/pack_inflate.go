@@ -236,7 +236,13 @@ func inflateUntil(src []byte, size int64, stop bool) ([]byte, error) {
 	z := inflaterPool.Get().(*inflater)
 	defer inflaterPool.Put(z)
 	br := &bitReader{src: src[2:]}
-	out := make([]byte, 0, int(min(size, 1024)))
+	// A header read usually stops early; a whole read needs all of it (up
+	// to a bound: size is the object's claim, not yet proved).
+	room := min(size, 1024)
+	if !stop {
+		room = min(size, smallObject)
+	}
+	out := make([]byte, 0, int(room))
 	grow := func(n int) {
 		if len(out)+n > cap(out) {
 			c := max(2*cap(out), len(out)+n)

@@ -10,14 +10,21 @@ import (
 
 // agreeWithZlib fails unless our inflater and compress/zlib agree on the
 // stream src of claimed size: both refuse it, or both inflate it to the
-// same bytes (inflate reads exactly size bytes with compress/zlib, then
-// the end of the stream and its checksum). The header-only read, when it
-// succeeds, must be what compress/zlib produces first, up to and including
+// same bytes (inflateZlib reads exactly size bytes with compress/zlib,
+// then the end of the stream and its checksum); and inflate, which tries
+// ours first on a small object, gives compress/zlib's bytes or its error.
+// The header-only read, when it succeeds, must be what compress/zlib
+// produces first, up to and including
 // the first blank line of it.
 func agreeWithZlib(t *testing.T, src []byte, size int64) {
 	t.Helper()
 	own, oerr := inflateUntil(src, size, false)
-	ref, rerr := inflate(src, size)
+	ref, rerr := inflateZlib(src, size)
+	if got, err := inflate(src, size); (err == nil) != (rerr == nil) || !bytes.Equal(got, ref) {
+		t.Fatalf("stream %x, size %d: inflate %q (%v), compress/zlib %q (%v)", src, size, got, err, ref, rerr)
+	} else if err != nil && err.Error() != rerr.Error() {
+		t.Fatalf("stream %x, size %d: inflate's error %v, compress/zlib's %v", src, size, err, rerr)
+	}
 	if (oerr == nil) != (rerr == nil) {
 		t.Fatalf("stream %x, size %d: ours: %v, compress/zlib: %v", src, size, oerr, rerr)
 	}

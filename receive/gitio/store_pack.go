@@ -161,9 +161,28 @@ func (p *pack) header(off int64) (entryHeader, error) {
 
 var zlibPool sync.Pool
 
+// smallObject bounds the objects inflate hands to our own inflater first.
+const smallObject = 64 << 10
+
 // inflate decompresses the zlib stream in src, which must inflate to exactly
-// size bytes and end there (its checksum is verified).
+// size bytes and end there (its checksum is verified). A small object (an
+// event, a commit, most trees) is inflated by our own inflater, which
+// agrees with compress/zlib (TestInflateAgreesWithZlib,
+// FuzzInflateAgainstZlib) and costs about 5 µs instead of 8 for a commit,
+// in one allocation instead of four; whatever it refuses, and every larger
+// object, goes through compress/zlib, whose error is the one reported
+// (docs/scale.md, "Cold reads").
 func inflate(src []byte, size int64) ([]byte, error) {
+	if size >= 0 && size <= smallObject {
+		if out, err := inflateUntil(src, size, false); err == nil {
+			return out, nil
+		}
+	}
+	return inflateZlib(src, size)
+}
+
+// inflateZlib is inflate with compress/zlib alone.
+func inflateZlib(src []byte, size int64) ([]byte, error) {
 	zr, err := zlibReader(src)
 	if err != nil {
 		return nil, err

@@ -146,10 +146,22 @@ func (c *Commit) parse(raw []byte, headerOnly bool) error {
 		e := bytes.IndexByte(raw[pos:], '\n') + pos // the header block ends in '\n'
 		line := raw[pos:e]
 		if line[0] == ' ' && len(c.Extra) > 0 {
+			// A continued header (a signature): its lines, joined in one
+			// allocation.
 			x := &c.Extra[len(c.Extra)-1]
-			x.Value = append(append(x.Value[:len(x.Value):len(x.Value)], '\n'), line[1:]...)
-			x.End = e + 1
-			pos = e + 1
+			stop, n := pos, len(x.Value)
+			for stop < len(raw) && raw[stop] == ' ' {
+				le := bytes.IndexByte(raw[stop:], '\n') + stop
+				n += le - stop // '\n' and the line without its leading space
+				stop = le + 1
+			}
+			v := append(make([]byte, 0, n), x.Value...)
+			for p := pos; p < stop; {
+				le := bytes.IndexByte(raw[p:], '\n') + p
+				v = append(append(v, '\n'), raw[p+1:le]...)
+				p = le + 1
+			}
+			x.Value, x.End, pos = v, stop, stop
 			continue
 		}
 		name, val, _ := bytes.Cut(line, []byte{' '})
