@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/policy"
@@ -41,20 +40,8 @@ func TestQueueStateCacheProcesses(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	for _, kv := range fixtures.GitEnv(dir) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
 	alice := newKey(dir, "alice")
-	in, err := repo.Init(repo.InitOptions{Dir: filepath.Join(dir, "app.git"), Key: alice})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := repo.Open(in.GitDir, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	in, r := initRepo(t, dir, alice)
 	work := filepath.Join(dir, "work")
 	git(dir, "clone", "-q", in.GitDir, work)
 	commit(work, "a", "a\n")

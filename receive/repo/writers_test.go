@@ -20,20 +20,8 @@ import (
 // OnAppend with its ref, type and parent.
 func TestWritersJudgeFirst(t *testing.T) {
 	dir := t.TempDir()
-	for _, kv := range fixtures.GitEnv(dir) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
 	alice, bob := newKey(dir, "alice"), newKey(dir, "bob")
-	in, err := repo.Init(repo.InitOptions{Dir: filepath.Join(dir, "app.git"), Key: alice})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := repo.Open(in.GitDir, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	in, r := initRepo(t, dir, alice)
 	var written []repo.Written
 	r.OnAppend = func(w repo.Written) { written = append(written, w) }
 	admin := signing(t, r, alice)
@@ -136,4 +124,25 @@ func signing(t *testing.T, r *repo.Repo, k *repo.Key) *repo.Signing {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// initRepo points git at a private configuration under dir (t.Setenv), makes
+// dir/app.git with git+ init, alice (key) its first member, and opens it
+// (closed when the test ends).
+func initRepo(t *testing.T, dir string, key *repo.Key) (*repo.Initialised, *repo.Repo) {
+	t.Helper()
+	for _, kv := range fixtures.GitEnv(dir) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	in, err := repo.Init(repo.InitOptions{Dir: filepath.Join(dir, "app.git"), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := repo.Open(in.GitDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return in, r
 }
