@@ -2,8 +2,6 @@ package receive
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"strings"
 	"sync"
@@ -24,18 +22,7 @@ const (
 	certNew = "2222222222222222222222222222222222222222"
 )
 
-func newSSHSigner(t *testing.T) ssh.Signer {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func newSSHSigner(t *testing.T) ssh.Signer { return fixtures.NewSSHSigner(t) }
 
 // signCert writes a push certificate as git's send-pack does and signs it
 // (SSHSIG, namespace "git").

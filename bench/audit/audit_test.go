@@ -37,8 +37,6 @@
 package audit
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"flag"
 	"fmt"
 	"os"
@@ -56,7 +54,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
@@ -77,17 +74,7 @@ const (
 	main   = "refs/heads/main"
 )
 
-func newSigner(tb testing.TB) hubrefs.Signer {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return sshsign.NewSigner(s)
-}
+func newSigner(tb testing.TB) hubrefs.Signer { return sshsign.NewSigner(fixtures.NewSSHSigner(tb)) }
 
 // build writes the history into a new bare repository; it returns the
 // number of candidate steps.

@@ -23,8 +23,6 @@
 package fold
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -43,7 +41,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
@@ -61,17 +58,7 @@ const (
 
 var bigCeilings = hubrefs.Ceilings{EventsPerRef: 20000}
 
-func newSigner(tb testing.TB) hubrefs.Signer {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return sshsign.NewSigner(s)
-}
+func newSigner(tb testing.TB) hubrefs.Signer { return sshsign.NewSigner(fixtures.NewSSHSigner(tb)) }
 
 func fakeOID(i int) string {
 	h := sha1.Sum([]byte(fmt.Sprint("head ", i)))

@@ -2,8 +2,6 @@ package pr
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
@@ -12,24 +10,14 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/crypto/ssh"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-func newSigner(t testing.TB) hubrefs.Signer {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sshsign.NewSigner(s)
-}
+func newSigner(t testing.TB) hubrefs.Signer { return sshsign.NewSigner(fixtures.NewSSHSigner(t)) }
 
 // undecoded is ev as an event built in memory would be: the same fields,
 // the payload in a buffer of its own, so PayloadInto decodes it again (the
