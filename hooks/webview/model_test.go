@@ -1,8 +1,6 @@
 package webview
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
@@ -23,18 +22,7 @@ const (
 	testMain  = "refs/heads/main"
 )
 
-func testKey(t *testing.T) ssh.PublicKey {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+func testKey(t *testing.T) ssh.PublicKey { return fixtures.NewSSHSigner(t).PublicKey() }
 
 func oid(s string) string { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)).String() }
 

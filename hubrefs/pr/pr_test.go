@@ -1,8 +1,6 @@
 package pr
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -12,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
@@ -30,18 +29,7 @@ var (
 	c1 = strings.Repeat("c", 40)
 )
 
-func newKey(t testing.TB) ssh.PublicKey {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+func newKey(t testing.TB) ssh.PublicKey { return fixtures.NewSSHSigner(t).PublicKey() }
 
 type cast struct {
 	alice, bob, carol, dave, ci, ci2, queue, outsider, bobOld ssh.PublicKey

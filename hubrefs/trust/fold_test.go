@@ -1,8 +1,6 @@
 package trust
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -13,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -24,15 +23,7 @@ type key struct {
 }
 
 func newKey(t testing.TB) key {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := fixtures.NewSSHSigner(t).PublicKey()
 	return key{k, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))}
 }
 

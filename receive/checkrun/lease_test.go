@@ -1,8 +1,6 @@
 package checkrun
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"strings"
 	"testing"
 	"time"
@@ -10,22 +8,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-func testKey(t *testing.T) ssh.PublicKey {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+func testKey(t *testing.T) ssh.PublicKey { return fixtures.NewSSHSigner(t).PublicKey() }
 
 // leaseWorld is a trust state where ci holds hub.check:ci and dev holds
 // hub.pr only, and an event builder.
