@@ -38,7 +38,8 @@ package policy
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -212,24 +213,14 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 		hash(c.Invalidated)
 	}
 	steps := s.Steps()
-	keys := make([]string, 0, len(steps))
-	for k := range steps {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	count(len(keys))
-	for _, k := range keys {
+	count(len(steps))
+	for _, k := range slices.Sorted(maps.Keys(steps)) {
 		str(k)
 		str(steps[k])
 	}
 	marks := s.GroupEnds()
-	keys = keys[:0]
-	for k := range marks {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	count(len(keys))
-	for _, k := range keys {
+	count(len(marks))
+	for _, k := range slices.Sorted(maps.Keys(marks)) {
 		str(k)
 		num(int64(marks[k]))
 	}
