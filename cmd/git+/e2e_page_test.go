@@ -14,16 +14,20 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/receive"
 )
 
 const (
@@ -231,6 +235,42 @@ func chromiumChecks(t *testing.T, repoURL string, ids map[string]string) {
 	if os.Getenv("GITPLUS_UPDATE_SCREENSHOT") != "" {
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "page.png"), data, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestPageCacheSameAsCold: the page reads through the fold cache
+// (hooks/webview Load); what it shows from cached logs and states is what
+// it shows from the objects alone, the cache removed.
+func TestPageCacheSameAsCold(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	bare, ids := pageScenario(t, e)
+	h := webview.Repo(bare, "/")
+	get := func(path string) string {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != 200 {
+			t.Fatalf("GET %s: %d\n%s", path, rec.Code, rec.Body.String())
+		}
+		// The footer says when the records were read.
+		return regexp.MustCompile(`(?s)<footer>.*</footer>`).ReplaceAllString(rec.Body.String(), "")
+	}
+	paths := []string{"/"}
+	for _, id := range ids {
+		paths = append(paths, "/pr/"+id)
+	}
+	cacheDir := filepath.Join(bare, filepath.FromSlash(receive.FoldCacheDir))
+	for _, path := range paths {
+		if err := os.RemoveAll(cacheDir); err != nil {
+			t.Fatal(err)
+		}
+		cold := get(path)
+		if entries, _ := os.ReadDir(cacheDir); len(entries) == 0 {
+			t.Fatalf("GET %s stored nothing in the fold cache", path)
+		}
+		if warm := get(path); warm != cold {
+			t.Fatalf("GET %s from the fold cache differs from the cold read:\ncold:\n%s\nwarm:\n%s", path, cold, warm)
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/mergetree"
+	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
@@ -175,17 +176,17 @@ func Load(gitDir string) (*Snapshot, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", gitDir, ErrNoTrust)
 	}
-	evs, err := hubrefs.ReadLog(store, tip, readCeilings)
+	// Reads go through the repository's fold cache, as the CLI's do
+	// (docs/foldcache.md): a page shown again verifies no signature the
+	// hook or an earlier page already verified, and folds only what moved.
+	cache := receive.NewDirCache(gitDir)
+	t, err := (&policy.Reader{Objects: store, Cache: cache, Ceilings: readCeilings}).Trust(tip)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s in %s: %w", hubrefs.TrustRef, gitDir, err)
 	}
-	t, err := trust.Fold(evs)
-	if err != nil {
-		return nil, fmt.Errorf("folding %s in %s: %w", hubrefs.TrustRef, gitDir, err)
-	}
 	s := &Snapshot{GitDir: gitDir, RepoID: t.RepoID, RepoName: t.Name, Trust: t, PRs: map[string]*PR{}, Read: time.Now()}
 	c := t.Rules.Ceilings
-	ceil := hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}
+	rd := &policy.Reader{Objects: store, Cache: cache, Ceilings: hubrefs.Ceilings{EventsPerRef: c.EventsPerRef, EventBytes: c.EventBytes, Parents: c.ParentsPerEvent}}
 	names := make([]string, 0, len(refs))
 	for n := range refs {
 		names = append(names, n)
@@ -194,7 +195,7 @@ func Load(gitDir string) (*Snapshot, error) {
 	for _, n := range names {
 		switch {
 		case strings.HasPrefix(n, hubrefs.PRRefPrefix):
-			p, err := loadPR(store, refs[n], ceil, t)
+			p, err := loadPR(rd, refs[n], t)
 			if err != nil {
 				s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %v", n, err))
 				continue
@@ -202,15 +203,12 @@ func Load(gitDir string) (*Snapshot, error) {
 			s.PRs[p.ID] = p
 			s.PRList = append(s.PRList, p)
 		case strings.HasPrefix(n, hubrefs.QueueRefPrefix):
-			qevs, err := hubrefs.ReadLog(store, refs[n], ceil)
-			if err == nil {
-				var st *queue.State
-				if st, err = queue.Fold(qevs, t); err == nil {
-					s.Queues = append(s.Queues, &Queue{ID: st.ID, Target: st.Target, Closed: st.Closed, state: st})
-					continue
-				}
+			st, err := rd.Queue(tip, t, refs[n])
+			if err != nil {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %v", n, err))
+				continue
 			}
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %v", n, err))
+			s.Queues = append(s.Queues, &Queue{ID: st.ID, Target: st.Target, Closed: st.Closed, state: st})
 		}
 	}
 	// UUIDv7 ids sort by creation time: newest first.
@@ -238,8 +236,8 @@ func short(oid string) string {
 	return oid
 }
 
-func loadPR(store *gitio.Store, tip plumbing.Hash, ceil hubrefs.Ceilings, t *trust.State) (*PR, error) {
-	evs, err := hubrefs.ReadLog(store, tip, ceil)
+func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
+	evs, err := rd.Log(tip)
 	if err != nil {
 		return nil, err
 	}
