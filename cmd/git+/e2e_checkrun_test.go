@@ -146,7 +146,7 @@ func TestCheckRunNoRetryBelowRed(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("check run on c2: %v, want exit 1 (failure)\n%s", err, errs2.String())
 	}
-	if n := runs(count2); n != 2 || !strings.Contains(errs2.String(), "waiting for the verdict of step "+c1.Step) {
+	if n := runs(count2); n != 2 || !strings.Contains(errs2.String(), "for the verdict of step "+c1.Step) {
 		t.Fatalf("c2 ran %d times, want 2 (waited for c1, then retried):\n%s", n, errs2.String())
 	}
 

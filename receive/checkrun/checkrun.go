@@ -204,7 +204,9 @@ func redBelow(s *repo.Signing, o Options) string {
 		case v == queue.BelowRed:
 			return fmt.Sprintf("step %s below it in queue %s failed %s, so this candidate cannot pass", at, q, o.Name)
 		case v == queue.BelowPending && time.Now().Before(deadline):
-			fmt.Fprintf(o.Log, "check %s at %s: waiting for the verdict of step %s below it before running it again\n", o.Name, o.Rev, at)
+			if first {
+				fmt.Fprintf(o.Log, "check %s at %s: waiting (at most %s) for the verdict of step %s below it before running it again\n", o.Name, o.Rev, time.Until(deadline).Round(time.Second), at)
+			}
 			time.Sleep(poll)
 			if s.Repo.Refresh() != nil {
 				return ""
