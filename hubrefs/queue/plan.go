@@ -226,8 +226,9 @@ func PlanPass(in PlanInput) (Plan, error) {
 		}
 	}
 
-	// 2. Settle.
-	var live []candidateEntry
+	// 2. Settle. (Slices are sized up front: a queue may hold 10,000
+	// entries, docs/scale.md.)
+	live := make([]candidateEntry, 0, len(q.Entries))
 	for _, e := range q.Entries {
 		s, ok := settle(in, e)
 		if ok {
@@ -265,7 +266,8 @@ func PlanPass(in PlanInput) (Plan, error) {
 	}
 
 	// 3. Ready entries; the others wait and hold nobody up.
-	var ready []candidateEntry
+	ready := make([]candidateEntry, 0, len(live))
+	out.Waiting = make([]Wait, 0, len(live))
 	for _, c := range live {
 		if ok, reasons := c.p.Satisfies(in.Branch, c.head); !ok {
 			out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: "not ready: " + strings.Join(reasons, "; ")})
@@ -298,9 +300,9 @@ func PlanPass(in PlanInput) (Plan, error) {
 	var beyond []candidateEntry
 	var firstRed []string // evicted by this plan as the first candidate on the tip
 	for {
-		chain, beyond = nil, nil
+		chain, beyond = nil, make([]candidateEntry, 0, max(len(ready)-depth, 0))
 		parent := in.Tip
-		var rest []candidateEntry
+		rest := make([]candidateEntry, 0, len(ready))
 		for _, c := range ready {
 			if len(chain) >= depth {
 				beyond = append(beyond, c)
@@ -406,8 +408,9 @@ func PlanPass(in PlanInput) (Plan, error) {
 		}
 		out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: why})
 	}
+	beyondWhy := fmt.Sprintf("beyond the queue depth (%d)", depth)
 	for _, c := range beyond {
-		out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: fmt.Sprintf("beyond the queue depth (%d)", depth)})
+		out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: beyondWhy})
 	}
 
 	// 7. Publish the steps not landing whose record does not name them.

@@ -504,7 +504,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 		ok = true
 		return st, nil
 	}
-	prRefs := map[string]plumbing.Hash{}
+	prRefs := make(map[string]plumbing.Hash, len(refs))
 	for name := range refs {
 		if strings.HasPrefix(name, hubrefs.PRRefPrefix) {
 			prRefs[name] = refs[name]
@@ -513,6 +513,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 			st.branches[name] = refs[name]
 		}
 	}
+	st.prs = make(map[string]*pr.State, len(prRefs))
 	for _, f := range rd.PRs(trustTip, t, prRefs) {
 		id := strings.TrimPrefix(f.Ref, hubrefs.PRRefPrefix)
 		if f.Err != nil {
@@ -877,12 +878,15 @@ func (r *runner) loadAncestry(c *receive.DirCache, tip plumbing.Hash) {
 	if plumbing.Hash(b[:20]) != tip || (len(b)-20)%21 != 0 {
 		return
 	}
-	got := map[plumbing.Hash]bool{}
+	got := make(map[plumbing.Hash]bool, (len(b)-20)/21)
 	for b = b[20:]; len(b) > 0; b = b[21:] {
 		if b[20] > 1 {
 			return
 		}
 		got[plumbing.Hash(b[:20])] = b[20] == 1
+	}
+	if len(r.anc) == 0 {
+		r.anc = make(map[[2]plumbing.Hash]bool, len(got))
 	}
 	for rev, v := range got {
 		r.anc[[2]plumbing.Hash{tip, rev}] = v
