@@ -62,7 +62,7 @@ const maxLearned = 64
 
 // MergeFactKey is the fold-cache key of the merge fact of candidate id.
 func MergeFactKey(id plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus merge fact "+mergetree.Algorithm+"\n", id)
+	return derivedKey("gitplus merge fact "+mergetree.Algorithm+"\n", id[:])
 }
 
 func encodeFact(c *commit) []byte {

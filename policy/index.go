@@ -90,20 +90,25 @@ var (
 
 // indexKey is the cache key of the index for trust tip t.
 func indexKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus pr index v2\n", t)
+	return derivedKey("gitplus pr index v2\n", t[:])
 }
 
 // openIndexKey is the cache key of the open index for trust tip t.
 func openIndexKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus open pr index v2\n", t)
+	return derivedKey("gitplus open pr index v2\n", t[:])
 }
 
-// derivedKey is the fold-cache key of an entry kind for id: the first 20
-// bytes of SHA-256(prefix + id), where prefix names the kind and its version.
-func derivedKey(prefix string, t plumbing.Hash) plumbing.Hash {
-	sum := sha256.Sum256(append([]byte(prefix), t[:]...))
+// derivedKey is the fold-cache key of an entry kind for the ids in parts:
+// the first 20 bytes of SHA-256(prefix + parts...), where prefix names the
+// kind and its version.
+func derivedKey(prefix string, parts ...[]byte) plumbing.Hash {
+	h := sha256.New()
+	h.Write([]byte(prefix))
+	for _, p := range parts {
+		h.Write(p)
+	}
 	var k plumbing.Hash
-	copy(k[:], sum[:])
+	copy(k[:], h.Sum(nil))
 	return k
 }
 

@@ -28,7 +28,6 @@ package policy
 // never correctness.
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"sort"
 
@@ -48,17 +47,11 @@ var (
 var maxIndexPatches = 64
 
 func indexPatchKey(t plumbing.Hash, n uint64) plumbing.Hash {
-	h := sha256.New()
-	h.Write([]byte("gitplus open pr index patch v1\n"))
-	h.Write(t[:])
-	h.Write(binary.BigEndian.AppendUint64(nil, n))
-	var k plumbing.Hash
-	copy(k[:], h.Sum(nil))
-	return k
+	return derivedKey("gitplus open pr index patch v1\n", t[:], binary.BigEndian.AppendUint64(nil, n))
 }
 
 func indexHeadKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus open pr index head v1\n", t)
+	return derivedKey("gitplus open pr index head v1\n", t[:])
 }
 
 // encodeOpenIndex is the base entry: the open summaries, patches from next.

@@ -37,7 +37,6 @@ package policy
 // directory is (docs/foldcache.md).
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -142,13 +141,7 @@ type queueSum struct {
 }
 
 func queueSumKey(trustTip, queueTip plumbing.Hash) plumbing.Hash {
-	h := sha256.New()
-	h.Write([]byte("gitplus queue summary v1\n"))
-	h.Write(trustTip[:])
-	h.Write(queueTip[:])
-	var k plumbing.Hash
-	copy(k[:], h.Sum(nil))
-	return k
+	return derivedKey("gitplus queue summary v1\n", trustTip[:], queueTip[:])
 }
 
 func encodeQueueSum(trustTip, queueTip plumbing.Hash, s queueSum) []byte {

@@ -36,7 +36,6 @@ package policy
 // the git directory that holds it; `git+ verify` never reads one.
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"maps"
 	"slices"
@@ -55,13 +54,7 @@ var queueStateMagic = []byte("gpqv\x02")
 var maxQueueWalk = 256
 
 func queueStateKey(trustTip, queueTip plumbing.Hash) plumbing.Hash {
-	h := sha256.New()
-	h.Write([]byte("gitplus queue state v2\n"))
-	h.Write(trustTip[:])
-	h.Write(queueTip[:])
-	var k plumbing.Hash
-	copy(k[:], h.Sum(nil))
-	return k
+	return derivedKey("gitplus queue state v2\n", trustTip[:], queueTip[:])
 }
 
 // Queue returns the queue log at tip folded under t, the trust state at

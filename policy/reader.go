@@ -149,7 +149,7 @@ func (r *Reader) PRs(trustTip plumbing.Hash, t *trust.State, refs map[string]plu
 var prViewMagic = []byte("gpvw\x01")
 
 // prViewKey is the cache key of the pull request view for trust tip t.
-func prViewKey(t plumbing.Hash) plumbing.Hash { return derivedKey("gitplus pr view v1\n", t) }
+func prViewKey(t plumbing.Hash) plumbing.Hash { return derivedKey("gitplus pr view v1\n", t[:]) }
 
 // prView is one record of the view.
 type prView struct {

@@ -40,7 +40,7 @@ var trustStateMagic = []byte("gpts\x04")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v4\n", t)
+	return derivedKey("gitplus trust state v4\n", t[:])
 }
 
 const (
