@@ -40,7 +40,7 @@ func benchRepo(b *testing.B) string {
 	tmp := dir + ".tmp"
 	os.RemoveAll(tmp)
 	_, self, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(self), "..", "bench", "genrepo.sh")
+	script := filepath.Join(filepath.Dir(self), "..", "..", "bench", "genrepo.sh")
 	b.Logf("generating %s (%d files, %d commits)", dir, files, commits)
 	cmd := exec.Command("sh", script, tmp, strconv.Itoa(files), strconv.Itoa(commits))
 	cmd.Stderr = os.Stderr
@@ -131,21 +131,9 @@ func BenchmarkOpenReadCommitTree(b *testing.B) {
 	b.Run("gogit-packfile-lazyidx", func(b *testing.B) {
 		// go-git's own pack reader fed our lazy index: it needs offset → id
 		// for every ofs-delta, so without a .rev file it sorts all offsets.
-		idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
-		if len(idxs) != 1 {
-			b.Skip("want exactly one pack")
-		}
-		fs := osfs.New(filepath.Join(dir, "objects", "pack"))
+		open := lazyPackfile(b, dir)
 		for i := 0; i < b.N; i++ {
-			idx, err := OpenPackIndex(idxs[0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			f, err := fs.Open(strings.TrimSuffix(filepath.Base(idxs[0]), ".idx") + ".pack")
-			if err != nil {
-				b.Fatal(err)
-			}
-			p := packfile.NewPackfile(idx, fs, f, 0)
+			p, idx := open()
 			o, err := p.Get(tip)
 			if err != nil {
 				b.Fatal(err)
@@ -302,21 +290,9 @@ func BenchmarkOpenReadOldTree(b *testing.B) {
 		}
 	})
 	b.Run("gogit-packfile-lazyidx", func(b *testing.B) {
-		idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
-		if len(idxs) != 1 {
-			b.Skip("want exactly one pack")
-		}
-		fs := osfs.New(filepath.Join(dir, "objects", "pack"))
+		open := lazyPackfile(b, dir)
 		for i := 0; i < b.N; i++ {
-			idx, err := OpenPackIndex(idxs[0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			f, err := fs.Open(strings.TrimSuffix(filepath.Base(idxs[0]), ".idx") + ".pack")
-			if err != nil {
-				b.Fatal(err)
-			}
-			p := packfile.NewPackfile(idx, fs, f, 0)
+			p, idx := open()
 			if _, err := p.Get(tree); err != nil {
 				b.Fatal(err)
 			}
@@ -324,4 +300,26 @@ func BenchmarkOpenReadOldTree(b *testing.B) {
 			idx.Close()
 		}
 	})
+}
+
+// lazyPackfile returns an opener of go-git's pack reader over the one pack
+// of dir, fed our lazy index (the caller closes both); it skips b when dir
+// has another number of packs.
+func lazyPackfile(b *testing.B, dir string) func() (*packfile.Packfile, *PackIndex) {
+	idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
+	if len(idxs) != 1 {
+		b.Skip("want exactly one pack")
+	}
+	fs := osfs.New(filepath.Join(dir, "objects", "pack"))
+	return func() (*packfile.Packfile, *PackIndex) {
+		idx, err := OpenPackIndex(idxs[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := fs.Open(strings.TrimSuffix(filepath.Base(idxs[0]), ".idx") + ".pack")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return packfile.NewPackfile(idx, fs, f, 0), idx
+	}
 }
