@@ -221,32 +221,49 @@ func redBelow(s *repo.Signing, o Options) string {
 // queue.candidate for o.PR names it, and whether that record marks it the
 // last step of a group of more than one.
 func below(s *repo.Signing, o Options) (v queue.BelowVerdict, at, queueID string, grouped bool) {
-	logs, _, err := s.Repo.QueueLogs(s.Trust)
-	if err != nil {
+	recs := candidateRecords(s, o.PR, o.Rev)
+	if len(recs) == 0 {
 		return queue.BelowClear, "", "", false
 	}
-	ids := slices.Sorted(maps.Keys(logs))
+	q, queueID, rec := recs[0].q, recs[0].id, recs[0].rec
 	prs := map[string]*pr.State{}
-	for _, id := range ids {
-		q := logs[id].State
-		rec, ok := q.LatestCandidate(o.PR)
-		if !ok || rec.Step != o.Rev {
-			continue
+	v, at = queue.Below(q, o.Rev, func(id, step string) (string, bool) {
+		p, ok := prs[id]
+		if !ok {
+			p, _, _ = s.Repo.PRState(id, s.Trust)
+			prs[id] = p
 		}
-		v, at := queue.Below(q, o.Rev, func(id, step string) (string, bool) {
-			p, ok := prs[id]
-			if !ok {
-				p, _, _ = s.Repo.PRState(id, s.Trust)
-				prs[id] = p
-			}
-			if p == nil {
-				return "", false
-			}
-			return p.Check(o.Name, step)
-		})
-		return v, at, id, rec.GroupEnd == rec.Step && rec.GroupSize > 1
+		if p == nil {
+			return "", false
+		}
+		return p.Check(o.Name, step)
+	})
+	return v, at, queueID, rec.GroupEnd == rec.Step && rec.GroupSize > 1
+}
+
+// candidateRecords are the queues (in id order) whose latest
+// queue.candidate for pull request prID names commit, with that record;
+// none when the queues cannot be read.
+func candidateRecords(s *repo.Signing, prID, commit string) []queueRecord {
+	logs, _, err := s.Repo.QueueLogs(s.Trust)
+	if err != nil {
+		return nil
 	}
-	return queue.BelowClear, "", "", false
+	var out []queueRecord
+	for _, id := range slices.Sorted(maps.Keys(logs)) {
+		q := logs[id].State
+		if rec, ok := q.LatestCandidate(prID); ok && rec.Step == commit {
+			out = append(out, queueRecord{q, id, rec})
+		}
+	}
+	return out
+}
+
+// queueRecord is a queue and its latest queue.candidate for a pull request.
+type queueRecord struct {
+	q   *queue.State
+	id  string
+	rec queue.Recorded
 }
 
 // groupInner returns the group end when the latest queue.candidate of pull
@@ -254,13 +271,9 @@ func below(s *repo.Signing, o Options) (v queue.BelowVerdict, at, queueID string
 // (docs/queue.md, "Batch checks"); "" otherwise, also when the queues
 // cannot be read (the check then runs: running too much is safe).
 func groupInner(s *repo.Signing, id, commit string) string {
-	logs, _, err := s.Repo.QueueLogs(s.Trust)
-	if err != nil {
-		return ""
-	}
-	for _, q := range logs {
-		if rec, ok := q.State.LatestCandidate(id); ok && rec.Step == commit && rec.GroupEnd != "" && rec.GroupEnd != rec.Step {
-			return rec.GroupEnd
+	for _, r := range candidateRecords(s, id, commit) {
+		if r.rec.GroupEnd != "" && r.rec.GroupEnd != r.rec.Step {
+			return r.rec.GroupEnd
 		}
 	}
 	return ""
