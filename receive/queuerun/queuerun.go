@@ -421,7 +421,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 			store.Close()
 		}
 	}()
-	st := &state{objs: receive.Objects{Store: store}, target: refs[o.Target], prs: map[string]*pr.State{}, branches: map[string]plumbing.Hash{}}
+	st := &state{objs: receive.Objects{Store: store}, target: refs[o.Target], branches: map[string]plumbing.Hash{}}
 	trustTip := refs[hubrefs.TrustRef]
 	if trustTip.IsZero() {
 		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", o.GitDir, hubrefs.TrustRef)
@@ -513,7 +513,7 @@ func (r *runner) read(ctx context.Context) (*state, error) {
 			st.branches[name] = refs[name]
 		}
 	}
-	st.prs = make(map[string]*pr.State, len(prRefs))
+	st.prs = make(map[string]*pr.State, len(prRefs)) // sized for them: 10,000 at scale
 	for _, f := range rd.PRs(trustTip, t, prRefs) {
 		id := strings.TrimPrefix(f.Ref, hubrefs.PRRefPrefix)
 		if f.Err != nil {
