@@ -186,6 +186,13 @@ type QueueCandidate struct {
 	// absent: the step is checked on its own.
 	GroupEnd  string `json:"groupEnd,omitempty"`
 	GroupSize int    `json:"groupSize,omitempty"`
+	// Trial (batch checks only, with a group): the step is not in the
+	// chain but in a trial, a group of the pull requests of a red group
+	// built on the target on their own while the chain goes on without them
+	// (docs/queue.md, "Searching a red group aside"). Its checks tell the
+	// planner which of them are innocent; a trial is landable like any
+	// candidate chain on the target's tip.
+	Trial bool `json:"trial,omitempty"`
 }
 
 // QueueLeft is queue.left.

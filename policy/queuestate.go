@@ -9,9 +9,9 @@ package policy
 // queue's log (named by its tip, a content hash) and of the trust state it
 // was folded under (named by the trust tip), so it is kept under both:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus queue state v2\n" +
+//	key:   the first 20 bytes of SHA-256("gitplus queue state v3\n" +
 //	       trust tip + queue tip)
-//	entry: "gpqv" 2 | key (20) | queue tip (20) | trust tip (20) |
+//	entry: "gpqv" 3 | key (20) | queue tip (20) | trust tip (20) |
 //	       id | target | closed (1) | count | tip (20) |
 //	       entries: pr | head | base | entered at (20) | seq | priority
 //	       left:    pr | head | reason | detail | step | run | event (20)
@@ -20,7 +20,8 @@ package policy
 //	       ignored: event (20) | type | reason
 //	       latest candidate per pull request (by pull request id):
 //	                pr | head | step | parents | branch | group end |
-//	                group size | event (20) | seq | time | invalidated (20)
+//	                group size | trial (1) | trial seq | event (20) | seq |
+//	                time | invalidated (20)
 //	       steps (sorted): step | first parent
 //	       group end marks (sorted): step | size
 //
@@ -47,14 +48,14 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var queueStateMagic = []byte("gpqv\x02")
+var queueStateMagic = []byte("gpqv\x03")
 
 // maxQueueWalk is how many events Queue reads back from a tip looking for
 // a folded state before it folds the whole log (a variable for tests).
 var maxQueueWalk = 256
 
 func queueStateKey(trustTip, queueTip plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus queue state v2\n", trustTip[:], queueTip[:])
+	return derivedKey("gitplus queue state v3\n", trustTip[:], queueTip[:])
 }
 
 // Queue returns the queue log at tip folded under t, the trust state at
@@ -200,6 +201,12 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 		str(c.Branch)
 		str(c.GroupEnd)
 		num(int64(c.GroupSize))
+		if c.Trial {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		num(int64(c.TrialSeq))
 		hash(c.Event)
 		num(int64(c.Seq))
 		num(c.Time)
@@ -271,10 +278,17 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte) (*queue.State,
 			s.Ignored[i] = queue.Ignored{Event: r.hash(), Type: str(), Reason: str()}
 		}
 	}
-	cands := make([]queue.Recorded, r.count(2*20+9))
+	cands := make([]queue.Recorded, r.count(2*20+11))
 	for i := range cands {
 		cands[i] = queue.Recorded{PR: str(), Head: str(), Step: str(), Parents: strs(), Branch: str(), GroupEnd: str(),
-			GroupSize: r.int(), Event: r.hash(), Seq: r.int(), Time: r.varint(), Invalidated: r.hash()}
+			GroupSize: r.int()}
+		switch flag := r.bytesN(1); {
+		case len(flag) == 1 && flag[0] <= 1:
+			cands[i].Trial = flag[0] == 1
+		default:
+			r.bad = true
+		}
+		cands[i].TrialSeq, cands[i].Event, cands[i].Seq, cands[i].Time, cands[i].Invalidated = r.int(), r.hash(), r.int(), r.varint(), r.hash()
 	}
 	ns := r.count(2)
 	steps := make(map[string]string, ns)

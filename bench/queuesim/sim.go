@@ -47,6 +47,12 @@ type Params struct {
 	// step is not retried (docs/queue.md, "Retries below a red step"): the
 	// figures before that rule.
 	RetryBelowRed bool
+	// RetrySearch retries a batch group's last step (a group of more than
+	// one) and a trial like any candidate; by default check run does not,
+	// since the planner's search of a red group tests its parts
+	// (docs/queue.md, "Searching a red group aside"). RetryTrialOne still
+	// retries a trial of one pull request (whose red evicts it).
+	RetrySearch, RetryTrialOne bool
 	// NoBelowWait is `check run --below-wait 0`: retry at once unless a
 	// step below is already red. By default only the last step of a batch
 	// group of more than one waits for a step below (the checkTimeout);
@@ -545,11 +551,31 @@ func (s *sim) attempt(e event) {
 	}
 	e.at, e.kind = s.now+int64(math.Exp(s.rng.NormFloat64()*s.p.Sigma)*T), evAttempt
 	e.ok = !e.bad && !(s.p.Flaky > 0 && s.rng.Float64() < s.p.Flaky)
-	if e.ok || e.runs > s.p.Retries {
+	if e.ok || e.runs > s.retries(e) {
 		e.kind = evCIDone
 	}
 	e.wait = 0
 	s.schedule(e)
+}
+
+// retries is check run's --retries for the candidate of e: none for a
+// batch group's last step of a group of more than one or a trial (the
+// planner's search is their retry), unless the parameters say otherwise.
+func (s *sim) retries(e event) int {
+	if s.p.RetrySearch || s.p.Retries == 0 {
+		return s.p.Retries
+	}
+	rec, ok := s.q.fold(s.trust).LatestCandidate(prID(e.pr))
+	if !ok || rec.Step != e.step {
+		return s.p.Retries
+	}
+	if rec.Trial && rec.GroupSize == 1 && s.p.RetryTrialOne {
+		return s.p.Retries
+	}
+	if rec.Trial || (rec.GroupEnd == rec.Step && rec.GroupSize > 1) {
+		return 0
+	}
+	return s.p.Retries
 }
 
 // retry is check run after a failed attempt with retries left

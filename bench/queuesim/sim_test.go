@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -161,9 +162,10 @@ func TestParseDisciplines(t *testing.T) {
 }
 
 // Batch checks without chance: CI runs the group ends only, a green end
-// lands its whole group, and a red one is searched by halving down to the
-// broken pull request, which alone is evicted (the planner's own drain
-// test, hubrefs/queue TestBatchDrain, counts the same runs).
+// lands its whole group, and a red one is searched aside, in trials of its
+// halves on the target, down to the broken pull request, which alone is
+// evicted (the planner's own drain test, hubrefs/queue TestBatchDrain,
+// counts the same runs).
 func TestBatchQuiet(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
@@ -175,12 +177,13 @@ func TestBatchQuiet(t *testing.T) {
 	}{
 		{"two groups of 4, all good", 8, 8, 4, nil, 8, 2, 0, 1},
 		{"one group of 8, all good", 8, 8, 8, nil, 8, 1, 0, 1},
-		// Red end; the first half (0–1) green lands; 2 alone red, evicted;
-		// 3 rebuilt on 1 and green.
-		{"groups of 4, the 3rd broken", 4, 4, 4, []int{2}, 3, 4, 2, 4},
-		// Red end; the first half (0–1) red; 0 alone red, evicted; 1–3
-		// rebuilt on the tip, one group, green.
-		{"groups of 4, the 1st broken", 4, 4, 4, []int{0}, 3, 4, 3, 4},
+		// Red end (T); trials 0–1 and 2–3 on the tip: 0–1 green lands as
+		// it is (2T), 2–3 red; trials 2 and 3 on the new tip: 2 red,
+		// evicted, 3 green lands as it is (3T).
+		{"groups of 4, the 3rd broken", 4, 4, 4, []int{2}, 3, 5, 3, 3},
+		// Red end; trials 0–1 red, 2–3 green and landed (2T); trials 0
+		// and 1 on the new tip: 0 red, evicted, 1 lands (3T).
+		{"groups of 4, the 1st broken", 4, 4, 4, []int{0}, 3, 5, 3, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustRun(t, quiet(), Discipline{Depth: tc.depth, CheckEvery: tc.k}, hand(tc.n, tc.broken))
@@ -231,9 +234,12 @@ func TestBatchSavesRunsOverStrict(t *testing.T) {
 // on the tip passing); told to wait (--below-wait), they wait for the first
 // one's verdict and record their failure without a second run: 2 + 3 + 3.
 //
-// Batch depth 8 in groups of 4, the first of eight broken: the second
-// group's end fails once and waits for the first's (a group end waits by
-// default), which is red, so it is not run again.
+// Batch depth 8 in groups of 4, the first of eight broken: by default
+// check run retries no group end of more than one (the planner's search
+// is their retry, docs/queue.md "Searching a red group aside"), so the rule
+// saves nothing there; retried as other candidates (-retry-search), the
+// second group's end fails once and waits for the first's (a group end
+// waits by default), which is red, so it is not run again.
 func TestNoRetryAboveRed(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
@@ -244,11 +250,13 @@ func TestNoRetryAboveRed(t *testing.T) {
 	}{
 		{"strict, default: no wait", Discipline{Depth: 4}, 4, false, 11, 11},
 		{"strict, --below-wait", Discipline{Depth: 4}, 4, true, 8, 11},
-		{"batch, default: the group end waits", Discipline{Depth: 8, CheckEvery: 4}, 8, false, 9, 10},
+		{"batch, default: group ends not retried", Discipline{Depth: 8, CheckEvery: 4}, 8, false, 9, 9},
+		{"batch, -retry-search: the group end waits", Discipline{Depth: 8, CheckEvery: 4}, 8, false, 11, 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := quiet()
 			p.Retries, p.BelowWaitAlways = 1, tc.always
+			p.RetrySearch = strings.Contains(tc.name, "-retry-search")
 			sc := hand(tc.n, []int{0})
 			with := mustRun(t, p, tc.d, sc)
 			p.RetryBelowRed = true

@@ -130,9 +130,13 @@ func Landable(prefix []Step, q *State, k int) bool {
 // batchGroups assigns the groups of the steps past the landable prefix
 // (GroupEnd, GroupSize; the prefix gets none) and returns the culprit to
 // evict: the step of a red group of one when every group ahead of it has a
-// green end; -1 when there is none yet. The steps past a red group under
-// search are held: not grouped, not published (they will be rebuilt).
-func batchGroups(chain []Step, q *State, k int) int {
+// green end; -1 when there is none yet. A red group of more than one with
+// every group ahead green is returned as aside (its first and last step)
+// when canAside allows, to be searched in trials (aside.go); aside is
+// {-1, -1} otherwise. Else it is searched here by halving, and the steps
+// past it are held: not grouped, not published (they will be rebuilt).
+func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool) (culprit int, aside [2]int) {
+	aside = [2]int{-1, -1}
 	for i := range chain {
 		chain[i].GroupEnd, chain[i].GroupSize, chain[i].held = "", 0, false
 	}
@@ -149,6 +153,13 @@ func batchGroups(chain []Step, q *State, k int) int {
 			groups = append(groups, [2]int{s, e})
 			s = e + 1
 			continue
+		}
+		below := true
+		for _, g := range groups {
+			below = below && chain[g[1]].Verdict == Green
+		}
+		if below && e > s && canAside != nil && canAside(s, e) {
+			return -1, [2]int{s, e}
 		}
 		// Halving: the first half [lo, m] is a group of its own. Green at
 		// m puts the culprit past m; pending waits for CI at m.
@@ -169,7 +180,8 @@ func batchGroups(chain []Step, q *State, k int) int {
 		}
 		break
 	}
-	culprit, decided := -1, false
+	culprit = -1
+	decided := false
 	for _, g := range groups {
 		end := chain[g[1]]
 		for i := g[0]; i <= g[1]; i++ {
@@ -183,7 +195,7 @@ func batchGroups(chain []Step, q *State, k int) int {
 			culprit = g[0]
 		}
 	}
-	return culprit
+	return culprit, aside
 }
 
 // asked reports whether CI was asked to run the step rev of entry c: its

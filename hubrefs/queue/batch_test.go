@@ -42,7 +42,7 @@ func TestBatchGroups(t *testing.T) {
 				chain = append(chain, st)
 			}
 			q := &State{marks: map[string]int{}}
-			culprit := batchGroups(chain, q, tt.k)
+			culprit, _ := batchGroups(chain, q, tt.k, nil)
 			var groups []string
 			for i := 0; i < len(chain); i++ {
 				if chain[i].GroupEnd == "" {
@@ -105,6 +105,9 @@ func (w *world) applyBatch(p Plan) {
 		if pb.GroupEnd != "" {
 			fields = append(fields, "groupEnd", pb.GroupEnd, "groupSize", pb.GroupSize)
 		}
+		if pb.Trial {
+			fields = append(fields, "trial", true)
+		}
 		w.q.add(w.c.runner, hubrefs.TypeQueueCandidate, fields...)
 	}
 }
@@ -126,11 +129,16 @@ func TestBatchDrain(t *testing.T) {
 	}{
 		{name: "strict, one broken", k: 1, n: 4, broken: []string{"c"}, runs: 5, landed: "a,b,d", evicted: "c"},
 		{name: "groups of 4, none broken", k: 4, n: 4, runs: 1, landed: "a,b,c,d"},
-		{name: "groups of 4, one broken", k: 4, n: 4, broken: []string{"c"}, runs: 4, landed: "a,b,d", evicted: "c"},
-		{name: "groups of 4, the first broken", k: 4, n: 4, broken: []string{"a"}, runs: 4, landed: "b,c,d", evicted: "a"},
+		// The group end (red); trials a-b, c-d; trials c, d (the green ones
+		// land as they are): 5 runs in 3 rounds.
+		{name: "groups of 4, one broken", k: 4, n: 4, broken: []string{"c"}, runs: 5, landed: "a,b,d", evicted: "c"},
+		{name: "groups of 4, the first broken", k: 4, n: 4, broken: []string{"a"}, runs: 5, landed: "b,c,d", evicted: "a"},
 		{name: "strict over 8, two broken", k: 1, n: 8, broken: []string{"b", "g"}, runs: 15, landed: "a,c,d,e,f,h", evicted: "b,g"},
-		{name: "groups of 4 over 8, two broken", k: 4, n: 8, broken: []string{"b", "g"}, runs: 8, landed: "a,c,d,e,f,h", evicted: "b,g"},
-		{name: "groups of 2 over 8, two broken", k: 2, n: 8, broken: []string{"b", "g"}, landed: "a,c,d,e,f,h", evicted: "b,g"},
+		// Both groups red (the second holds the first); e-h rebuilt on the
+		// tip, red again; each group searched in trials of 2 then 1; a and h
+		// cleared and checked again in the chain.
+		{name: "groups of 4 over 8, two broken", k: 4, n: 8, broken: []string{"b", "g"}, runs: 13, landed: "a,c,d,e,f,h", evicted: "b,g"},
+		{name: "groups of 2 over 8, two broken", k: 2, n: 8, broken: []string{"b", "g"}, runs: 13, landed: "a,c,d,e,f,h", evicted: "b,g"},
 		{name: "groups of 8 over 8, none broken", k: 8, n: 8, runs: 1, landed: "a,b,c,d,e,f,g,h"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +180,10 @@ func TestBatchDrain(t *testing.T) {
 				for _, st := range p.Chain {
 					parent := plumbing.NewHash(st.Parent)
 					holds[plumbing.NewHash(st.Commit)] = append(slices.Clone(holds[parent]), nameOf(st.PR))
+				}
+				for _, pb := range p.Publish { // trials too, built on the tip
+					parent := plumbing.NewHash(pb.Parents[0])
+					holds[plumbing.NewHash(pb.Step)] = append(slices.Clone(holds[parent]), nameOf(pb.PR))
 				}
 				if p.Land != nil {
 					tip = plumbing.NewHash(p.Land.New)
@@ -228,7 +240,8 @@ func TestBatchDrain(t *testing.T) {
 
 // TestBatchSilence: checkTimeout counts only against steps CI was asked
 // for. Steps inside a group never time out; a silent group end turns red,
-// which starts the search by halving instead of evicting anyone at once.
+// which starts the search aside (its halves in trials on the target)
+// instead of evicting anyone at once.
 func TestBatchSilence(t *testing.T) {
 	c := newCast(t)
 	specs := map[string]prSpec{"a": {head: "ha"}, "b": {head: "hb"}, "c": {head: "hc"}, "d": {head: "hd"}}
@@ -249,18 +262,22 @@ func TestBatchSilence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Evict) != 0 || chainStr(p) != "a=pending,b=pending,c=pending,d=red" {
-		t.Fatalf("evicted %v, chain %s; want no eviction and only the group end red", p.Evict, chainStr(p))
+	if len(p.Evict) != 0 || chainStr(p) != "" {
+		t.Fatalf("evicted %v, chain %s; want no eviction and the red group out of the chain", p.Evict, chainStr(p))
 	}
-	// The search starts: a and b become a group of their own, ending at b.
+	// The search starts: a, b and c, d are trials of their own on the
+	// target, ending at b and d.
 	var ends []string
 	for _, pb := range p.Publish {
+		if !pb.Trial || pb.Parents[0] != tip0.String() && (pb.PR == prID("a") || pb.PR == prID("c")) {
+			t.Fatalf("published %+v: want trials, each built on the tip", pb)
+		}
 		if pb.GroupEnd == pb.Step {
 			ends = append(ends, nameOf(pb.PR))
 		}
 	}
-	if strings.Join(ends, ",") != "b" {
-		t.Fatalf("newly announced group ends %v, want b", ends)
+	if strings.Join(ends, ",") != "b,d" {
+		t.Fatalf("newly announced group ends %v, want b,d", ends)
 	}
 }
 

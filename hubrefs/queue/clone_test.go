@@ -46,6 +46,9 @@ func randomQueueLog(c *cast, rng *rand.Rand, n int, faults bool) []hubrefs.Event
 			fields := []any{"pr", p, "head", hex(p), "step", st, "parents", []string{parent, hex(p)}, "branch", "refs/heads/queue/main/" + p}
 			if rng.Intn(3) == 0 {
 				fields = append(fields, "groupEnd", st, "groupSize", 1+rng.Intn(4))
+				if rng.Intn(2) == 0 {
+					fields = append(fields, "trial", true)
+				}
 			}
 			l.add(signer, hubrefs.TypeQueueCandidate, fields...)
 		case k < 88:

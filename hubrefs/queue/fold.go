@@ -83,6 +83,12 @@ type Recorded struct {
 	// on its own.
 	GroupEnd  string
 	GroupSize int
+	// Trial: the step was published in a trial, aside from the chain
+	// (docs/queue.md, "Searching a red group aside"). TrialSeq is the Seq
+	// of the pull request's latest trial record, this one or an earlier
+	// one (0: none): an entry cleared by a trial is queued again as of it.
+	Trial     bool
+	TrialSeq  int
 	Event     plumbing.Hash
 	Seq       int   // position of the queue.candidate in the fold (from 1)
 	Time      int64 // its committer time (writer-chosen; used for checkTimeout only)
@@ -313,8 +319,14 @@ func (s *State) apply(ev hubrefs.Event, payload any, verr error, t *trust.State)
 			}
 		}
 	case *hubrefs.QueueCandidate:
-		s.latest[p.PR] = &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
-			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Event: ev.ID, Seq: s.Count, Time: ev.Time}
+		rec := &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
+			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Event: ev.ID, Seq: s.Count, Time: ev.Time}
+		if p.Trial {
+			rec.TrialSeq = s.Count
+		} else if old := s.latest[p.PR]; old != nil {
+			rec.TrialSeq = old.TrialSeq
+		}
+		s.latest[p.PR] = rec
 		if p.GroupEnd != "" && p.GroupEnd == p.Step {
 			s.marks[p.Step] = p.GroupSize
 		} else {

@@ -135,6 +135,9 @@ type Publish struct {
 	// GroupEnd and GroupSize go into queue.candidate (batch checks).
 	GroupEnd  string `json:"groupEnd,omitempty"`
 	GroupSize int    `json:"groupSize,omitempty"`
+	// Trial: the step is in a trial aside from the chain (queue.candidate
+	// trial; docs/queue.md, "Searching a red group aside").
+	Trial bool `json:"trial,omitempty"`
 }
 
 // Wait is an entry that stays queued without action this pass, and why.
@@ -185,7 +188,14 @@ func (p Plan) Appends() int {
 type candidateEntry struct {
 	pr, head string
 	p        *pr.State
-	seq      int // the fold position of its queue.entered (max for one entered by this plan)
+	seq      int    // the fold position of its queue.entered (max for one entered by this plan)
+	prio     string // its priority class
+}
+
+// mres is a candidate built: its step, or the paths in conflict.
+type mres struct {
+	step      plumbing.Hash
+	conflicts []string
 }
 
 // PlanPass decides one pass (docs/queue.md steps 2–8) purely from in. See the
@@ -236,7 +246,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 			del(e.PR)
 			continue
 		}
-		live = append(live, candidateEntry{pr: e.PR, head: e.Head, p: in.PRs[e.PR], seq: e.Seq})
+		live = append(live, candidateEntry{pr: e.PR, head: e.Head, p: in.PRs[e.PR], seq: e.Seq, prio: e.Priority})
 	}
 	if in.AutoEnter {
 		for _, id := range in.Approved {
@@ -278,10 +288,6 @@ func PlanPass(in PlanInput) (Plan, error) {
 
 	// 3–6. Build, judge, evict the culprit, rebuild; until no eviction.
 	type mkey struct{ parent, head, pr string }
-	type mres struct {
-		step      plumbing.Hash
-		conflicts []string
-	}
 	memo := map[mkey]mres{}
 	merge := func(parent plumbing.Hash, c candidateEntry) (mres, error) {
 		k := mkey{parent.String(), c.head, c.pr}
@@ -299,6 +305,16 @@ func PlanPass(in PlanInput) (Plan, error) {
 	var chain []Step
 	var beyond []candidateEntry
 	var firstRed []string // evicted by this plan as the first candidate on the tip
+	// Batch checks: red groups searched aside, in trials on the target
+	// (aside.go): the standing trials are judged first, and every red group
+	// set aside by this pass or trial found red is tried (again) in halves.
+	var toTrial [][]candidateEntry
+	if every > 1 {
+		var trials []*trialSet
+		ready, trials = splitAside(q, ready)
+		ready, toTrial = judgeTrials(in, &out, trials, ready, &firstRed, del)
+		requeue(q, ready)
+	}
 	for {
 		chain, beyond = nil, make([]candidateEntry, 0, max(len(ready)-depth, 0))
 		parent := in.Tip
@@ -335,7 +351,28 @@ func PlanPass(in PlanInput) (Plan, error) {
 		// The first non-green step decides: red with all ahead green → evict.
 		culprit := -1
 		if every > 1 {
-			culprit = batchGroups(chain, q, every)
+			var aside [2]int
+			culprit, aside = batchGroups(chain, q, every, func(lo, hi int) bool { return canAside(q, chain, lo, hi) })
+			if aside[0] >= 0 {
+				// A red group with every group below green: search it
+				// aside and build the chain again without it.
+				gone := map[string]bool{}
+				for _, st := range chain[aside[0] : aside[1]+1] {
+					gone[st.PR] = true
+				}
+				var group []candidateEntry
+				kept := ready[:0:0]
+				for _, c := range ready {
+					if gone[c.pr] {
+						group = append(group, c)
+					} else {
+						kept = append(kept, c)
+					}
+				}
+				ready = kept
+				toTrial = append(toTrial, halves(group)...)
+				continue
+			}
 		} else {
 			for i, st := range chain {
 				if st.Verdict == Green {
@@ -388,6 +425,17 @@ func PlanPass(in PlanInput) (Plan, error) {
 			del(st.PR)
 		}
 		out.Land = l
+	}
+
+	// Trials are built on the tip the landing leaves.
+	if len(toTrial) > 0 {
+		base := in.Tip
+		if out.Land != nil {
+			base = plumbing.NewHash(out.Land.New)
+		}
+		if err := publishTrials(in, &out, base, toTrial, merge, del); err != nil {
+			return Plan{}, err
+		}
 	}
 
 	// Report what waits in the chain.

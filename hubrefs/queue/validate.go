@@ -85,6 +85,9 @@ func Validate(ev hubrefs.Event) (any, error) {
 		if err == nil && (v.GroupEnd != "" || v.GroupSize != 0) {
 			err = validGroup(v)
 		}
+		if err == nil && v.Trial && v.GroupEnd == "" {
+			err = fmt.Errorf("%w: trial without a group: a trial step names its group (groupEnd, groupSize)", ErrMalformed)
+		}
 	case *hubrefs.QueueLeft:
 		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)))
 		switch v.Reason {

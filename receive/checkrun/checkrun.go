@@ -32,6 +32,15 @@
 //     the timeout, or 10 minutes without one, and any other candidate does
 //     not wait; a negative BelowWait never waits. A revision no queue names
 //     is retried as before.
+//   - No retry of a search step (docs/queue.md, "Searching a red group
+//     aside"): under batch checks, when the latest queue.candidate names the
+//     revision as a trial, or as the last step of a group of more than one,
+//     a failure is recorded after one attempt whatever Options.Retries
+//     says. The planner's search of a red group tests its parts, which is
+//     the retry; running it again first only delays the search. A trial of
+//     one pull request is retried as set (its red evicts it) only with
+//     Options.RetrySearch, which retries every search step as any other
+//     candidate.
 //   - check.started is a lease on (revision, check name) (docs/queue.md,
 //     "CI once per candidate"): a run that finds a live start — a
 //     check.started of this name at this revision by a current holder of
@@ -85,6 +94,8 @@ type Options struct {
 	// it looks (0: the package doc's default).
 	BelowWait, Poll time.Duration
 	EveryStep       bool
+	// RetrySearch applies Retries to search steps too (the package doc).
+	RetrySearch bool
 	// The command's standard streams. Log receives the run's progress
 	// lines (Stderr when nil).
 	Stdin          io.Reader
@@ -131,6 +142,12 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	if holder != "" {
 		fmt.Fprintf(o.Log, "check %s on pull request %s at %s: %s; not running it again\n", o.Name, o.PR, o.Rev, holder)
 		return &Result{Skipped: holder}, nil
+	}
+	if o.Retries > 0 && !o.RetrySearch {
+		if why := searchStep(s, o.PR, o.Rev); why != "" {
+			fmt.Fprintf(o.Log, "check %s at %s: %s: a failure is not run again (the queue's search is its retry)\n", o.Name, o.Rev, why)
+			o.Retries = 0
+		}
 	}
 	res := &Result{Conclusion: pr.Failure}
 	for res.Attempts < o.Retries+1 {
@@ -274,6 +291,22 @@ func groupInner(s *repo.Signing, id, commit string) string {
 	for _, r := range candidateRecords(s, id, commit) {
 		if r.rec.GroupEnd != "" && r.rec.GroupEnd != r.rec.Step {
 			return r.rec.GroupEnd
+		}
+	}
+	return ""
+}
+
+// searchStep says why commit is a step of the queue's search of a red
+// group (its latest queue.candidate, in any queue, names it as a trial or
+// as the last step of a group of more than one), or "" (also when the
+// queues cannot be read: retrying as asked is safe).
+func searchStep(s *repo.Signing, id, commit string) string {
+	for _, r := range candidateRecords(s, id, commit) {
+		switch {
+		case r.rec.Trial:
+			return fmt.Sprintf("a trial of %d in queue %s", r.rec.GroupSize, r.id)
+		case r.rec.GroupEnd == r.rec.Step && r.rec.GroupSize > 1:
+			return fmt.Sprintf("the last step of a group of %d in queue %s", r.rec.GroupSize, r.id)
 		}
 	}
 	return ""
