@@ -87,11 +87,11 @@ type Recorded struct {
 	// (docs/queue.md, "Searching a red group aside"). TrialSeq is the Seq
 	// of the pull request's latest trial record, this one or an earlier
 	// one (0: none): an entry cleared by a trial is queued again as of it.
-	Trial     bool
-	TrialSeq  int
-	Event     plumbing.Hash
-	Seq       int   // position of the queue.candidate in the fold (from 1)
-	Time      int64 // its committer time (writer-chosen; used for checkTimeout only)
+	Trial    bool
+	TrialSeq int
+	Event    plumbing.Hash
+	Seq      int   // position of the queue.candidate in the fold (from 1)
+	Time     int64 // its committer time (writer-chosen; used for checkTimeout only)
 	// Invalidated is the queue.reset that declared this candidate stale
 	// (its chain was built on another tip); zero while it stands.
 	Invalidated plumbing.Hash
