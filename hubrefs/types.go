@@ -193,6 +193,11 @@ type QueueCandidate struct {
 	// planner which of them are innocent; a trial is landable like any
 	// candidate chain on the target's tip.
 	Trial bool `json:"trial,omitempty"`
+	// Run (a trial only): the check.completed event that made the group
+	// red. The planner reads a run a trial cites as no verdict, as it does
+	// one an eviction cites: should the same candidate commit come back
+	// into the chain, it is checked again rather than judged by that run.
+	Run string `json:"run,omitempty"`
 }
 
 // QueueLeft is queue.left.

@@ -422,7 +422,7 @@ func (w *propWorld) carryOut(in queue.PlanInput, plan queue.Plan) {
 	}
 	for _, p := range plan.Publish {
 		w.event(w.qref, "queuer", hubrefs.QueueCandidate{Base: w.base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step,
-			Parents: p.Parents, Branch: p.Branch, GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial})
+			Parents: p.Parents, Branch: p.Branch, GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run})
 	}
 }
 

@@ -20,7 +20,7 @@ package policy
 //	       ignored: event (20) | type | reason
 //	       latest candidate per pull request (by pull request id):
 //	                pr | head | step | parents | branch | group end |
-//	                group size | trial (1) | trial seq | event (20) | seq |
+//	                group size | trial (1) | trial seq | cited | event (20) | seq |
 //	                time | invalidated (20)
 //	       steps (sorted): step | first parent
 //	       group end marks (sorted): step | size
@@ -207,6 +207,7 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 			b = append(b, 0)
 		}
 		num(int64(c.TrialSeq))
+		b = appendStrings(b, c.Cited)
 		hash(c.Event)
 		num(int64(c.Seq))
 		num(c.Time)
@@ -288,7 +289,7 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte) (*queue.State,
 		default:
 			r.bad = true
 		}
-		cands[i].TrialSeq, cands[i].Event, cands[i].Seq, cands[i].Time, cands[i].Invalidated = r.int(), r.hash(), r.int(), r.varint(), r.hash()
+		cands[i].TrialSeq, cands[i].Cited, cands[i].Event, cands[i].Seq, cands[i].Time, cands[i].Invalidated = r.int(), strs(), r.hash(), r.int(), r.varint(), r.hash()
 	}
 	ns := r.count(2)
 	steps := make(map[string]string, ns)

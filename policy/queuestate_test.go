@@ -60,6 +60,9 @@ func (w *queueWorld) payload() any {
 		if rng.Intn(3) == 0 {
 			c.GroupEnd, c.GroupSize = step, 1+rng.Intn(3)
 			c.Trial = rng.Intn(2) == 0
+			if c.Trial && rng.Intn(2) == 0 {
+				c.Run = hexOf(fmt.Sprint("run", rng.Intn(3)))
+			}
 		}
 		return c
 	case k < 97:
@@ -262,7 +265,7 @@ func TestQueueStateFieldsKnown(t *testing.T) {
 		"Left":     "PR Head Reason Detail Step Run Event",
 		"Reset":    "Tip Detail Event",
 		"Ignored":  "Event Type Reason",
-		"Recorded": "PR Head Step Parents Branch GroupEnd GroupSize Trial TrialSeq Event Seq Time Invalidated",
+		"Recorded": "PR Head Step Parents Branch GroupEnd GroupSize Trial TrialSeq Cited Event Seq Time Invalidated",
 	}
 	for _, v := range []any{queue.State{}, queue.Entry{}, queue.Left{}, queue.Reset{}, queue.Ignored{}, queue.Recorded{}} {
 		typ := reflect.TypeOf(v)

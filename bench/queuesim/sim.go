@@ -145,6 +145,7 @@ type Result struct {
 	Unsettled     int // neither landed nor evicted for good at the end: must be 0
 	Runs          int // CI attempts
 	RunsBroken    int // of them, on candidates holding a broken pull request (they fail)
+	RunsTrial     int // of them, on trials (batch checks: a red group searched aside)
 	Passes        int // runner wakes
 	Plans         int // plans made (PlanPass calls)
 	Drain         int64
@@ -545,6 +546,9 @@ func (s *sim) attempt(e event) {
 	s.res.Runs++
 	if e.bad {
 		s.res.RunsBroken++
+	}
+	if rec, ok := s.q.fold(s.trust).LatestCandidate(prID(e.pr)); ok && rec.Step == e.step && rec.Trial {
+		s.res.RunsTrial++
 	}
 	if s.p.Hang > 0 && s.rng.Float64() < s.p.Hang {
 		return // never reports; the lease stays (checkTimeout evicts)

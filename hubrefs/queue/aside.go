@@ -33,6 +33,14 @@ import (
 // round for ever) is searched inside the chain by halving, as before
 // (batchGroups).
 
+// trialGroup is a group of entries to try: built on the target as a
+// trial citing run, the check.completed that made the group it comes from
+// red (none for silence).
+type trialGroup struct {
+	members []candidateEntry
+	run     string
+}
+
 // trialSet is one trial standing: the entries it holds, in its chain
 // order, with their trial records.
 type trialSet struct {
@@ -168,7 +176,7 @@ func trialWhy(t *trialSet, v string) string {
 // culprit); a red one of more is tried again in halves, and one a pull
 // request left (or whose last one left) is tried again whole; a pending
 // one waits. It reports into out and returns ready and the groups to try.
-func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateEntry, firstRed *[]string, del func(string)) ([]candidateEntry, [][]candidateEntry) {
+func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateEntry, firstRed *[]string, del func(string)) ([]candidateEntry, []trialGroup) {
 	q := in.Queue
 	type judged struct {
 		sv  Judged
@@ -191,16 +199,16 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 		js[i].sv = sv
 		greenOnTip = greenOnTip || (sv.Verdict == Green && t.base == in.Tip.String())
 	}
-	var next [][]candidateEntry
+	var next []trialGroup
 	for i, t := range trials {
 		j := js[i]
 		switch {
 		case t.endMember() < 0:
-			next = append(next, t.members) // its last pull request left: try the rest
+			next = append(next, trialGroup{members: t.members}) // its last pull request left: try the rest
 		case j.sv.Verdict == Green:
 			ready = append(ready, t.members...)
 		case j.sv.Verdict == Red && !t.complete():
-			next = append(next, t.members)
+			next = append(next, trialGroup{t.members, j.sv.Run})
 		case j.sv.Verdict == Red && len(t.members) == 1:
 			c := t.members[0]
 			if t.base == in.Tip.String() && !greenOnTip {
@@ -222,7 +230,9 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 				Checks: j.sv.Failed, Step: t.end, Run: j.sv.Run})
 			del(c.pr)
 		case j.sv.Verdict == Red:
-			next = append(next, halves(t.members)...)
+			for _, h := range halves(t.members) {
+				next = append(next, trialGroup{h, j.sv.Run})
+			}
 		default:
 			for _, c := range t.members {
 				out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: trialWhy(t, Pending)})
@@ -234,15 +244,15 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 
 // publishTrials builds each group of entries on base as a trial (a chain
 // of its own on the target) and publishes it: every step marked with the
-// trial's last step and size, and trial. A pull request whose merge
+// trial's last step and size, and trial, citing the group's red run. A pull request whose merge
 // conflicts there is evicted for the conflict, as in the chain.
-func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups [][]candidateEntry,
+func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups []trialGroup,
 	merge func(parent plumbing.Hash, c candidateEntry) (mres, error), del func(string)) error {
 	q := in.Queue
 	for _, g := range groups {
 		parent := base
 		var steps []Step
-		for _, c := range g {
+		for _, c := range g.members {
 			r, err := merge(parent, c)
 			if err != nil {
 				return err
@@ -272,7 +282,7 @@ func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups [][]candi
 				continue
 			}
 			out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: []string{st.Parent, st.Head},
-				Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Trial: true})
+				Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Trial: true, Run: g.run})
 		}
 	}
 	return nil

@@ -158,8 +158,18 @@ func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool) 
 		for _, g := range groups {
 			below = below && chain[g[1]].Verdict == Green
 		}
-		if below && e > s && canAside != nil && canAside(s, e) {
-			return -1, [2]int{s, e}
+		if e > s && canAside != nil && canAside(s, e) {
+			if below {
+				return -1, [2]int{s, e}
+			}
+			// A group below has no verdict yet: if it turns red, this
+			// one's red says nothing. Wait for it, holding the steps past
+			// this group (built on a red step, they will be rebuilt).
+			groups = append(groups, [2]int{s, e})
+			for i := e + 1; i < len(chain); i++ {
+				chain[i].held = true
+			}
+			break
 		}
 		// Halving: the first half [lo, m] is a group of its own. Green at
 		// m puts the culprit past m; pending waits for CI at m.

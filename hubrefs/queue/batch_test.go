@@ -108,6 +108,9 @@ func (w *world) applyBatch(p Plan) {
 		if pb.Trial {
 			fields = append(fields, "trial", true)
 		}
+		if pb.Run != "" {
+			fields = append(fields, "run", pb.Run)
+		}
 		w.q.add(w.c.runner, hubrefs.TypeQueueCandidate, fields...)
 	}
 }

@@ -22,6 +22,7 @@ func (s *State) Clone() *State {
 	for k, r := range s.latest {
 		cr := *r
 		cr.Parents = append([]string(nil), r.Parents...)
+		cr.Cited = append([]string(nil), r.Cited...)
 		c.latest[k] = &cr
 	}
 	c.bases = make(map[string]string, len(s.bases))
@@ -110,6 +111,7 @@ func (s *State) Candidates() []Recorded {
 	for _, r := range s.latest {
 		c := *r
 		c.Parents = append([]string(nil), r.Parents...)
+		c.Cited = append([]string(nil), r.Cited...)
 		out = append(out, c)
 	}
 	sortRecorded(out)
@@ -153,6 +155,7 @@ func Restore(fields State, candidates []Recorded, steps map[string]string, marks
 			return nil, fmt.Errorf("%w: restoring queue %s: two candidates for pull request %s", ErrInput, s.ID, c.PR)
 		}
 		c.Parents = append([]string(nil), c.Parents...)
+		c.Cited = append([]string(nil), c.Cited...)
 		s.latest[c.PR] = &c
 	}
 	s.active = make(map[string]bool, len(s.Entries))

@@ -48,6 +48,9 @@ func randomQueueLog(c *cast, rng *rand.Rand, n int, faults bool) []hubrefs.Event
 				fields = append(fields, "groupEnd", st, "groupSize", 1+rng.Intn(4))
 				if rng.Intn(2) == 0 {
 					fields = append(fields, "trial", true)
+					if rng.Intn(2) == 0 {
+						fields = append(fields, "run", hex(fmt.Sprint("run", rng.Intn(4))))
+					}
 				}
 			}
 			l.add(signer, hubrefs.TypeQueueCandidate, fields...)

@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -89,9 +90,13 @@ type Recorded struct {
 	// one (0: none): an entry cleared by a trial is queued again as of it.
 	Trial    bool
 	TrialSeq int
-	Event    plumbing.Hash
-	Seq      int   // position of the queue.candidate in the fold (from 1)
-	Time     int64 // its committer time (writer-chosen; used for checkTimeout only)
+	// Cited is every run (check.completed event) a trial record of the
+	// pull request cited (queue.candidate run), this one's and earlier
+	// ones': StepVerdict reads them as no verdict.
+	Cited []string
+	Event plumbing.Hash
+	Seq   int   // position of the queue.candidate in the fold (from 1)
+	Time  int64 // its committer time (writer-chosen; used for checkTimeout only)
 	// Invalidated is the queue.reset that declared this candidate stale
 	// (its chain was built on another tip); zero while it stands.
 	Invalidated plumbing.Hash
@@ -153,6 +158,7 @@ func (s *State) LatestCandidate(prID string) (Recorded, bool) {
 	}
 	cc := *c
 	cc.Parents = append([]string(nil), c.Parents...)
+	cc.Cited = slices.Clone(c.Cited)
 	return cc, true
 }
 
@@ -321,10 +327,14 @@ func (s *State) apply(ev hubrefs.Event, payload any, verr error, t *trust.State)
 	case *hubrefs.QueueCandidate:
 		rec := &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
 			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Event: ev.ID, Seq: s.Count, Time: ev.Time}
+		if old := s.latest[p.PR]; old != nil {
+			rec.TrialSeq, rec.Cited = old.TrialSeq, old.Cited
+		}
 		if p.Trial {
 			rec.TrialSeq = s.Count
-		} else if old := s.latest[p.PR]; old != nil {
-			rec.TrialSeq = old.TrialSeq
+		}
+		if p.Run != "" && !slices.Contains(rec.Cited, p.Run) {
+			rec.Cited = append(slices.Clip(rec.Cited), p.Run)
 		}
 		s.latest[p.PR] = rec
 		if p.GroupEnd != "" && p.GroupEnd == p.Step {

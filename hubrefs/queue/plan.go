@@ -136,8 +136,10 @@ type Publish struct {
 	GroupEnd  string `json:"groupEnd,omitempty"`
 	GroupSize int    `json:"groupSize,omitempty"`
 	// Trial: the step is in a trial aside from the chain (queue.candidate
-	// trial; docs/queue.md, "Searching a red group aside").
-	Trial bool `json:"trial,omitempty"`
+	// trial; docs/queue.md, "Searching a red group aside"); Run the
+	// check.completed that made the group red, which the trial cites.
+	Trial bool   `json:"trial,omitempty"`
+	Run   string `json:"run,omitempty"`
 }
 
 // Wait is an entry that stays queued without action this pass, and why.
@@ -308,7 +310,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	// Batch checks: red groups searched aside, in trials on the target
 	// (aside.go): the standing trials are judged first, and every red group
 	// set aside by this pass or trial found red is tried (again) in halves.
-	var toTrial [][]candidateEntry
+	var toTrial []trialGroup
 	if every > 1 {
 		var trials []*trialSet
 		ready, trials = splitAside(q, ready)
@@ -370,7 +372,9 @@ func PlanPass(in PlanInput) (Plan, error) {
 					}
 				}
 				ready = kept
-				toTrial = append(toTrial, halves(group)...)
+				for _, h := range halves(group) {
+					toTrial = append(toTrial, trialGroup{h, chain[aside[1]].run})
+				}
 				continue
 			}
 		} else {
@@ -641,7 +645,8 @@ type Judged struct {
 // (pr.State.ChecksOn): all success → green; any failure → red, unless an
 // earlier eviction of this pull request already cited that run (then the
 // check is pending again: docs/queue.md, "Fresh verdicts"); otherwise
-// pending (cancelled and absent are pending). checkTimeout's silence is the
+// pending (cancelled and absent are pending); so is a run a trial record of
+// the pull request cited. checkTimeout's silence is the
 // planner's to add (it needs the time). The planner and the web page read
 // it; the hook's acceptance of a step is exactly Green (docs/boundary.md).
 func StepVerdict(q *State, prID string, p *pr.State, b trust.Branch, t *trust.State, rev string) Judged {
@@ -659,6 +664,11 @@ func StepVerdict(q *State, prID string, p *pr.State, b trust.Branch, t *trust.St
 	for _, l := range q.Left {
 		if l.PR == prID && l.Run != "" {
 			cited[l.Run] = true
+		}
+	}
+	if rec, ok := q.LatestCandidate(prID); ok {
+		for _, r := range rec.Cited {
+			cited[r] = true // a run a trial cites (docs/queue.md, "Searching a red group aside")
 		}
 	}
 	for _, name := range b.RequiredChecks {

@@ -88,6 +88,12 @@ func Validate(ev hubrefs.Event) (any, error) {
 		if err == nil && v.Trial && v.GroupEnd == "" {
 			err = fmt.Errorf("%w: trial without a group: a trial step names its group (groupEnd, groupSize)", ErrMalformed)
 		}
+		if err == nil && v.Run != "" {
+			err = bad("run", pr.ValidOID(v.Run))
+			if err == nil && !v.Trial {
+				err = fmt.Errorf("%w: run %s on a candidate that is no trial: only a trial cites the run that made its group red", ErrMalformed, v.Run)
+			}
+		}
 	case *hubrefs.QueueLeft:
 		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)))
 		switch v.Reason {

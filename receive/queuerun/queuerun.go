@@ -713,7 +713,7 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 	}
 	for _, p := range plan.Publish {
 		if err := qadd(hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
-			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial}); err != nil {
+			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run}); err != nil {
 			return nil, err
 		}
 		setBranch(p.Branch, plumbing.NewHash(p.Step))
