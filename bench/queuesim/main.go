@@ -197,7 +197,7 @@ func main() {
 	flag.Float64Var(&p.Intervene, "intervene", p.Intervene, "delay before a person takes the red first entry out of a queue stopped on a red target, in T (0: never)")
 	seeds := flag.Int("seeds", 20, "seeds (1..seeds)")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "simulations run at once")
-	spec := flag.String("disciplines", "serial,2-8,adaptive:8,adaptive:8/4,batch:8/2,batch:8/4,batch:12/4,batch:12/6,batch:16/4,batch:16/8", "serial, depths (N or N-M), adaptive:CAP[/START], batch:DEPTH/K")
+	spec := flag.String("disciplines", "serial,2-8,adaptive:8,adaptive:8/4,batch:6/6,batch:8/4,batch:8/8,batch:12/4,batch:12/6,batch:12/12,batch:16/8", "serial, depths (N or N-M), adaptive:CAP[/START], batch:DEPTH/K")
 	flag.Parse()
 	ds, err := parseDisciplines(*spec)
 	if err != nil {

@@ -164,3 +164,32 @@ func TestCheckRunNoRetryBelowRed(t *testing.T) {
 		t.Fatalf("c3's last event: %+v (%v), want check.completed failure after one attempt:\n%s", last, err, body)
 	}
 }
+
+// TestCheckRunNoRetryOfSearchSteps (docs/queue.md, "Searching a red group
+// aside"): under batch checks the last step of a group of more than one is
+// run once whatever --retries says — the queue's search of a red group is
+// its retry — and --retry-search restores the retries.
+func TestCheckRunNoRetryOfSearchSteps(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	bare, _ := batchSetup(t, e, 2, 2)
+	rep := queueRunJSON(t, e, bare)
+	if len(rep.Published) != 2 || rep.Published[1].GroupSize != 2 {
+		t.Fatalf("pass 1 published %+v, want one group of 2", rep.Published)
+	}
+	end := rep.Published[1]
+	count := filepath.Join(t.TempDir(), "runs")
+	failing := []string{"--", "sh", "-c", `echo run >>"$0"; false`, count}
+	runs := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "run")
+	}
+	_, errs, code := e.run(bare, "ci", nil, append([]string{"check", "run", "--pr", end.PR, "--rev", end.Step, "--name", "ci", "--retries", "2"}, failing...)...)
+	if code != 1 || runs() != 1 || !strings.Contains(errs, "the last step of a group of 2") || !strings.Contains(errs, "the queue's search is its retry") {
+		t.Fatalf("check run --retries 2 on a group end: exit %d, %d runs, want 1 run and exit 1:\n%s", code, runs(), errs)
+	}
+	_, errs, code = e.run(bare, "ci", nil, append([]string{"check", "run", "--pr", end.PR, "--rev", end.Step, "--name", "ci", "--retries", "2", "--retry-search"}, failing...)...)
+	if code != 1 || runs() != 1+3 {
+		t.Fatalf("check run --retries 2 --retry-search: exit %d, %d runs in all, want 3 more:\n%s", code, runs(), errs)
+	}
+}

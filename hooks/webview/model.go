@@ -431,6 +431,23 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) {
 				}
 				en.Checks = append(en.Checks, CheckState{Name: name, State: state})
 			}
+			if r.Trial && r.Seq > e.Seq {
+				// Batch checks: a red group searched aside, in trials on
+				// the target (docs/queue.md, "Searching a red group aside").
+				end, _ := s.groupEndVerdict(st, b, r.GroupEnd)
+				what := "checks pending at " + short(r.GroupEnd)
+				switch {
+				case end.Verdict == queue.Green:
+					what = "green: the next run puts it back into the chain"
+				case end.Verdict == queue.Red && r.GroupSize == 1:
+					what = "red on its own: the next run evicts it"
+				case end.Verdict == queue.Red:
+					what = "red: the next run tries its halves"
+				}
+				en.Waiting = fmt.Sprintf("aside from the chain, in a trial of %d on %s (its group was red): %s", r.GroupSize, short(r.Parents[0]), what)
+				en.Red = end.Verdict == queue.Red && r.GroupSize == 1
+				break
+			}
 			// The planner's own verdict of the step (queue.StepVerdict: the
 			// boundary's check rule, plus fresh verdicts), so the page says
 			// red exactly when the next run would evict.

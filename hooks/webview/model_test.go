@@ -31,7 +31,9 @@ func oid(s string) string { return plumbing.ComputeHash(plumbing.BlobObject, []b
 // its own: a cancelled check is pending (the planner waits), a failure an
 // earlier eviction already cited is pending (the planner asks CI again), an
 // inner step of a batch group whose last step is green is green, and an
-// entry whose pull request was closed is about to be withdrawn.
+// entry whose pull request was closed is about to be withdrawn; an entry in
+// a trial (a red group searched aside) says so, red when the next run
+// evicts it.
 func TestQueueWaitingIsThePlanners(t *testing.T) {
 	runner, ci, alice := testKey(t), testKey(t), testKey(t)
 	ts := &trust.State{RepoID: testRepo, Rules: trust.DefaultRules(), Members: map[string]*trust.Member{
@@ -62,17 +64,22 @@ func TestQueueWaitingIsThePlanners(t *testing.T) {
 		head, step, groupEnd string
 		groupSize            int
 		check                string // the ci conclusion at the step ("" none)
-		cited, closed        bool
+		cited, closed, trial bool
 	}
 	entries := []entry{
-		{head: "a", check: pr.Cancelled},                              // 1: pending, not red
-		{head: "b", check: pr.Failure, cited: true},                   // 2: pending again
-		{head: "c", check: pr.Failure},                                // 3: red
-		{head: "d", groupEnd: "e", groupSize: 2},                      // 4: vouched for by 5
-		{head: "e", groupEnd: "e", groupSize: 2, check: pr.Success},   // 5: green
-		{head: "f", closed: true},                                     // 6: withdrawn next run
-		{head: "g", groupEnd: "h", groupSize: 2},                      // 7: its group's end is pending
-		{head: "h", groupEnd: "h", groupSize: 2, check: pr.Cancelled}, // 8: pending
+		{head: "a", check: pr.Cancelled},                                         // 1: pending, not red
+		{head: "b", check: pr.Failure, cited: true},                              // 2: pending again
+		{head: "c", check: pr.Failure},                                           // 3: red
+		{head: "d", groupEnd: "e", groupSize: 2},                                 // 4: vouched for by 5
+		{head: "e", groupEnd: "e", groupSize: 2, check: pr.Success},              // 5: green
+		{head: "f", closed: true},                                                // 6: withdrawn next run
+		{head: "g", groupEnd: "h", groupSize: 2},                                 // 7: its group's end is pending
+		{head: "h", groupEnd: "h", groupSize: 2, check: pr.Cancelled},            // 8: pending
+		{head: "i", groupEnd: "i", groupSize: 1, check: pr.Failure, trial: true}, // 9: red alone: evicted next
+		{head: "j", groupEnd: "k", groupSize: 2, trial: true},                    // 10: its trial green
+		{head: "k", groupEnd: "k", groupSize: 2, check: pr.Success, trial: true}, // 11: green
+		{head: "l", groupEnd: "m", groupSize: 2, trial: true},                    // 12: its trial pending
+		{head: "m", groupEnd: "m", groupSize: 2, trial: true},                    // 13: pending
 	}
 	add(hubrefs.TypeQueueOpened, "id", testQueue, "target", testMain)
 	parent := tip
@@ -87,6 +94,9 @@ func TestQueueWaitingIsThePlanners(t *testing.T) {
 		fields := []any{"pr", id(n), "head", oid(e.head), "step", step, "parents", []string{parent, oid(e.head)}, "branch", queue.Branch(testMain, id(n))}
 		if e.groupEnd != "" {
 			fields = append(fields, "groupEnd", oid("step "+e.groupEnd), "groupSize", e.groupSize)
+		}
+		if e.trial {
+			fields = append(fields, "trial", true)
 		}
 		if e.check != "" {
 			run := plumbing.ComputeHash(plumbing.CommitObject, []byte("run "+e.head))
@@ -122,6 +132,11 @@ func TestQueueWaitingIsThePlanners(t *testing.T) {
 		{"withdrawn: pull request closed; the next run removes it", false},
 		{"checks pending at its group's last step " + oid("step h")[:12] + " (a group of 2, checkEvery 2)", false},
 		{"check ci pending on candidate", false},
+		{"aside from the chain, in a trial of 1 on " + oid("step h")[:12] + " (its group was red): red on its own: the next run evicts it", true},
+		{"aside from the chain, in a trial of 2 on " + oid("step i")[:12] + " (its group was red): green: the next run puts it back into the chain", false},
+		{"aside from the chain, in a trial of 2 on " + oid("step j")[:12] + " (its group was red): green", false},
+		{"aside from the chain, in a trial of 2 on " + oid("step k")[:12] + " (its group was red): checks pending at " + oid("step m")[:12], false},
+		{"aside from the chain, in a trial of 2 on " + oid("step l")[:12] + " (its group was red): checks pending at " + oid("step m")[:12], false},
 	}
 	if len(qq.Entries) != len(want) {
 		t.Fatalf("%d entries, want %d", len(qq.Entries), len(want))

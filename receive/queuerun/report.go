@@ -31,7 +31,11 @@ func (rep *Report) WriteText(out io.Writer) {
 		fmt.Fprintf(out, "evicted %s (%s): %s\n", e.PR, e.Reason, e.Detail)
 	}
 	for _, p := range rep.Published {
-		fmt.Fprintf(out, "published %s: %s on %s\n", p.PR, p.Step, p.Branch)
+		trial := ""
+		if p.Trial {
+			trial = fmt.Sprintf(" (a trial of %d, aside from the chain)", p.GroupSize)
+		}
+		fmt.Fprintf(out, "published %s: %s on %s%s\n", p.PR, p.Step, p.Branch, trial)
 	}
 	for _, d := range rep.Deleted {
 		fmt.Fprintf(out, "deleted %s\n", d)
