@@ -8,7 +8,8 @@ import (
 
 // Batch checks (the rules field checkEvery; docs/queue.md, "Batch checks")
 // in the simulator. The planner does the work: it cuts the chain into
-// groups, marks them on what it publishes, searches a red group by halving
+// groups, marks them on what it publishes, searches a red group aside in
+// trials (or by halving in the chain)
 // and lands what a green group end vouches for. The simulator only does
 // what the runner and CI do around it, here.
 

@@ -5,11 +5,13 @@ package queue
 // steps, asks CI for each group's last step only, and lands a prefix the
 // boundary accepts: every step vouched for by a green group end whose
 // published queue.candidate marks it as such (docs/boundary.md). A red
-// group end is searched by halving: the group's first half becomes a group
-// of its own, whose end CI runs next; green → the culprit is in the second
-// half, which is halved in turn; down to a red group of one, whose pull
-// request alone is evicted. The innocent stay in the queue and the chain is
-// rebuilt without the culprit.
+// group end is searched aside, in trials on the target (aside.go), once
+// every group below it is green. A red group of pull requests that trials
+// cleared before is searched here, in the chain, by halving: the group's
+// first half becomes a group of its own, whose end CI runs next; green →
+// the culprit is in the second half, which is halved in turn; down to a red
+// group of one, whose pull request alone is evicted. The innocent stay in
+// the queue and the chain is rebuilt without the culprit.
 
 // BatchFault names the batch-check rule a chain breaks (docs/boundary.md,
 // "Batch checks").

@@ -83,7 +83,10 @@
 // 1 the steps past what lands are cut into groups of at most K, published
 // with their group (queue.candidate groupEnd, groupSize); the prefix that
 // lands is the one the boundary accepts from the published marks; a red
-// group end is searched by halving and only a red group of one is evicted
-// (batch.go). With K = 1 none of this applies and the rules above hold as
-// written.
+// group end, once every group below it is green, is set aside and searched
+// in trials on the target while the chain goes on without it (aside.go;
+// docs/queue.md, "Searching a red group aside"), and only a red trial of
+// one is evicted; a red group of pull requests trials cleared before is
+// searched in the chain by halving (batch.go). With K = 1 none of this
+// applies and the rules above hold as written.
 package queue
