@@ -43,7 +43,13 @@
 //     every append is a compare-and-swap.
 //   - Crash points are Options.At: called at "locked", "read", "planned"
 //     (objects written, nothing pushed) and "pushed" (the phase landed, not
-//     yet re-read); an error returned stops the pass there, as a crash would.
+//     yet re-read), or "memo" instead of "read" when the round ended from
+//     the idle pass memo; an error returned stops the pass there, as a
+//     crash would.
+//   - An idle first round over exactly the refs, options and build of the
+//     last idle first round, at a time the plan still stands for, ends as
+//     that round did without reading the pull requests or planning
+//     (memo.go; docs/scale.md, "The idle pass memo").
 //     The shipped binary passes none.
 //   - The clock (Options.Now) stamps events and is handed to the planner for
 //     checkTimeout; the planner itself reads no clock.
@@ -247,6 +253,10 @@ type runner struct {
 	ancSaved    map[plumbing.Hash]int // per tip, the answers the cache holds
 	refusedLand map[string]bool       // landings (New) the hook refused in this pass
 	transport   int
+	now         int64 // o.Now() of the round, unix seconds
+	// gitAnswered: an ancestry question was answered by git (a commit
+	// unreadable in process); such a round is not memoised (memo.go).
+	gitAnswered bool
 }
 
 func (r *runner) at(point string) error {
@@ -289,7 +299,20 @@ func (r *runner) backoff(n int) {
 // round reads, plans and carries out one plan; more is false when the plan
 // had nothing to do.
 func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
-	st, err := r.read(ctx)
+	r.now = r.o.Now().Unix()
+	refs, err := r.readRefs(ctx)
+	if err != nil {
+		return false, err
+	}
+	// An idle pass over refs the last idle pass planned from ends as that
+	// pass did (memo.go, docs/scale.md "The idle pass memo").
+	m := r.memoFor(refs)
+	if m.usable() {
+		if hit, err := m.use(); hit || err != nil {
+			return false, err
+		}
+	}
+	st, err := r.read(refs)
 	if err != nil {
 		return false, err
 	}
@@ -300,12 +323,14 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 		r.rep.Idle = st.idle
 		return false, nil
 	}
+	readWarnings := len(r.rep.Warnings)
 	if err := r.at("read"); err != nil {
 		return false, err
 	}
 	r.rep.Rounds++
 	r.rep.Queue, r.rep.Tip = st.q.ID, st.target.String()
-	plan, err := r.plan(st)
+	var clock queue.ClockRange
+	plan, err := r.plan(st, &clock)
 	if err != nil {
 		return false, err
 	}
@@ -318,6 +343,9 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 	if ph.empty() {
 		if first && plan.Idle != "" {
 			r.rep.Idle = plan.Idle
+		}
+		if readWarnings == 0 && !r.gitAnswered {
+			m.store(clock)
 		}
 		return false, nil
 	}
@@ -395,22 +423,27 @@ type state struct {
 	branch   trust.Branch
 }
 
-// read reads the refs, folds trust, the queue and the pull requests.
-func (r *runner) read(ctx context.Context) (*state, error) {
+// readRefs reads the refs a round is planned from: every hub ref, the
+// target and its candidate branches (from the remote, fetched, when there
+// is one).
+func (r *runner) readRefs(ctx context.Context) (map[string]plumbing.Hash, error) {
 	o := r.o
 	prefix := queue.Branch(o.Target, "")
-	var refs map[string]plumbing.Hash
-	var err error
-	if o.Remote == "." {
-		refs, err = gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
-		if err != nil {
-			return nil, fmt.Errorf("reading refs of %s: %w", o.GitDir, err)
-		}
-	} else {
-		if refs, err = r.readRemote(ctx, prefix); err != nil {
-			return nil, err
-		}
+	if o.Remote != "." {
+		return r.readRemote(ctx, prefix)
 	}
+	refs, err := gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
+	if err != nil {
+		return nil, fmt.Errorf("reading refs of %s: %w", o.GitDir, err)
+	}
+	return refs, nil
+}
+
+// read folds trust, the queue and the pull requests of refs (readRefs):
+// everything the state holds is read from refs and the objects they name.
+func (r *runner) read(refs map[string]plumbing.Hash) (*state, error) {
+	o := r.o
+	prefix := queue.Branch(o.Target, "")
 	store, err := gitio.OpenStore(o.GitDir, gitio.QuarantineEnv{})
 	if err != nil {
 		return nil, fmt.Errorf("opening the objects of %s: %w", o.GitDir, err)
@@ -557,7 +590,9 @@ func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plum
 }
 
 // plan asks the planner, leaving out a landing the hook refused.
-func (r *runner) plan(st *state) (queue.Plan, error) {
+// clock is given the range of the pass's time over which the plan stands
+// (queue.ClockRange).
+func (r *runner) plan(st *state, clock *queue.ClockRange) (queue.Plan, error) {
 	titles := map[string]string{}
 	for id, p := range st.prs {
 		titles[id] = p.Title
@@ -587,7 +622,8 @@ func (r *runner) plan(st *state) (queue.Plan, error) {
 		},
 		Depth: depth, AutoEnter: o.AutoEnter, Approved: st.approved,
 		Ceiling: st.trust.Rules.Ceilings.EventsPerRef,
-		Now:     o.Now().Unix(),
+		Now:     r.now,
+		Clock:   clock,
 	})
 	if err != nil {
 		return plan, err
@@ -840,6 +876,7 @@ func (r *runner) containsIn(objs mergetree.Store) func(tip, rev plumbing.Hash) b
 			v = false
 		default:
 			v = r.contains(tip, rev)
+			r.gitAnswered = true
 		}
 		r.anc[k] = v
 		return v
