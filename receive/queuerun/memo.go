@@ -39,9 +39,10 @@ import (
 	"encoding/binary"
 	"os"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -112,10 +113,13 @@ func (r *runner) memoFor(refs map[string]plumbing.Hash) *memo {
 		b = append(b, s...)
 	}
 	names := make([]string, 0, len(refs))
+	size := len(b) + binary.MaxVarintLen64
 	for n := range refs {
 		names = append(names, n)
+		size += len(n) + 1 + len(plumbing.ZeroHash)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
+	b = slices.Grow(b, size-len(b))
 	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, n := range names {
 		id := refs[n]
@@ -137,7 +141,9 @@ func (m *memo) use() (hit bool, err error) {
 	if !ok {
 		return false, nil
 	}
-	e, ok := decodeMemo(b, m.digest)
+	// The buffer is the one DirCache.Get read the file into, ours alone and
+	// never written again: the report's strings may share it.
+	e, ok := decodeMemo(b, m.digest, true)
 	if !ok || m.r.now < e.from || m.r.now >= e.until {
 		return false, nil
 	}
@@ -262,14 +268,20 @@ func (r *memoReader) strs() []string {
 }
 
 // decodeMemo decodes an entry for digest; false when it is damaged, of
-// another layout or for another digest.
-func decodeMemo(b []byte, digest [32]byte) (memoEntry, bool) {
+// another layout or for another digest. With owned, b belongs to the
+// caller alone and is never written again, and the strings decoded are
+// views of it instead of a copy (a megabyte at 10,000 waiting entries).
+func decodeMemo(b []byte, digest [32]byte, owned bool) (memoEntry, bool) {
 	var e memoEntry
 	if !bytes.HasPrefix(b, memoMagic) || len(b) < len(memoMagic)+32 || !bytes.Equal(b[len(memoMagic):len(memoMagic)+32], digest[:]) {
 		return e, false
 	}
 	r := &memoReader{b: b[len(memoMagic)+32:]}
-	r.whole = string(r.b)
+	if owned && len(r.b) > 0 {
+		r.whole = unsafe.String(&r.b[0], len(r.b))
+	} else {
+		r.whole = string(r.b)
+	}
 	e.from, e.until = r.varint(), r.varint()
 	rep := NewReport("")
 	rep.Queue, rep.Tip, rep.Idle, rep.TargetRed = r.str(), r.str(), r.str(), r.str()

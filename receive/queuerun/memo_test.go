@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -260,7 +261,7 @@ func TestMemoCodec(t *testing.T) {
 	rep.Warnings = []string{"w"}
 	d := sha256.Sum256([]byte("state"))
 	b := encodeMemo(d, queue.ClockRange{From: -5, Until: 7}, rep)
-	e, ok := decodeMemo(b, d)
+	e, ok := decodeMemo(b, d, false)
 	if !ok || e.from != -5 || e.until != 7 {
 		t.Fatalf("decode: %v [%d, %d)", ok, e.from, e.until)
 	}
@@ -270,15 +271,19 @@ func TestMemoCodec(t *testing.T) {
 	if string(got) != string(want) {
 		t.Fatalf("decoded\n%s\nwant\n%s", got, want)
 	}
-	if _, ok := decodeMemo(b, sha256.Sum256([]byte("other"))); ok {
+	copied, _ := decodeMemo(b, d, false)
+	if o, ok := decodeMemo(append([]byte(nil), b...), d, true); !ok || !reflect.DeepEqual(o, copied) {
+		t.Fatalf("decoded in place: %v %+v, want %+v", ok, o, copied)
+	}
+	if _, ok := decodeMemo(b, sha256.Sum256([]byte("other")), false); ok {
 		t.Fatal("an entry decoded for another digest")
 	}
 	for n := 0; n < len(b); n++ {
-		if _, ok := decodeMemo(b[:n], d); ok {
+		if _, ok := decodeMemo(b[:n], d, false); ok {
 			t.Fatalf("a truncation to %d of %d bytes decoded", n, len(b))
 		}
 	}
-	if _, ok := decodeMemo(append(b[:len(b):len(b)], 0), d); ok {
+	if _, ok := decodeMemo(append(b[:len(b):len(b)], 0), d, false); ok {
 		t.Fatal("an entry with a trailing byte decoded")
 	}
 }
