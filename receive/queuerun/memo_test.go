@@ -201,6 +201,19 @@ func TestIdleMemo(t *testing.T) {
 	}
 	miss("back to the default depth", 4*time.Minute)
 
+	// A pull request that cannot be read: the pass warns and is not
+	// memoised (the cause may pass); once the ref is gone, the refs are
+	// those of the memo again.
+	bogus := "refs/hub/pr/01a23d00-0000-7000-8000-000000000000"
+	memoGit(t, m.gitDir, "update-ref", bogus, "refs/heads/main")
+	for i := 0; i < 2; i++ {
+		if rep, js, memo := m.pass(4*time.Minute); memo || len(rep.Warnings) == 0 {
+			t.Fatalf("with an unreadable pull request, pass %d: memo %v: %s", i, memo, js)
+		}
+	}
+	memoGit(t, m.gitDir, "update-ref", "-d", bogus)
+	hit("the unreadable pull request gone", 4*time.Minute)
+
 	// A pull request ref that moved: read again (a check nobody requires
 	// changes no plan).
 	m.check(m.prs[2], "lint", "")
