@@ -195,6 +195,19 @@ func TestIdleMemo(t *testing.T) {
 	miss("an entry of another version", 3*time.Minute)
 	hit("after the entry was written again", 4*time.Minute)
 
+	// Another build is another digest; no build information, no memo.
+	own := buildID
+	t.Cleanup(func() { buildID = own })
+	buildID = func() []byte { return []byte("another build") }
+	miss("another build", 3*time.Minute)
+	hit("the same other build", 3*time.Minute)
+	buildID = func() []byte { return nil }
+	miss("no build information", 3*time.Minute)
+	miss("no build information again", 3*time.Minute)
+	buildID = own
+	miss("back to this build", 3*time.Minute)
+	hit("this build again", 3*time.Minute)
+
 	// Other options are another digest.
 	if _, js, memo := m.pass(4*time.Minute, func(o *Options) { o.Depth = 1 }); memo || js == idle {
 		t.Fatalf("--depth 1: memo %v, report %s", memo, js)
@@ -207,7 +220,7 @@ func TestIdleMemo(t *testing.T) {
 	bogus := "refs/hub/pr/01a23d00-0000-7000-8000-000000000000"
 	memoGit(t, m.gitDir, "update-ref", bogus, "refs/heads/main")
 	for i := 0; i < 2; i++ {
-		if rep, js, memo := m.pass(4*time.Minute); memo || len(rep.Warnings) == 0 {
+		if rep, js, memo := m.pass(4 * time.Minute); memo || len(rep.Warnings) == 0 {
 			t.Fatalf("with an unreadable pull request, pass %d: memo %v: %s", i, memo, js)
 		}
 	}
