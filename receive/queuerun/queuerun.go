@@ -63,6 +63,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -184,7 +185,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.norm(); err != nil {
 		return rep, err
 	}
-	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}, refusedLand: map[string]bool{}}
+	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{},
+		ancNotKept: map[[2]plumbing.Hash]bool{}, refusedLand: map[string]bool{}}
 	if o.NoLock {
 		return rep, r.passes(ctx)
 	}
@@ -250,8 +252,9 @@ type runner struct {
 	o           Options
 	rep         *Report
 	anc         map[[2]plumbing.Hash]bool
-	ancSaved    map[plumbing.Hash]int // per tip, the answers the cache holds
-	refusedLand map[string]bool       // landings (New) the hook refused in this pass
+	ancSaved    map[plumbing.Hash]int     // per tip, the answers the cache holds
+	ancNotKept  map[[2]plumbing.Hash]bool // answers of a failing git: not saved
+	refusedLand map[string]bool           // landings (New) the hook refused in this pass
 	transport   int
 	now         int64 // o.Now() of the round, unix seconds
 	// gitAnswered: an ancestry question was answered by git (a commit
@@ -875,8 +878,16 @@ func (r *runner) containsIn(objs mergetree.Store) func(tip, rev plumbing.Hash) b
 		case errors.Is(err, mergetree.ErrUnrelated):
 			v = false
 		default:
-			v = r.contains(tip, rev)
+			var sure bool
+			v, sure = r.contains(tip, rev)
 			r.gitAnswered = true
+			if !sure {
+				// git failed: "no" for this pass, never kept.
+				if r.ancNotKept == nil {
+					r.ancNotKept = map[[2]plumbing.Hash]bool{}
+				}
+				r.ancNotKept[k] = true
+			}
 		}
 		r.anc[k] = v
 		return v
@@ -936,7 +947,7 @@ func (r *runner) loadAncestry(c *receive.DirCache, tip plumbing.Hash) {
 func (r *runner) saveAncestry(c *receive.DirCache, tip plumbing.Hash) {
 	var revs []plumbing.Hash
 	for k := range r.anc {
-		if k[0] == tip {
+		if k[0] == tip && !r.ancNotKept[k] {
 			revs = append(revs, k[1])
 		}
 	}
@@ -957,12 +968,24 @@ func (r *runner) saveAncestry(c *receive.DirCache, tip plumbing.Hash) {
 }
 
 // contains reports whether rev is tip or an ancestor of it, asking git.
-func (r *runner) contains(tip, rev plumbing.Hash) bool {
+// sure is false when git gave no answer (it could not start, or exited
+// with another status than 0, yes, or 1, no: a missing object, a killed
+// process): the answer is then "no", and must not be kept in the ancestry
+// entry, which would otherwise say "no" for that tip for good.
+func (r *runner) contains(tip, rev plumbing.Hash) (v, sure bool) {
 	if tip == rev {
-		return true
+		return true, true
 	}
 	_, _, err := gitio.RunGit(context.Background(), "", r.o.Env, "--git-dir="+r.o.GitDir, "merge-base", "--is-ancestor", rev.String(), tip.String())
-	return err == nil
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return true, true
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return false, true
+	default:
+		return false, false
+	}
 }
 
 // namesRef reports whether a hook line refuses ref.
