@@ -45,12 +45,11 @@
 //     (objects written, nothing pushed) and "pushed" (the phase landed, not
 //     yet re-read), or "memo" instead of "read" when the round ended from
 //     the idle pass memo; an error returned stops the pass there, as a
-//     crash would.
+//     crash would. The shipped binary passes none.
 //   - An idle first round over exactly the refs, options and build of the
 //     last idle first round, at a time the plan still stands for, ends as
 //     that round did without reading the pull requests or planning
 //     (memo.go; docs/scale.md, "The idle pass memo").
-//     The shipped binary passes none.
 //   - The clock (Options.Now) stamps events and is handed to the planner for
 //     checkTimeout; the planner itself reads no clock.
 package queuerun
