@@ -197,6 +197,23 @@ type Cache interface {
 	Put(key plumbing.Hash, value []byte)
 }
 
+// FreshCache is a Cache whose Get returns, every time, a new buffer that no
+// one else holds and nothing writes afterwards (receive.DirCache reads each
+// file into one). The decoders of the largest entries, the pull request
+// view and queue states, then take the strings they return as views of that
+// buffer instead of copying it (docs/scale.md, "What still grows with N").
+// FreshGets only marks the type.
+type FreshCache interface {
+	Cache
+	FreshGets()
+}
+
+// freshGets reports whether c's buffers may be kept as they are.
+func freshGets(c Cache) bool {
+	_, ok := c.(FreshCache)
+	return ok
+}
+
 // Judge judges every update against in.Refs and returns one verdict per
 // update, in the same order. The trust log and every pull request are folded
 // once per call, not per update.

@@ -102,7 +102,7 @@ func (r *Reader) cachedQueue(trustTip, tip plumbing.Hash) (*queue.State, bool) {
 	if !ok {
 		return nil, false
 	}
-	return decodeQueueState(trustTip, tip, b)
+	return decodeQueueState(trustTip, tip, b, freshGets(r.Cache))
 }
 
 // queueFromBelow walks back from tip to the nearest tip with a stored
@@ -230,13 +230,15 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 
 // decodeQueueState returns the state an entry records for (trustTip,
 // queueTip), or false when the entry is damaged, of another kind or
-// version, or for another key.
-func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte) (*queue.State, bool) {
+// version, or for another key. With fresh, b is the caller's alone and
+// never written again, and the state's strings are views of it
+// (sharedStrings).
+func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte, fresh bool) (*queue.State, bool) {
 	r, ok := openEntry(b, queueStateMagic, queueStateKey(trustTip, queueTip))
 	if !ok || r.hash() != queueTip || r.hash() != trustTip {
 		return nil, false
 	}
-	str, strs := sharedStrings(b, r)
+	str, strs := sharedStrings(b, r, fresh)
 	var s queue.State
 	s.ID, s.Target = str(), str()
 	switch flag := r.bytesN(1); {

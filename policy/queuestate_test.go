@@ -231,18 +231,23 @@ func TestQueueStateCodec(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := encodeQueueState(tt, tip, st)
-		back, ok := decodeQueueState(tt, tip, b)
+		back, ok := decodeQueueState(tt, tip, b, false)
 		if !ok || !back.Equal(st) {
 			t.Fatalf("step %d: decoded %v, equal %v", step, ok, ok && back.Equal(st))
 		}
-		if _, ok := decodeQueueState(tip, tt, b); ok {
+		// In place (a FreshCache's buffer): the same state.
+		own := append([]byte(nil), b...)
+		if in, ok := decodeQueueState(tt, tip, own, true); !ok || !in.Equal(st) {
+			t.Fatalf("step %d: decoded in place %v, equal %v", step, ok, ok && in.Equal(st))
+		}
+		if _, ok := decodeQueueState(tip, tt, b, false); ok {
 			t.Fatal("an entry decoded for another key")
 		}
-		if _, ok := decodeQueueState(tt, tip, append(append([]byte(nil), b...), 0)); ok {
+		if _, ok := decodeQueueState(tt, tip, append(append([]byte(nil), b...), 0), false); ok {
 			t.Fatal("an entry with a byte added decoded")
 		}
 		for i := 0; i < len(b); i += 1 + len(b)/50 {
-			if _, ok := decodeQueueState(tt, tip, b[:i]); ok {
+			if _, ok := decodeQueueState(tt, tip, b[:i], false); ok {
 				t.Fatalf("an entry truncated to %d of %d bytes decoded", i, len(b))
 			}
 		}
@@ -350,13 +355,13 @@ func FuzzDecodeQueueState(f *testing.F) {
 	f.Add(encodeQueueState(tt, tip, st))
 	f.Add([]byte("gpqv\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, ok := decodeQueueState(tt, tip, b)
+		st, ok := decodeQueueState(tt, tip, b, false)
 		if !ok {
 			return
 		}
 		// what decodes re-encodes to the same bytes, and stays readable
 		if again := encodeQueueState(tt, tip, st); string(again) != string(b) {
-			back, ok := decodeQueueState(tt, tip, again)
+			back, ok := decodeQueueState(tt, tip, again, false)
 			if !ok || !back.Equal(st) {
 				t.Fatalf("a decoded state does not survive encoding again")
 			}
@@ -372,7 +377,7 @@ func FuzzDecodePRView(f *testing.F) {
 	f.Add(encodePRView(tt, []PRFold{{Ref: hubrefs.PRRefPrefix + "a", Tip: tip, State: st, Events: 3}}))
 	f.Add(encodePRView(tt, nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		v, ok := decodePRView(tt, b)
+		v, ok := decodePRView(tt, b, false)
 		if !ok {
 			return
 		}
@@ -381,7 +386,7 @@ func FuzzDecodePRView(f *testing.F) {
 			folds = append(folds, PRFold{Ref: ref, Tip: r.tip, State: r.st, Events: r.events})
 		}
 		sort.Slice(folds, func(i, j int) bool { return folds[i].Ref < folds[j].Ref })
-		back, ok := decodePRView(tt, encodePRView(tt, folds))
+		back, ok := decodePRView(tt, encodePRView(tt, folds), true)
 		if !ok || len(back) != len(v) {
 			t.Fatalf("a decoded view does not survive encoding again")
 		}

@@ -67,7 +67,25 @@ func prRefs(w *world) map[string]plumbing.Hash {
 // TestReaderPRs: pull requests read through the view equal a cold fold of
 // every log; a moved ref is folded again from its new tip; a view written
 // under another trust tip, or damaged, is never used.
+// TestReaderPRs reads through a cache whose buffers may not be kept
+// (mapCache: the view's strings are a copy) and through a FreshCache (the
+// view decoded in place, as from receive.DirCache).
 func TestReaderPRs(t *testing.T) {
+	t.Run("copied", func(t *testing.T) { testReaderPRs(t, false) })
+	t.Run("fresh", func(t *testing.T) { testReaderPRs(t, true) })
+}
+
+// freshCache is a FreshCache: every Get a new copy.
+type freshCache struct{ *mapCache }
+
+func (c freshCache) Get(k plumbing.Hash) ([]byte, bool) {
+	b, ok := c.mapCache.Get(k)
+	return append([]byte(nil), b...), ok
+}
+
+func (freshCache) FreshGets() {}
+
+func testReaderPRs(t *testing.T, fresh bool) {
 	w := newWorld(t, `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"]}}}`)
 	a := w.ready(w.commit(w.c0, "a", "a\n"))
 	b := w.open(w.commit(w.c0, "b", "b\n")).approve("carol")
@@ -79,6 +97,12 @@ func TestReaderPRs(t *testing.T) {
 	objs := &counting{Objects: GoGitObjects(w.store), n: map[plumbing.Hash]int{}}
 	c := &mapCache{m: map[plumbing.Hash][]byte{}}
 	rd := &Reader{Objects: objs, Cache: c}
+	if fresh {
+		rd.Cache = freshCache{c}
+	}
+	if freshGets(rd.Cache) != fresh {
+		t.Fatalf("freshGets: %v, want %v", !fresh, fresh)
+	}
 	ts, err := rd.Trust(trustTip)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +180,7 @@ func TestReaderPRs(t *testing.T) {
 	if !ok {
 		t.Fatal("no view for the first trust tip")
 	}
-	if _, ok := decodePRView(trust2, old); ok {
+	if _, ok := decodePRView(trust2, old, false); ok {
 		t.Fatal("a view written for one trust tip decodes for another")
 	}
 	c.m[prViewKey(trust2)] = old
@@ -164,7 +188,7 @@ func TestReaderPRs(t *testing.T) {
 	good := c.m[prViewKey(trust2)]
 	for i := len(prViewMagic) + 20; i < len(good); i += 7 {
 		bad := append([]byte(nil), good[:i]...)
-		if _, ok := decodePRView(trust2, bad); ok {
+		if _, ok := decodePRView(trust2, bad, true); ok {
 			t.Fatalf("a view truncated to %d of %d bytes decodes", i, len(good))
 		}
 	}

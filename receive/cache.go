@@ -93,6 +93,11 @@ func (c *DirCache) Get(h plumbing.Hash) ([]byte, bool) {
 	return buf[sha256.Size:], true
 }
 
+// FreshGets marks DirCache as a policy.FreshCache: Get reads each file into
+// a new buffer and keeps no reference to it, so a decoder may use it as the
+// bytes of the strings it returns (docs/scale.md).
+func (c *DirCache) FreshGets() {}
+
 // Drop deletes the entry for h, if any (policy.Dropper: the hook drops a hub
 // ref's old tip once the ref has moved on). Errors are ignored.
 func (c *DirCache) Drop(h plumbing.Hash) {

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -48,6 +49,39 @@ type PlanInput struct {
 	// Now is the time of the pass (unix seconds), passed in by the runner so
 	// the planner stays pure; zero turns Branch.CheckTimeout off.
 	Now int64
+	// Clock, when set, is given the range of Now over which this plan is
+	// the same (ClockRange): the runner's memo of an idle pass is valid
+	// only inside it (docs/scale.md, "The idle pass memo").
+	Clock *ClockRange
+}
+
+// ClockRange is a range of PlanInput.Now, [From, Until) in unix seconds,
+// over which every comparison a PlanPass made with Now gives the answer it
+// gave at the Now it was called with. Now is read in one place only (the
+// checkTimeout silence of a pending step, silent), so a plan is a function
+// of its other inputs and of those answers: PlanPass with the same other
+// inputs and any Now in the range returns the same plan.
+type ClockRange struct{ From, Until int64 }
+
+// clockSpan bounds the range a plan reports (about 34 years either side of
+// Now), so that every Now in it keeps silent's arithmetic free of overflow.
+const clockSpan = 1 << 30
+
+// start sets the widest range for now.
+func (c *ClockRange) start(now int64) {
+	c.From, c.Until = now, now+1
+	if now > math.MinInt64+clockSpan {
+		c.From = now - clockSpan
+	}
+	if now < math.MaxInt64-clockSpan {
+		c.Until = now + clockSpan
+	}
+}
+
+// pin narrows the range to now alone: the answer was not worked out for
+// any other Now.
+func (c *ClockRange) pin(now int64) {
+	c.From, c.Until = max(c.From, now), min(c.Until, now+1)
 }
 
 // Merged is a pr.merged to append to a pull request.
@@ -205,6 +239,9 @@ type mres struct {
 func PlanPass(in PlanInput) (Plan, error) {
 	if in.Queue == nil || in.Trust == nil || in.Contains == nil || in.Merge == nil {
 		return Plan{}, fmt.Errorf("%w: queue, trust, Contains and Merge are required", ErrInput)
+	}
+	if in.Clock != nil {
+		in.Clock.start(in.Now)
 	}
 	q := in.Queue
 	out := Plan{Queue: q.ID, Target: q.Target, Tip: in.Tip.String(),
@@ -567,17 +604,50 @@ func Settles(q *State, e Entry, p *pr.State, tip plumbing.Hash, contains func(ti
 // at least the timeout past that event's time. Empty otherwise.
 func silent(in PlanInput, c candidateEntry, rev string, missing []string) string {
 	limit := in.Branch.CheckTimeout
-	if in.Now <= 0 || limit <= 0 || len(missing) == 0 {
+	if limit <= 0 || len(missing) == 0 {
+		return ""
+	}
+	if in.Now <= 0 {
+		if in.Clock != nil {
+			in.Clock.Until = min(in.Clock.Until, 1) // a positive Now turns it on
+		}
 		return ""
 	}
 	rec, ok := in.Queue.LatestCandidate(c.pr)
 	if !ok || rec.Step != rev || rec.Seq <= c.seq || !rec.Invalidated.IsZero() {
 		return ""
 	}
+	if in.Clock != nil {
+		clockAt(in.Clock, in.Now, rec.Time, limit)
+	}
 	if time.Duration(in.Now-rec.Time)*time.Second < limit {
 		return ""
 	}
 	return fmt.Sprintf("check %s not concluded within checkTimeout %s of its queue.candidate %s", strings.Join(missing, ", "), limit, rec.Event)
+}
+
+// clockAt narrows c to the Nows on the same side as now of the moment the
+// comparison of silent turns: (Now-t)·1s ≥ limit, for limit > 0, is Now ≥
+// t + ⌈limit/1s⌉ as long as nothing overflows, which holds when |now-t|
+// and ⌈limit/1s⌉ are at most 2³² and Now stays within clockSpan of now
+// (start). Anything outside that pins c to now.
+func clockAt(c *ClockRange, now, t int64, limit time.Duration) {
+	k := int64(limit / time.Second)
+	if limit%time.Second != 0 {
+		k++
+	}
+	d := now - t
+	if (t > 0 && d > now) || (t < 0 && d < now) || d > 1<<32 || d < -(1<<32) || k > 1<<32 ||
+		now > math.MaxInt64-1<<34 || now < math.MinInt64+1<<34 {
+		c.pin(now)
+		return
+	}
+	turn := t + k
+	if now >= turn {
+		c.From = max(c.From, turn)
+	} else {
+		c.Until = min(c.Until, turn)
+	}
 }
 
 // latestRun is the latest check.completed of name at rev from a current

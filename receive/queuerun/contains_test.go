@@ -78,8 +78,8 @@ func TestContainsAgreesWithGit(t *testing.T) {
 	// The fallback (one git process) agrees on a few pairs.
 	for i := 0; i+1 < len(ids); i += 13 {
 		tip, rev := plumbing.NewHash(ids[i+1]), plumbing.NewHash(ids[i])
-		if in(tip, rev) != r.contains(tip, rev) {
-			t.Fatalf("git merge-base --is-ancestor %s %s disagrees", ids[i], ids[i+1])
+		if v, sure := r.contains(tip, rev); !sure || in(tip, rev) != v {
+			t.Fatalf("git merge-base --is-ancestor %s %s disagrees (or gave no answer: %v)", ids[i], ids[i+1], !sure)
 		}
 	}
 	if yes <= len(ids) || yes == len(ids)*len(ids) {
@@ -123,5 +123,46 @@ func TestAncestryMemo(t *testing.T) {
 	r4.loadAncestry(c, tip)
 	if len(r4.anc) != 0 {
 		t.Fatalf("a damaged entry gave %v", r4.anc)
+	}
+}
+
+// TestAncestryOfFailingGitNotKept: a commit unreadable in process goes to
+// git; when git fails too (a missing object: exit 128) the answer is "no"
+// for the pass, the round is marked (no idle pass memo), and the ancestry
+// entry does not keep it; git's own "no" (exit 1) is sure.
+func TestAncestryOfFailingGitNotKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.git")
+	fixtures.Git(t, ".", "init", "-q", "--bare", dir)
+	tree := strings.TrimSpace(fixtures.Git(t, dir, "hash-object", "-t", "tree", "-w", "/dev/null"))
+	root := func(m string) plumbing.Hash {
+		cmd := exec.Command("git", "--git-dir="+dir, "commit-tree", tree, "-m", m)
+		cmd.Env = fixtures.GitEnv(t.TempDir())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git commit-tree: %v", err)
+		}
+		return plumbing.NewHash(strings.TrimSpace(string(out)))
+	}
+	a, b := root("a"), root("b")
+	if v, sure := (&runner{o: Options{GitDir: dir}}).contains(a, b); v || !sure {
+		t.Fatalf("git on two roots: %v, sure %v; want no, sure", v, sure)
+	}
+	store, err := receive.OpenStore(dir, receive.QuarantineEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	missing := plumbing.NewHash(strings.Repeat("7", 40))
+	r := &runner{o: Options{GitDir: dir}, anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}}
+	if r.containsIn(receive.Objects{Store: store})(a, missing) {
+		t.Fatal("a missing commit is contained")
+	}
+	if !r.gitAnswered {
+		t.Fatal("git was not asked about a missing commit (the test tests nothing)")
+	}
+	c := receive.NewDirCache(dir)
+	r.saveAncestry(c, a)
+	if _, ok := c.Get(ancestryKey(a)); ok {
+		t.Fatal("the answer of a failing git was kept")
 	}
 }

@@ -43,8 +43,13 @@
 //     every append is a compare-and-swap.
 //   - Crash points are Options.At: called at "locked", "read", "planned"
 //     (objects written, nothing pushed) and "pushed" (the phase landed, not
-//     yet re-read); an error returned stops the pass there, as a crash would.
-//     The shipped binary passes none.
+//     yet re-read), or "memo" instead of "read" when the round ended from
+//     the idle pass memo; an error returned stops the pass there, as a
+//     crash would. The shipped binary passes none.
+//   - An idle first round over exactly the refs, options and build of the
+//     last idle first round, at a time the plan still stands for, ends as
+//     that round did without reading the pull requests or planning
+//     (memo.go; docs/scale.md, "The idle pass memo").
 //   - The clock (Options.Now) stamps events and is handed to the planner for
 //     checkTimeout; the planner itself reads no clock.
 package queuerun
@@ -57,6 +62,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -178,7 +184,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.norm(); err != nil {
 		return rep, err
 	}
-	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{}, refusedLand: map[string]bool{}}
+	r := &runner{o: o, rep: rep, anc: map[[2]plumbing.Hash]bool{}, ancSaved: map[plumbing.Hash]int{},
+		ancNotKept: map[[2]plumbing.Hash]bool{}, refusedLand: map[string]bool{}}
 	if o.NoLock {
 		return rep, r.passes(ctx)
 	}
@@ -244,9 +251,14 @@ type runner struct {
 	o           Options
 	rep         *Report
 	anc         map[[2]plumbing.Hash]bool
-	ancSaved    map[plumbing.Hash]int // per tip, the answers the cache holds
-	refusedLand map[string]bool       // landings (New) the hook refused in this pass
+	ancSaved    map[plumbing.Hash]int     // per tip, the answers the cache holds
+	ancNotKept  map[[2]plumbing.Hash]bool // answers of a failing git: not saved
+	refusedLand map[string]bool           // landings (New) the hook refused in this pass
 	transport   int
+	now         int64 // o.Now() of the round, unix seconds
+	// gitAnswered: an ancestry question was answered by git (a commit
+	// unreadable in process); such a round is not memoised (memo.go).
+	gitAnswered bool
 }
 
 func (r *runner) at(point string) error {
@@ -289,7 +301,20 @@ func (r *runner) backoff(n int) {
 // round reads, plans and carries out one plan; more is false when the plan
 // had nothing to do.
 func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
-	st, err := r.read(ctx)
+	r.now = r.o.Now().Unix()
+	refs, err := r.readRefs(ctx)
+	if err != nil {
+		return false, err
+	}
+	// An idle pass over refs the last idle pass planned from ends as that
+	// pass did (memo.go, docs/scale.md "The idle pass memo").
+	m := r.memoFor(refs)
+	if m.usable() {
+		if hit, err := m.use(); hit || err != nil {
+			return false, err
+		}
+	}
+	st, err := r.read(refs)
 	if err != nil {
 		return false, err
 	}
@@ -300,12 +325,14 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 		r.rep.Idle = st.idle
 		return false, nil
 	}
+	readWarnings := len(r.rep.Warnings)
 	if err := r.at("read"); err != nil {
 		return false, err
 	}
 	r.rep.Rounds++
 	r.rep.Queue, r.rep.Tip = st.q.ID, st.target.String()
-	plan, err := r.plan(st)
+	var clock queue.ClockRange
+	plan, err := r.plan(st, &clock)
 	if err != nil {
 		return false, err
 	}
@@ -318,6 +345,9 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 	if ph.empty() {
 		if first && plan.Idle != "" {
 			r.rep.Idle = plan.Idle
+		}
+		if readWarnings == 0 && !r.gitAnswered {
+			m.store(clock)
 		}
 		return false, nil
 	}
@@ -395,22 +425,27 @@ type state struct {
 	branch   trust.Branch
 }
 
-// read reads the refs, folds trust, the queue and the pull requests.
-func (r *runner) read(ctx context.Context) (*state, error) {
+// readRefs reads the refs a round is planned from: every hub ref, the
+// target and its candidate branches (from the remote, fetched, when there
+// is one).
+func (r *runner) readRefs(ctx context.Context) (map[string]plumbing.Hash, error) {
 	o := r.o
 	prefix := queue.Branch(o.Target, "")
-	var refs map[string]plumbing.Hash
-	var err error
-	if o.Remote == "." {
-		refs, err = gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
-		if err != nil {
-			return nil, fmt.Errorf("reading refs of %s: %w", o.GitDir, err)
-		}
-	} else {
-		if refs, err = r.readRemote(ctx, prefix); err != nil {
-			return nil, err
-		}
+	if o.Remote != "." {
+		return r.readRemote(ctx, prefix)
 	}
+	refs, err := gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
+	if err != nil {
+		return nil, fmt.Errorf("reading refs of %s: %w", o.GitDir, err)
+	}
+	return refs, nil
+}
+
+// read folds trust, the queue and the pull requests of refs (readRefs):
+// everything the state holds is read from refs and the objects they name.
+func (r *runner) read(refs map[string]plumbing.Hash) (*state, error) {
+	o := r.o
+	prefix := queue.Branch(o.Target, "")
 	store, err := gitio.OpenStore(o.GitDir, gitio.QuarantineEnv{})
 	if err != nil {
 		return nil, fmt.Errorf("opening the objects of %s: %w", o.GitDir, err)
@@ -557,7 +592,9 @@ func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plum
 }
 
 // plan asks the planner, leaving out a landing the hook refused.
-func (r *runner) plan(st *state) (queue.Plan, error) {
+// clock is given the range of the pass's time over which the plan stands
+// (queue.ClockRange).
+func (r *runner) plan(st *state, clock *queue.ClockRange) (queue.Plan, error) {
 	titles := map[string]string{}
 	for id, p := range st.prs {
 		titles[id] = p.Title
@@ -587,7 +624,8 @@ func (r *runner) plan(st *state) (queue.Plan, error) {
 		},
 		Depth: depth, AutoEnter: o.AutoEnter, Approved: st.approved,
 		Ceiling: st.trust.Rules.Ceilings.EventsPerRef,
-		Now:     o.Now().Unix(),
+		Now:     r.now,
+		Clock:   clock,
 	})
 	if err != nil {
 		return plan, err
@@ -839,7 +877,16 @@ func (r *runner) containsIn(objs mergetree.Store) func(tip, rev plumbing.Hash) b
 		case errors.Is(err, mergetree.ErrUnrelated):
 			v = false
 		default:
-			v = r.contains(tip, rev)
+			var sure bool
+			v, sure = r.contains(tip, rev)
+			r.gitAnswered = true
+			if !sure {
+				// git failed: "no" for this pass, never kept.
+				if r.ancNotKept == nil {
+					r.ancNotKept = map[[2]plumbing.Hash]bool{}
+				}
+				r.ancNotKept[k] = true
+			}
 		}
 		r.anc[k] = v
 		return v
@@ -899,7 +946,7 @@ func (r *runner) loadAncestry(c *receive.DirCache, tip plumbing.Hash) {
 func (r *runner) saveAncestry(c *receive.DirCache, tip plumbing.Hash) {
 	var revs []plumbing.Hash
 	for k := range r.anc {
-		if k[0] == tip {
+		if k[0] == tip && !r.ancNotKept[k] {
 			revs = append(revs, k[1])
 		}
 	}
@@ -920,12 +967,24 @@ func (r *runner) saveAncestry(c *receive.DirCache, tip plumbing.Hash) {
 }
 
 // contains reports whether rev is tip or an ancestor of it, asking git.
-func (r *runner) contains(tip, rev plumbing.Hash) bool {
+// sure is false when git gave no answer (it could not start, or exited
+// with another status than 0, yes, or 1, no: a missing object, a killed
+// process): the answer is then "no", and must not be kept in the ancestry
+// entry, which would otherwise say "no" for that tip for good.
+func (r *runner) contains(tip, rev plumbing.Hash) (v, sure bool) {
 	if tip == rev {
-		return true
+		return true, true
 	}
 	_, _, err := gitio.RunGit(context.Background(), "", r.o.Env, "--git-dir="+r.o.GitDir, "merge-base", "--is-ancestor", rev.String(), tip.String())
-	return err == nil
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return true, true
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return false, true
+	default:
+		return false, false
+	}
 }
 
 // namesRef reports whether a hook line refuses ref.
