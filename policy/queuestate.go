@@ -20,7 +20,7 @@ package policy
 //	       ignored: event (20) | type | reason
 //	       latest candidate per pull request (by pull request id):
 //	                pr | head | step | parents | branch | group end |
-//	                group size | trial (1) | trial seq | cited | event (20) | seq |
+//	                group size | trial (1) | trial seq | run | cited | event (20) | seq |
 //	                time | invalidated (20)
 //	       steps (sorted): step | first parent
 //	       group end marks (sorted): step | size
@@ -207,6 +207,7 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 			b = append(b, 0)
 		}
 		num(int64(c.TrialSeq))
+		str(c.Run)
 		b = appendStrings(b, c.Cited)
 		hash(c.Event)
 		num(int64(c.Seq))
@@ -281,7 +282,7 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte, fresh bool) (*
 			s.Ignored[i] = queue.Ignored{Event: r.hash(), Type: str(), Reason: str()}
 		}
 	}
-	cands := make([]queue.Recorded, r.count(2*20+11))
+	cands := make([]queue.Recorded, r.count(2*20+14))
 	for i := range cands {
 		cands[i] = queue.Recorded{PR: str(), Head: str(), Step: str(), Parents: strs(), Branch: str(), GroupEnd: str(),
 			GroupSize: r.int()}
@@ -291,7 +292,7 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte, fresh bool) (*
 		default:
 			r.bad = true
 		}
-		cands[i].TrialSeq, cands[i].Cited, cands[i].Event, cands[i].Seq, cands[i].Time, cands[i].Invalidated = r.int(), strs(), r.hash(), r.int(), r.varint(), r.hash()
+		cands[i].TrialSeq, cands[i].Run, cands[i].Cited, cands[i].Event, cands[i].Seq, cands[i].Time, cands[i].Invalidated = r.int(), str(), strs(), r.hash(), r.int(), r.varint(), r.hash()
 	}
 	ns := r.count(2)
 	steps := make(map[string]string, ns)

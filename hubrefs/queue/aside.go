@@ -21,7 +21,11 @@ import (
 // go back into the chain, queued again as of their trial (behind what was
 // queued before it, so the chain in flight is not rebuilt). A red trial of
 // two or more is halved again; a red trial of one is the culprit, evicted
-// alone on its own red run. (Trying the first half only, and inferring the
+// alone on its own red run — unless the other half of the group it came
+// from (its sibling: the trial citing the same run) is red too, which two
+// culprits or a flake explain: then it is tried alone once more, citing its
+// own red run, and evicted if red again; while that half has no verdict
+// yet, it waits. (Trying the first half only, and inferring the
 // second, was simulated and not kept: it ran more, not less — the
 // untested half goes back into the chain, and a flaky first half sends the
 // culprit back with it — and evicted more innocents; docs/queue.md.) A trial is a candidate chain on the
@@ -199,6 +203,17 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 		js[i].sv = sv
 		greenOnTip = greenOnTip || (sv.Verdict == Green && t.base == in.Tip.String())
 	}
+	// sibling is the verdict of the other trial split from the same red
+	// run as trials[i] ("" when there is none, or none recorded).
+	sibling := func(i int) string {
+		run := trials[i].recs[0].Run
+		for k, t := range trials {
+			if k != i && run != "" && t.recs[0].Run == run {
+				return js[k].sv.Verdict
+			}
+		}
+		return ""
+	}
 	var next []trialGroup
 	for i, t := range trials {
 		j := js[i]
@@ -209,6 +224,11 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 			ready = append(ready, t.members...)
 		case j.sv.Verdict == Red && !t.complete():
 			next = append(next, trialGroup{t.members, j.sv.Run})
+		case j.sv.Verdict == Red && len(t.members) == 1 && sibling(i) == Pending:
+			out.Waiting = append(out.Waiting, Wait{PR: t.members[0].pr, Head: t.members[0].head,
+				Reason: trialWhy(t, Red) + "; waiting for the other half of its group before it is evicted"})
+		case j.sv.Verdict == Red && len(t.members) == 1 && sibling(i) == Red && j.sv.Run != "":
+			next = append(next, trialGroup{t.members, j.sv.Run}) // both halves red: once more alone
 		case j.sv.Verdict == Red && len(t.members) == 1:
 			c := t.members[0]
 			if t.base == in.Tip.String() && !greenOnTip {
@@ -278,7 +298,8 @@ func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups []trialGr
 		for _, st := range steps {
 			out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: trialWhy(t, Pending)})
 			if rec, ok := q.LatestCandidate(st.PR); ok && rec.Trial && rec.Invalidated.IsZero() && rec.Step == st.Commit &&
-				rec.Seq > st.enteredSeq && len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize {
+				rec.Seq > st.enteredSeq && len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize &&
+				rec.Run == g.run {
 				continue
 			}
 			out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: []string{st.Parent, st.Head},

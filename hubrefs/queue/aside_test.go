@@ -295,13 +295,24 @@ func TestSearchAsideInteraction(t *testing.T) {
 			w2.check(pb.Step, pr.Failure)
 		}
 	}
-	p = w2.pass() // c evicted; a+b red → a, b alone
-	if evictions(p) != "c:failed" || trials(p, tip0) != "a@tip,b@tip" {
-		t.Fatalf("evicted %q trials %q", evictions(p), trials(p, tip0))
+	// Both halves red: c, alone, is tried once more rather than evicted
+	// (two culprits, or a flake); a+b is halved.
+	p = w2.pass()
+	if evictions(p) != "" || trials(p, tip0) != "a@tip,b@tip,c@tip" {
+		t.Fatalf("evicted %q trials %q, want c tried again and a, b alone", evictions(p), trials(p, tip0))
 	}
+	for _, pb := range p.Publish {
+		if pb.PR == prID("c") && pb.Run == "" {
+			t.Fatalf("c tried again citing no run: %+v", pb)
+		}
+	}
+	w2.ci(p, "c", pr.Failure)
 	w2.ci(p, "a", pr.Success)
 	w2.ci(p, "b", pr.Success)
-	p = w2.pass() // a lands (its trial is on the tip); b rebuilt on it
+	p = w2.pass() // c red again: evicted; a lands (its trial is on the tip); b rebuilt on it
+	if evictions(p) != "c:failed" {
+		t.Fatalf("evicted %q, want c", evictions(p))
+	}
 	if p.Land == nil || chainStr(p) != "a=green,b=pending" {
 		t.Fatalf("land %+v chain %s", p.Land, chainStr(p))
 	}
@@ -372,8 +383,46 @@ func TestSearchAsideRedTarget(t *testing.T) {
 		t.Fatalf("trials %q", trials(p, tip0))
 	}
 	fail(p)
+	p = w.pass() // each pair red on both sides: each tried alone once more
+	if trials(p, tip0) != "a@tip,b@tip,c@tip,d@tip" || len(p.Evict) != 0 {
+		t.Fatalf("trials %q evicted %q", trials(p, tip0), evictions(p))
+	}
+	fail(p)
 	p = w.pass()
 	if len(p.Evict) != RedTargetEvictions || p.TargetRed == "" {
 		t.Fatalf("evicted %q, target red %q; want %d evictions and the queue stopped", evictions(p), p.TargetRed, RedTargetEvictions)
+	}
+}
+
+// TestSearchAsideSiblings: a trial of one that is red waits for the other
+// half of its group; the other half green, it is evicted; both red (two
+// culprits, or a flake), it is tried alone once more before it is.
+func TestSearchAsideSiblings(t *testing.T) {
+	w := newAsideWorld(t, "a", "b")
+	p := w.pass()
+	w.ci(p, "b", pr.Failure)
+	p = w.pass() // trials a, b
+	w.ci(p, "a", pr.Failure)
+	p = w.pass()
+	if len(p.Evict) != 0 || len(p.Publish) != 0 {
+		t.Fatalf("a evicted or tried again while b has no verdict: %+v", p)
+	}
+	waits := false
+	for _, wt := range p.Waiting {
+		waits = waits || wt.PR == prID("a") && strings.Contains(wt.Reason, "waiting for the other half")
+	}
+	if !waits {
+		t.Fatalf("a does not say it waits for b: %+v", p.Waiting)
+	}
+	for _, pb := range w.pass().Publish {
+		t.Fatalf("planning again published %+v", pb)
+	}
+	// b's trial: find its step among the records and make it green.
+	in := w.input(t, w.tip)
+	rec, _ := in.Queue.LatestCandidate(prID("b"))
+	w.check(rec.Step, pr.Success)
+	p = w.pass()
+	if evictions(p) != "a:failed" {
+		t.Fatalf("evicted %q, want a once b is green", evictions(p))
 	}
 }

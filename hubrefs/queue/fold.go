@@ -90,6 +90,8 @@ type Recorded struct {
 	// one (0: none): an entry cleared by a trial is queued again as of it.
 	Trial    bool
 	TrialSeq int
+	// Run is the run this trial record cites (queue.candidate run).
+	Run string
 	// Cited is every run (check.completed event) a trial record of the
 	// pull request cited (queue.candidate run), this one's and earlier
 	// ones': StepVerdict reads them as no verdict.
@@ -326,7 +328,7 @@ func (s *State) apply(ev hubrefs.Event, payload any, verr error, t *trust.State)
 		}
 	case *hubrefs.QueueCandidate:
 		rec := &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
-			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Event: ev.ID, Seq: s.Count, Time: ev.Time}
+			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run, Event: ev.ID, Seq: s.Count, Time: ev.Time}
 		if old := s.latest[p.PR]; old != nil {
 			rec.TrialSeq, rec.Cited = old.TrialSeq, old.Cited
 		}
