@@ -150,13 +150,16 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 	num := func(v int64) { b = binary.AppendVarint(b, v) }
 	hash := func(h plumbing.Hash) { b = append(b, h[:]...) }
 	count := func(n int) { b = binary.AppendUvarint(b, uint64(n)) }
+	flag := func(v bool) {
+		if v {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
 	str(s.ID)
 	str(s.Target)
-	if s.Closed {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
-	}
+	flag(s.Closed)
 	num(int64(s.Count))
 	hash(s.Tip)
 	entries := func(es []queue.Entry) {
@@ -201,11 +204,7 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 		str(c.Branch)
 		str(c.GroupEnd)
 		num(int64(c.GroupSize))
-		if c.Trial {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
-		}
+		flag(c.Trial)
 		num(int64(c.TrialSeq))
 		str(c.Run)
 		b = appendStrings(b, c.Cited)
@@ -242,13 +241,7 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte, fresh bool) (*
 	str, strs := sharedStrings(b, r, fresh)
 	var s queue.State
 	s.ID, s.Target = str(), str()
-	switch flag := r.bytesN(1); {
-	case len(flag) == 1 && flag[0] == 1:
-		s.Closed = true
-	case len(flag) == 1 && flag[0] == 0:
-	default:
-		return nil, false
-	}
+	s.Closed = r.flag()
 	s.Count = r.int()
 	s.Tip = r.hash()
 	entries := func() []queue.Entry {
@@ -285,14 +278,7 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte, fresh bool) (*
 	cands := make([]queue.Recorded, r.count(2*20+14))
 	for i := range cands {
 		cands[i] = queue.Recorded{PR: str(), Head: str(), Step: str(), Parents: strs(), Branch: str(), GroupEnd: str(),
-			GroupSize: r.int()}
-		switch flag := r.bytesN(1); {
-		case len(flag) == 1 && flag[0] <= 1:
-			cands[i].Trial = flag[0] == 1
-		default:
-			r.bad = true
-		}
-		cands[i].TrialSeq, cands[i].Run, cands[i].Cited, cands[i].Event, cands[i].Seq, cands[i].Time, cands[i].Invalidated = r.int(), str(), strs(), r.hash(), r.int(), r.varint(), r.hash()
+			GroupSize: r.int(), Trial: r.flag(), TrialSeq: r.int(), Run: str(), Cited: strs(), Event: r.hash(), Seq: r.int(), Time: r.varint(), Invalidated: r.hash()}
 	}
 	ns := r.count(2)
 	steps := make(map[string]string, ns)

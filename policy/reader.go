@@ -373,6 +373,15 @@ func sharedStrings(b []byte, r *entryReader, fresh bool) (str func() string, str
 }
 
 // bytesN reads n raw bytes.
+// flag reads a byte that must be 0 (false) or 1 (true).
+func (r *entryReader) flag() bool {
+	v := r.bytesN(1)
+	if len(v) == 1 && v[0] > 1 {
+		r.bad = true
+	}
+	return len(v) == 1 && v[0] == 1
+}
+
 func (r *entryReader) bytesN(n int) []byte {
 	if r.bad || len(r.b) < n {
 		r.bad = true
