@@ -440,7 +440,7 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) {
 				case end.Verdict == queue.Green:
 					what = "green: the next run puts it back into the chain"
 				case end.Verdict == queue.Red && r.GroupSize == 1:
-					what = "red on its own: the next run evicts it"
+					what = "red on its own: the next run evicts it (or, if the other half of its group is red too, tries it alone once more)"
 				case end.Verdict == queue.Red:
 					what = "red: the next run tries its halves"
 				}
