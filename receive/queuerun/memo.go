@@ -37,11 +37,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"os"
-	"runtime/debug"
 	"slices"
 	"strconv"
-	"sync"
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -54,28 +51,9 @@ var memoMagic = []byte("gpqm\x01")
 
 const memoPrefix = "gitplus queue run memo v1\n"
 
-// buildID names the code that plans: the build information of the binary
-// (module versions, VCS revision and state) and the executable's path, size
-// and modification time, so that another build, a rebuilt binary included,
-// is another digest. nil when either cannot be read: no memo then.
-var buildID = sync.OnceValue(func() []byte {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil
-	}
-	fi, err := os.Stat(exe)
-	if err != nil {
-		return nil
-	}
-	h := sha256.New()
-	h.Write([]byte(bi.String()))
-	h.Write([]byte("\x00" + exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)))
-	return h.Sum(nil)
-})
+// buildID names the code that plans (receive.BuildID); a variable, so
+// tests can stand in another build.
+var buildID = receive.BuildID
 
 // memo is the memo of one round: its entry's key and the digest of what the
 // round reads; ok is false when the round may not use or write a memo.

@@ -13,6 +13,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // PRCheck is one check result of a pull request.
@@ -185,6 +186,11 @@ func (r *Repo) PRs(t *trust.State, all bool) ([]PRView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing refs in %s: %w", r.GitDir, err)
 	}
+	return r.prsAt(t, all, refs)
+}
+
+// prsAt is PRs over the pull request refs refs.
+func (r *Repo) prsAt(t *trust.State, all bool, refs map[string]plumbing.Hash) ([]PRView, error) {
 	out := []PRView{}
 	for _, f := range r.Reader(EventCeilings(t)).PRs(t.Tip, t, refs) {
 		if f.Err != nil {

@@ -1,0 +1,99 @@
+package repo
+
+// The `pr list` memo (docs/scale.md, "The pr list memo"). The listing is a
+// function of the trust state (named by the trust tip), of every pull
+// request log (named by its ref's tip), of --all and of the code that
+// renders it. The fold cache keeps the last listing under a digest of
+// exactly those, so a `pr list` over unchanged refs reads the refs, one
+// cache entry and nothing else:
+//
+//	key:   the first 20 bytes of SHA-256("gitplus pr list memo v1\n" + all)
+//	entry: "gppl" 1 | digest (32) | the listing, as printed
+//	digest: SHA-256 over the prefix, the build (receive.BuildID), all,
+//	        the trust tip and every pull request ref read, in name order
+//	        (name, NUL, id)
+//
+// A listing is stored only when it was computed in full without error (a
+// pull request that cannot be read fails the command, and might read next
+// time). An entry of another digest, layout or a damaged one is a miss.
+// Like every fold cache entry it is trusted as the git directory is
+// (docs/foldcache.md).
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive"
+)
+
+var prListMagic = []byte("gppl\x01")
+
+const prListPrefix = "gitplus pr list memo v1\n"
+
+// buildID names the code that renders the listing (a variable, so tests
+// can stand in another build).
+var buildID = receive.BuildID
+
+// PRList is `pr list` as text: one PRView.Line per pull request (open ones
+// unless all), in PRs' order, each ending in a newline; through the memo
+// above.
+func (r *Repo) PRList(t *trust.State, all bool) ([]byte, error) {
+	refs, err := receive.ReadRefsUnder(r.GitDir, []string{hubrefs.PRRefPrefix}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing refs in %s: %w", r.GitDir, err)
+	}
+	id := buildID()
+	var digest [32]byte
+	var key plumbing.Hash
+	cache := receive.NewDirCache(r.GitDir)
+	if id != nil {
+		digest = prListDigest(id, t.Tip, all, refs)
+		sum := sha256.Sum256([]byte(prListPrefix + strconv.FormatBool(all)))
+		copy(key[:], sum[:])
+		if b, ok := cache.Get(key); ok && len(b) >= len(prListMagic)+len(digest) &&
+			bytes.Equal(b[:len(prListMagic)], prListMagic) && bytes.Equal(b[len(prListMagic):len(prListMagic)+len(digest)], digest[:]) {
+			return b[len(prListMagic)+len(digest):], nil
+		}
+	}
+	views, err := r.prsAt(t, all, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(prListMagic)+len(digest)+len(views)*128)
+	out = append(append(out, prListMagic...), digest[:]...)
+	for _, v := range views {
+		out = append(append(out, v.Line()...), '\n')
+	}
+	if id != nil {
+		cache.Put(key, out)
+	}
+	return out[len(prListMagic)+len(digest):], nil
+}
+
+// prListDigest is the memo's digest (the package comment above).
+func prListDigest(build []byte, trustTip plumbing.Hash, all bool, refs map[string]plumbing.Hash) [32]byte {
+	var b []byte
+	for _, s := range []string{prListPrefix, string(build), strconv.FormatBool(all), trustTip.String()} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	names := make([]string, 0, len(refs))
+	for n := range refs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		h := refs[n]
+		b = append(append(append(b, n...), 0), h[:]...)
+	}
+	return sha256.Sum256(b)
+}
