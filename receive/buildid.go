@@ -2,10 +2,15 @@ package receive
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
+	"slices"
+
 	"os"
 	"runtime/debug"
 	"strconv"
 	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // BuildID names the running code, for memos of what it computed (the idle
@@ -32,3 +37,31 @@ var BuildID = sync.OnceValue(func() []byte {
 	h.Write([]byte("\x00" + exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)))
 	return h.Sum(nil)
 })
+
+// RefsDigest is what a memo of something computed from exactly refs is
+// kept under (the idle pass's, `pr list`'s; docs/scale.md): SHA-256 over
+// parts, each as its length (uvarint) and bytes, then the number of refs
+// (uvarint) and every ref in name order as name, NUL, id.
+func RefsDigest(parts []string, refs map[string]plumbing.Hash) [32]byte {
+	size := 2 * binary.MaxVarintLen64
+	for _, p := range parts {
+		size += binary.MaxVarintLen64 + len(p)
+	}
+	names := make([]string, 0, len(refs))
+	for n := range refs {
+		names = append(names, n)
+		size += len(n) + 1 + len(plumbing.ZeroHash)
+	}
+	slices.Sort(names)
+	b := make([]byte, 0, size)
+	for _, p := range parts {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		id := refs[n]
+		b = append(append(append(b, n...), 0), id[:]...)
+	}
+	return sha256.Sum256(b)
+}

@@ -37,7 +37,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"slices"
 	"strconv"
 	"unsafe"
 
@@ -83,28 +82,8 @@ func (r *runner) memoFor(refs map[string]plumbing.Hash) *memo {
 		return m
 	}
 	o := r.o
-	h := sha256.New()
-	var b []byte
-	for _, s := range append([]string{memoPrefix, string(id), o.Target, o.QueueID, strconv.Itoa(o.Depth),
-		strconv.FormatBool(o.AutoEnter), o.Name, strconv.Itoa(len(o.Env))}, o.Env...) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	names := make([]string, 0, len(refs))
-	size := len(b) + binary.MaxVarintLen64
-	for n := range refs {
-		names = append(names, n)
-		size += len(n) + 1 + len(plumbing.ZeroHash)
-	}
-	slices.Sort(names)
-	b = slices.Grow(b, size-len(b))
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, n := range names {
-		id := refs[n]
-		b = append(append(append(b, n...), 0), id[:]...)
-	}
-	h.Write(b)
-	h.Sum(m.digest[:0])
+	m.digest = receive.RefsDigest(append([]string{memoPrefix, string(id), o.Target, o.QueueID, strconv.Itoa(o.Depth),
+		strconv.FormatBool(o.AutoEnter), o.Name, strconv.Itoa(len(o.Env))}, o.Env...), refs)
 	m.cache, m.key, m.ok = receive.NewDirCache(o.GitDir), memoKey(o.Target, o.QueueID), true
 	return m
 }

@@ -22,9 +22,7 @@ package repo
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -80,20 +78,5 @@ func (r *Repo) PRList(t *trust.State, all bool) ([]byte, error) {
 
 // prListDigest is the memo's digest (the package comment above).
 func prListDigest(build []byte, trustTip plumbing.Hash, all bool, refs map[string]plumbing.Hash) [32]byte {
-	var b []byte
-	for _, s := range []string{prListPrefix, string(build), strconv.FormatBool(all), trustTip.String()} {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	names := make([]string, 0, len(refs))
-	for n := range refs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, n := range names {
-		h := refs[n]
-		b = append(append(append(b, n...), 0), h[:]...)
-	}
-	return sha256.Sum256(b)
+	return receive.RefsDigest([]string{prListPrefix, string(build), strconv.FormatBool(all), trustTip.String()}, refs)
 }
