@@ -372,7 +372,6 @@ func sharedStrings(b []byte, r *entryReader, fresh bool) (str func() string, str
 	return str, strs
 }
 
-// bytesN reads n raw bytes.
 // flag reads a byte that must be 0 (false) or 1 (true).
 func (r *entryReader) flag() bool {
 	v := r.bytesN(1)
@@ -382,6 +381,7 @@ func (r *entryReader) flag() bool {
 	return len(v) == 1 && v[0] == 1
 }
 
+// bytesN reads n raw bytes.
 func (r *entryReader) bytesN(n int) []byte {
 	if r.bad || len(r.b) < n {
 		r.bad = true

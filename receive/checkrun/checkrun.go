@@ -121,8 +121,14 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	if err := repo.NeedCap(s.Member, trust.CheckCap(o.Name)); err != nil {
 		return nil, err
 	}
+	// The queue records naming the revision, read once for the batch skip
+	// and the search-step rule.
+	var recs []queueRecord
+	if !o.EveryStep || (o.Retries > 0 && !o.RetrySearch) {
+		recs = candidateRecords(s, o.PR, o.Rev)
+	}
 	if !o.EveryStep {
-		if end := groupInner(s, o.PR, o.Rev); end != "" {
+		if end := groupInner(recs); end != "" {
 			msg := fmt.Sprintf("the queue checks this candidate through its group's last step %s (batch checks, checkEvery)", end)
 			fmt.Fprintf(o.Log, "check %s on pull request %s at %s: %s; not running it\n", o.Name, o.PR, o.Rev, msg)
 			return &Result{Skipped: msg}, nil
@@ -144,7 +150,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 		return &Result{Skipped: holder}, nil
 	}
 	if o.Retries > 0 && !o.RetrySearch {
-		if why := searchStep(s, o.PR, o.Rev); why != "" {
+		if why := searchStep(recs); why != "" {
 			fmt.Fprintf(o.Log, "check %s at %s: %s: a failure is not run again (the queue's search is its retry)\n", o.Name, o.Rev, why)
 			o.Retries = 0
 		}
@@ -283,12 +289,12 @@ type queueRecord struct {
 	rec queue.Recorded
 }
 
-// groupInner returns the group end when the latest queue.candidate of pull
-// request id, in any queue, names commit as a step inside a batch group
-// (docs/queue.md, "Batch checks"); "" otherwise, also when the queues
-// cannot be read (the check then runs: running too much is safe).
-func groupInner(s *repo.Signing, id, commit string) string {
-	for _, r := range candidateRecords(s, id, commit) {
+// groupInner returns the group end when one of recs (candidateRecords)
+// names its commit as a step inside a batch group (docs/queue.md, "Batch
+// checks"); "" otherwise, also when the queues could not be read (the check
+// then runs: running too much is safe).
+func groupInner(recs []queueRecord) string {
+	for _, r := range recs {
 		if r.rec.GroupEnd != "" && r.rec.GroupEnd != r.rec.Step {
 			return r.rec.GroupEnd
 		}
@@ -296,12 +302,12 @@ func groupInner(s *repo.Signing, id, commit string) string {
 	return ""
 }
 
-// searchStep says why commit is a step of the queue's search of a red
-// group (its latest queue.candidate, in any queue, names it as a trial or
-// as the last step of a group of more than one), or "" (also when the
-// queues cannot be read: retrying as asked is safe).
-func searchStep(s *repo.Signing, id, commit string) string {
-	for _, r := range candidateRecords(s, id, commit) {
+// searchStep says why the commit recs (candidateRecords) name is a step of
+// the queue's search of a red group (a trial, or the last step of a group
+// of more than one), or "" (also when the queues could not be read:
+// retrying as asked is safe).
+func searchStep(recs []queueRecord) string {
+	for _, r := range recs {
 		switch {
 		case r.rec.Trial:
 			return fmt.Sprintf("a trial of %d in queue %s", r.rec.GroupSize, r.id)
