@@ -63,8 +63,8 @@ func splitAside(q *State, ready []candidateEntry) ([]candidateEntry, []*trialSet
 	byEnd := map[string]*trialSet{}
 	var trials []*trialSet
 	for _, c := range ready {
-		rec, ok := q.LatestCandidate(c.pr)
-		if !ok || !rec.Trial || rec.Seq <= c.seq || !rec.Invalidated.IsZero() || rec.Head != c.head {
+		rec := q.latestRec(c.pr)
+		if rec == nil || !rec.Trial || rec.Seq <= c.seq || !rec.Invalidated.IsZero() || rec.Head != c.head {
 			rest = append(rest, c)
 			continue
 		}
@@ -75,7 +75,7 @@ func splitAside(q *State, ready []candidateEntry) ([]candidateEntry, []*trialSet
 			trials = append(trials, t)
 		}
 		t.members = append(t.members, c)
-		t.recs = append(t.recs, rec)
+		t.recs = append(t.recs, *rec)
 	}
 	for _, t := range trials {
 		sort.Sort(byRecordSeq{t})
@@ -126,7 +126,7 @@ func halves(g []candidateEntry) [][]candidateEntry {
 // orderKey is where entry c stands in the queue: as of its queue.entered,
 // or as of its latest trial when a trial in its current episode cleared it.
 func orderKey(q *State, c candidateEntry) int {
-	if rec, ok := q.LatestCandidate(c.pr); ok && rec.TrialSeq > c.seq {
+	if rec := q.latestRec(c.pr); rec != nil && rec.TrialSeq > c.seq {
 		return rec.TrialSeq
 	}
 	return c.seq
@@ -159,7 +159,7 @@ func requeue(q *State, ready []candidateEntry) {
 func canAside(q *State, chain []Step, lo, hi int) bool {
 	tried := 0
 	for _, st := range chain[lo : hi+1] {
-		if rec, ok := q.LatestCandidate(st.PR); ok && rec.TrialSeq > st.enteredSeq {
+		if rec := q.latestRec(st.PR); rec != nil && rec.TrialSeq > st.enteredSeq {
 			tried++
 		}
 	}
@@ -297,7 +297,7 @@ func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups []trialGr
 		}
 		for _, st := range steps {
 			out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: trialWhy(t, Pending)})
-			if rec, ok := q.LatestCandidate(st.PR); ok && rec.Trial && rec.Invalidated.IsZero() && rec.Step == st.Commit &&
+			if rec := q.latestRec(st.PR); rec != nil && rec.Trial && rec.Invalidated.IsZero() && rec.Step == st.Commit &&
 				rec.Seq > st.enteredSeq && len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize &&
 				rec.Run == g.run {
 				continue

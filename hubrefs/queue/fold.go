@@ -164,6 +164,11 @@ func (s *State) LatestCandidate(prID string) (Recorded, bool) {
 	return cc, true
 }
 
+// latestRec is LatestCandidate without the copy, for this package's
+// readers that only read it (the planner asks it of every queued entry in
+// a pass, docs/scale.md); nil when there is none.
+func (s *State) latestRec(prID string) *Recorded { return s.latest[prID] }
+
 // Active reports whether pr has an active entry, and its position (0-based).
 func (s *State) Active(prID string) (int, bool) {
 	for i, e := range s.Entries {

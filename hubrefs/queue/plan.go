@@ -736,7 +736,7 @@ func StepVerdict(q *State, prID string, p *pr.State, b trust.Branch, t *trust.St
 			cited[l.Run] = true
 		}
 	}
-	if rec, ok := q.LatestCandidate(prID); ok {
+	if rec := q.latestRec(prID); rec != nil {
 		for _, r := range rec.Cited {
 			cited[r] = true // a run a trial cites (docs/queue.md, "Searching a red group aside")
 		}
