@@ -38,11 +38,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"strconv"
-	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -134,13 +134,8 @@ func encodeMemo(digest [32]byte, clock queue.ClockRange, rep *Report) []byte {
 	b = append(append(b, memoMagic...), digest[:]...)
 	b = binary.AppendVarint(b, clock.From)
 	b = binary.AppendVarint(b, clock.Until)
-	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
-	strs := func(ss []string) {
-		b = binary.AppendUvarint(b, uint64(len(ss)))
-		for _, s := range ss {
-			str(s)
-		}
-	}
+	str := func(s string) { b = policy.AppendString(b, s) }
+	strs := func(ss []string) { b = policy.AppendStrings(b, ss) }
 	for _, s := range []string{rep.Queue, rep.Tip, rep.Idle, rep.TargetRed} {
 		str(s)
 	}
@@ -163,67 +158,6 @@ func encodeMemo(digest [32]byte, clock queue.ClockRange, rep *Report) []byte {
 	return b
 }
 
-// memoReader reads an entry; bad is set by the first read past its end
-// or of an impossible value.
-type memoReader struct {
-	b     []byte
-	whole string // the entry, once: the strings read are its substrings
-	bad   bool
-}
-
-func (r *memoReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if r.bad || n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *memoReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if r.bad || n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *memoReader) str() string {
-	n := r.uvarint()
-	if r.bad || n > uint64(len(r.b)) {
-		r.bad = true
-		return ""
-	}
-	end := len(r.whole) - len(r.b) + int(n)
-	r.b = r.b[n:]
-	return r.whole[end-int(n) : end]
-}
-
-// count reads a number of items of at least min bytes each.
-func (r *memoReader) count(min int) int {
-	n := r.uvarint()
-	if r.bad || n > uint64(len(r.b)/min) {
-		r.bad = true
-		return 0
-	}
-	return int(n)
-}
-
-func (r *memoReader) strs() []string {
-	n := r.count(1)
-	if n == 0 {
-		return nil
-	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = r.str()
-	}
-	return out
-}
-
 // decodeMemo decodes an entry for digest; false when it is damaged, of
 // another layout or for another digest. With owned, b belongs to the
 // caller alone and is never written again, and the strings decoded are
@@ -233,34 +167,29 @@ func decodeMemo(b []byte, digest [32]byte, owned bool) (memoEntry, bool) {
 	if !bytes.HasPrefix(b, memoMagic) || len(b) < len(memoMagic)+32 || !bytes.Equal(b[len(memoMagic):len(memoMagic)+32], digest[:]) {
 		return e, false
 	}
-	r := &memoReader{b: b[len(memoMagic)+32:]}
-	if owned && len(r.b) > 0 {
-		r.whole = unsafe.String(&r.b[0], len(r.b))
-	} else {
-		r.whole = string(r.b)
-	}
-	e.from, e.until = r.varint(), r.varint()
+	r := policy.NewEntryDecoder(b[len(memoMagic)+32:], owned)
+	e.from, e.until = r.Varint(), r.Varint()
 	rep := NewReport("")
-	rep.Queue, rep.Tip, rep.Idle, rep.TargetRed = r.str(), r.str(), r.str(), r.str()
-	if n := r.count(7); n > 0 {
+	rep.Queue, rep.Tip, rep.Idle, rep.TargetRed = r.Str(), r.Str(), r.Str(), r.Str()
+	if n := r.Count(7); n > 0 {
 		rep.Chain = make([]queue.Step, n)
 		for i := range rep.Chain {
 			s := &rep.Chain[i]
-			s.PR, s.Head, s.Parent, s.Commit, s.Verdict, s.GroupEnd = r.str(), r.str(), r.str(), r.str(), r.str(), r.str()
-			s.Failed, s.Missing = r.strs(), r.strs()
-			s.GroupSize = int(r.varint())
+			s.PR, s.Head, s.Parent, s.Commit, s.Verdict, s.GroupEnd = r.Str(), r.Str(), r.Str(), r.Str(), r.Str(), r.Str()
+			s.Failed, s.Missing = r.Strs(), r.Strs()
+			s.GroupSize = r.Int()
 		}
 	}
-	if n := r.count(3); n > 0 {
+	if n := r.Count(3); n > 0 {
 		rep.Waiting = make([]queue.Wait, n)
 		for i := range rep.Waiting {
-			rep.Waiting[i] = queue.Wait{PR: r.str(), Head: r.str(), Reason: r.str()}
+			rep.Waiting[i] = queue.Wait{PR: r.Str(), Head: r.Str(), Reason: r.Str()}
 		}
 	}
-	if ws := r.strs(); ws != nil {
+	if ws := r.Strs(); ws != nil {
 		rep.Warnings = ws
 	}
-	if r.bad || len(r.b) != 0 || e.from >= e.until {
+	if !r.Done() || e.from >= e.until {
 		return e, false
 	}
 	e.rep = *rep
