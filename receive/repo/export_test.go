@@ -1,9 +1,6 @@
 package repo
 
 import (
-	"crypto/sha256"
-	"strconv"
-
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs"
@@ -26,8 +23,5 @@ func PRListEntry(r *Repo, t *trust.State, all bool, text string) (plumbing.Hash,
 		panic(err)
 	}
 	d := prListDigest(buildID(), t.Tip, all, refs)
-	var key plumbing.Hash
-	sum := sha256.Sum256([]byte(prListPrefix + strconv.FormatBool(all)))
-	copy(key[:], sum[:])
-	return key, append(append(append([]byte(nil), prListMagic...), d[:]...), text...)
+	return prListKey(all), append(append(append([]byte(nil), prListMagic...), d[:]...), text...)
 }

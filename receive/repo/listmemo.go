@@ -50,12 +50,10 @@ func (r *Repo) PRList(t *trust.State, all bool) ([]byte, error) {
 	}
 	id := buildID()
 	var digest [32]byte
-	var key plumbing.Hash
+	key := prListKey(all)
 	cache := receive.NewDirCache(r.GitDir)
 	if id != nil {
 		digest = prListDigest(id, t.Tip, all, refs)
-		sum := sha256.Sum256([]byte(prListPrefix + strconv.FormatBool(all)))
-		copy(key[:], sum[:])
 		if b, ok := cache.Get(key); ok && len(b) >= len(prListMagic)+len(digest) &&
 			bytes.Equal(b[:len(prListMagic)], prListMagic) && bytes.Equal(b[len(prListMagic):len(prListMagic)+len(digest)], digest[:]) {
 			return b[len(prListMagic)+len(digest):], nil
@@ -74,6 +72,14 @@ func (r *Repo) PRList(t *trust.State, all bool) ([]byte, error) {
 		cache.Put(key, out)
 	}
 	return out[len(prListMagic)+len(digest):], nil
+}
+
+// prListKey is the memo's key (the package comment above).
+func prListKey(all bool) plumbing.Hash {
+	var key plumbing.Hash
+	sum := sha256.Sum256([]byte(prListPrefix + strconv.FormatBool(all)))
+	copy(key[:], sum[:])
+	return key
 }
 
 // prListDigest is the memo's digest (the package comment above).
