@@ -297,9 +297,7 @@ func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups []trialGr
 		}
 		for _, st := range steps {
 			out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: trialWhy(t, Pending)})
-			if rec := q.latestRec(st.PR); rec != nil && rec.Trial && rec.Invalidated.IsZero() && rec.Step == st.Commit &&
-				rec.Seq > st.enteredSeq && len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize &&
-				rec.Run == g.run {
+			if rec := q.latestRec(st.PR); announces(rec, st) && rec.Trial && rec.Run == g.run {
 				continue
 			}
 			out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: []string{st.Parent, st.Head},

@@ -508,9 +508,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 			continue
 		}
 		parents := []string{st.Parent, st.Head}
-		if rec, ok := q.LatestCandidate(st.PR); ok && rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head &&
-			len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.Parents[1] == st.Head && rec.Seq > st.enteredSeq &&
-			rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize {
+		if announces(q.latestRec(st.PR), st) {
 			continue
 		}
 		if rec, ok := q.LatestCandidate(st.PR); ok && every > 1 && st.Verdict != Pending && st.GroupEnd == st.Commit &&
@@ -527,6 +525,16 @@ func PlanPass(in PlanInput) (Plan, error) {
 		out.Idle = "no entries in queue " + q.ID
 	}
 	return out, nil
+}
+
+// announces reports whether rec (a pull request's latest queue.candidate)
+// stands and names exactly step st in the entry's current episode: its
+// commit, head, parents and group marks. Such a step is not published
+// again.
+func announces(rec *Recorded, st Step) bool {
+	return rec != nil && rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head &&
+		len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.Parents[1] == st.Head && rec.Seq > st.enteredSeq &&
+		rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize
 }
 
 func containsRev(in PlanInput, rev string) bool {
