@@ -138,7 +138,7 @@ type Server struct {
 	Private bool      // HTTP reads need a member token too
 	Log     io.Writer // "git+ serve: ..." lines about failed requests (nil: standard error)
 
-	web       http.Handler // webview.Root(Root): browser pages (docs/cli.md)
+	web       http.Handler // webview.Root(the server): browser pages (docs/cli.md)
 	gitkit    http.Handler // git's smart HTTP reads
 	mu        sync.Mutex
 	installed map[string]bool
@@ -147,9 +147,10 @@ type Server struct {
 // New returns a server for the repositories under root (absolute) that
 // installs hooks running binary. It touches no repository until asked.
 func New(root, binary string, private bool) *Server {
-	return &Server{Root: root, Binary: binary, Private: private, installed: map[string]bool{},
-		web:    webview.Root(root),
+	s := &Server{Root: root, Binary: binary, Private: private, installed: map[string]bool{},
 		gitkit: gitkit.New(gitkit.Config{Dir: root, AutoCreate: false, AutoHooks: false})}
+	s.web = webview.Root(s)
+	return s
 }
 
 func (s *Server) logf(format string, a ...any) {
@@ -179,6 +180,38 @@ func (s *Server) Repo(rel string) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// ServedRepos lists the URL paths ("team/app.git") of the repositories the
+// server serves: those FindRepos finds that hold refs/hub/trust. The web
+// view lists these and no other (webview.Served).
+func (s *Server) ServedRepos() []string {
+	repos, err := FindRepos(s.Root)
+	if err != nil {
+		s.logf("%v", err)
+	}
+	var rels []string
+	for _, d := range repos {
+		if !HasTrust(d) {
+			continue
+		}
+		rel, err := filepath.Rel(s.Root, d)
+		if err != nil {
+			continue
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	return rels
+}
+
+// ServedRepo is Repo for the web view (webview.Served): the git directory
+// of the served repository at rel, or false for anything else.
+func (s *Server) ServedRepo(rel string) (string, bool) {
+	dir, err := s.Repo(rel)
+	if err != nil && !errors.Is(err, ErrNoRepo) && !errors.Is(err, ErrEscape) {
+		s.logf("%v", err)
+	}
+	return dir, err == nil
 }
 
 // Install installs git+'s hooks into the git directory dir, once per server.

@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -173,66 +170,55 @@ func render(w http.ResponseWriter, status int, name string, data any) {
 	w.Write(buf.Bytes())
 }
 
-// Root is the view of every repository under root, each at its path under
-// the root (ROOT/team/app.git at /team/app.git/), as git+ serve lays them
-// out; "/" lists them. A path that is no repository under root is 404.
-func Root(root string) http.Handler { return &rootView{root: root} }
-
-type rootView struct{ root string }
-
-// IsBareRepo reports whether dir looks like a bare git directory.
-func IsBareRepo(dir string) bool {
-	for _, p := range []string{"HEAD", "objects", "refs"} {
-		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
-			return false
-		}
-	}
-	return true
+// Served is what Root shows: the repositories a server serves, as the
+// server decides (git+ serve: hooks/serve), so that the page lists and
+// describes exactly those and nothing else.
+type Served interface {
+	// ServedRepos lists the URL paths of the served repositories
+	// ("team/app.git"), in order.
+	ServedRepos() []string
+	// ServedRepo returns the git directory of the served repository at
+	// URL path rel ("team/app.git"), or false for any path that is not one.
+	ServedRepo(rel string) (gitDir string, ok bool)
 }
 
+// Root is the view of the repositories served, each at its path under the
+// root (ROOT/team/app.git at /team/app.git/), as git+ serve lays them out;
+// "/" lists them. Any other path, a repository the server does not serve
+// included, is a plain 404, as smart HTTP answers it.
+func Root(served Served) http.Handler { return &rootView{served: served} }
+
+type rootView struct{ served Served }
+
+// maxDepth is how many path segments a repository's URL path has at most
+// (git+ serve finds repositories up to four levels under its root).
+const maxDepth = 4
+
 func (v *rootView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if r.URL.Path == "/" {
-		v.list(w, r)
+		v.list(w)
 		return
 	}
+	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	for i := range segs {
 		if segs[i] == "" || segs[i] == ".." || strings.HasPrefix(segs[i], ".") {
 			http.NotFound(w, r)
 			return
 		}
-		if i >= 4 {
+		if i >= maxDepth {
 			break
 		}
-		dir := filepath.Join(append([]string{v.root}, segs[:i+1]...)...)
-		if IsBareRepo(dir) {
-			Repo(dir, "/"+strings.Join(segs[:i+1], "/")).ServeHTTP(w, r)
+		rel := strings.Join(segs[:i+1], "/")
+		if dir, ok := v.served.ServedRepo(rel); ok {
+			Repo(dir, "/"+rel).ServeHTTP(w, r)
 			return
 		}
 	}
 	http.NotFound(w, r)
 }
 
-func (v *rootView) list(w http.ResponseWriter, r *http.Request) {
-	var repos []string
-	_ = filepath.WalkDir(v.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		if p != v.root && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		rel, _ := filepath.Rel(v.root, p)
-		if p != v.root && IsBareRepo(p) {
-			repos = append(repos, filepath.ToSlash(rel))
-			return filepath.SkipDir
-		}
-		if rel != "." && strings.Count(rel, string(filepath.Separator)) >= 3 {
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	render(w, http.StatusOK, "root", map[string]any{"Base": "", "Title": "repositories", "Repos": repos})
+func (v *rootView) list(w http.ResponseWriter) {
+	render(w, http.StatusOK, "root", map[string]any{"Base": "", "Title": "repositories", "Repos": v.served.ServedRepos()})
 }
 
 // Required is the protection of p's base branch (the templates show its
