@@ -68,7 +68,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var who *trust.Member
 	if name, token, ok := r.BasicAuth(); ok {
-		st, err := TrustOf(dir)
+		st, since, err := s.memberKeys(dir)
 		if err != nil {
 			s.logf("%v", err)
 			http.Error(w, "repository not ready", http.StatusInternalServerError)
@@ -78,8 +78,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			s.logf("%v", err)
 		}
-		if who, ok = CheckToken(ts, st, name, token); !ok {
-			unauthorized(w, rel, "git+: the token for "+name+" is not valid for "+rel+" (revoked, never issued here, or the member was removed or re-keyed); ask for a new one\n")
+		if who, ok = CheckToken(ts, st, since, name, token); !ok {
+			unauthorized(w, rel, "git+: the token for "+name+" is not valid for "+rel+" (revoked, never issued here, issued before the member was removed or re-keyed, or before tokens were bound to a member's key event); ask for a new one\n")
 			return
 		}
 	}

@@ -142,6 +142,7 @@ type Server struct {
 	gitkit    http.Handler // git's smart HTTP reads
 	mu        sync.Mutex
 	installed map[string]bool
+	keys      map[string]memberKeys // per repository: KeyEvents at a trust tip (keyevent.go)
 }
 
 // New returns a server for the repositories under root (absolute) that

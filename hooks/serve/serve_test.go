@@ -63,22 +63,30 @@ func TestCheckToken(t *testing.T) {
 		"dev": trust.NewMember("dev", dev.Public, hubrefs.AuthorizedKey(dev.Public), []string{"source.push"}),
 	}}
 	tok := TokenPrefix + "secret"
-	ts := Tokens{Tokens: []TokenRecord{{Name: "dev", Key: hubrefs.AuthorizedKey(dev.Public), Hash: TokenHash(tok)}}}
-	if m, ok := CheckToken(ts, st, "dev", tok); !ok || m.Name != "dev" {
+	since := map[string]string{"dev": "e1"}
+	rec := TokenRecord{Name: "dev", Key: hubrefs.AuthorizedKey(dev.Public), KeyEvent: "e1", Hash: TokenHash(tok)}
+	ts := Tokens{Tokens: []TokenRecord{rec}}
+	if m, ok := CheckToken(ts, st, since, "dev", tok); !ok || m.Name != "dev" {
 		t.Fatal("a valid token was refused")
 	}
+	unbound := rec
+	unbound.KeyEvent = ""
 	for name, c := range map[string]struct {
+		ts          Tokens
 		st          *trust.State
+		since       map[string]string
 		name, token string
 	}{
-		"wrong token":    {st, "dev", TokenPrefix + "other"},
-		"other name":     {st, "rev", tok},
-		"no prefix":      {st, "dev", "secret"},
-		"member removed": {&trust.State{Members: map[string]*trust.Member{}}, "dev", tok},
-		"member re-keyed": {&trust.State{Members: map[string]*trust.Member{
-			"dev": trust.NewMember("dev", other.Public, hubrefs.AuthorizedKey(other.Public), []string{"source.push"})}}, "dev", tok},
+		"wrong token":    {ts, st, since, "dev", TokenPrefix + "other"},
+		"other name":     {ts, st, since, "rev", tok},
+		"no prefix":      {ts, st, since, "dev", "secret"},
+		"member removed": {ts, &trust.State{Members: map[string]*trust.Member{}}, map[string]string{}, "dev", tok},
+		"member re-keyed": {ts, &trust.State{Members: map[string]*trust.Member{
+			"dev": trust.NewMember("dev", other.Public, hubrefs.AuthorizedKey(other.Public), []string{"source.push"})}}, map[string]string{"dev": "e3"}, "dev", tok},
+		"same key, later key event": {ts, st, map[string]string{"dev": "e2"}, "dev", tok},
+		"record without key event":  {Tokens{Tokens: []TokenRecord{unbound}}, st, since, "dev", tok},
 	} {
-		if _, ok := CheckToken(ts, c.st, c.name, c.token); ok {
+		if _, ok := CheckToken(c.ts, c.st, c.since, c.name, c.token); ok {
 			t.Errorf("%s: accepted", name)
 		}
 	}

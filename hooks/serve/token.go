@@ -8,10 +8,19 @@ package serve
 //     shown once; the git directory keeps only its SHA-256, in
 //     gitplus/tokens.json, with the member's name and the key the member
 //     held at issue time.
-//   - A token authenticates only while its member exists with that same
-//     key: removing a member or changing its key voids its tokens without
-//     touching the file. What the member may push is the hook's question
-//     (the trust at the push), so revoking a capability is immediate too.
+//   - A token is bound to its member's key event (keyevent.go): the trust
+//     event that gave the member the key it held at issue time. It
+//     authenticates only while the member exists with that key and that
+//     key event, so removing a member or changing its key voids its tokens
+//     for good, without touching the file: adding the member again with the
+//     same key, or changing the key back, makes a new key event. A
+//     capability change keeps the key event; what the member may push is
+//     the hook's question (the trust at the push), so revoking a
+//     capability is immediate too.
+//   - A record without a key event (issued by a git+ before tokens were
+//     bound) authenticates nothing: whether its member was removed and
+//     added again since cannot be told, so it is refused, and the member
+//     needs a new token (docs/serving.md "Tokens").
 //   - The file is rewritten whole (temporary file, rename) under an
 //     exclusive lock file, so concurrent issues and revocations do not
 //     lose each other; the server reads it on every authenticated request.
@@ -44,11 +53,15 @@ const TokenPrefix = "gpt_"
 
 // TokenRecord is one issued token as the git directory keeps it.
 type TokenRecord struct {
-	ID      string `json:"id"`   // the first 12 hex digits of Hash: names the token in list and revoke
-	Name    string `json:"name"` // the member
-	Key     string `json:"key"`  // the member's key when issued (authorized_keys line)
-	Hash    string `json:"sha256"`
-	Created string `json:"created"`
+	ID   string `json:"id"`   // the first 12 hex digits of Hash: names the token in list and revoke
+	Name string `json:"name"` // the member
+	Key  string `json:"key"`  // the member's key when issued (authorized_keys line)
+	// KeyEvent is the id of the trust event that gave the member Key
+	// (KeyEvents); "" in a record written before tokens were bound, which
+	// then authenticates nothing.
+	KeyEvent string `json:"keyEvent,omitempty"`
+	Hash     string `json:"sha256"`
+	Created  string `json:"created"`
 }
 
 // Tokens is the content of TokensFile.
@@ -120,9 +133,10 @@ func UpdateTokens(gitDir string, change func(*Tokens) error) error {
 	return nil
 }
 
-// CheckToken returns the member a token authenticates in st: the record's
-// member must exist with the key it held when the token was issued.
-func CheckToken(ts Tokens, st *trust.State, name, token string) (*trust.Member, bool) {
+// CheckToken returns the member a token authenticates in st, whose key
+// events are since (KeyEvents): the record's member must exist with the
+// key it held when the token was issued, given by the same trust event.
+func CheckToken(ts Tokens, st *trust.State, since map[string]string, name, token string) (*trust.Member, bool) {
 	if !strings.HasPrefix(token, TokenPrefix) {
 		return nil, false
 	}
@@ -132,7 +146,7 @@ func CheckToken(ts Tokens, st *trust.State, name, token string) (*trust.Member, 
 			continue
 		}
 		m, ok := st.Members[name]
-		if !ok || m.KeyLine != r.Key {
+		if !ok || m.KeyLine != r.Key || r.KeyEvent == "" || since[name] != r.KeyEvent {
 			return nil, false
 		}
 		return m, true
@@ -144,7 +158,7 @@ func CheckToken(ts Tokens, st *trust.State, name, token string) (*trust.Member, 
 // gitDir and records its hash. The token itself is returned once and kept
 // nowhere.
 func IssueToken(gitDir, name string, now time.Time) (token string, rec TokenRecord, m *trust.Member, err error) {
-	st, err := TrustOf(gitDir)
+	st, since, err := KeyEvents(gitDir)
 	if err != nil {
 		return "", rec, nil, err
 	}
@@ -158,7 +172,7 @@ func IssueToken(gitDir, name string, now time.Time) (token string, rec TokenReco
 	}
 	token = TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 	hash := TokenHash(token)
-	rec = TokenRecord{ID: hash[:12], Name: name, Key: m.KeyLine, Hash: hash, Created: now.UTC().Format(time.RFC3339)}
+	rec = TokenRecord{ID: hash[:12], Name: name, Key: m.KeyLine, KeyEvent: since[name], Hash: hash, Created: now.UTC().Format(time.RFC3339)}
 	if err := UpdateTokens(gitDir, func(ts *Tokens) error {
 		ts.Tokens = append(ts.Tokens, rec)
 		return nil
