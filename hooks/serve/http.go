@@ -46,10 +46,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.web.ServeHTTP(w, r)
 		return
 	}
+	rel := strings.TrimPrefix(r.URL.Path[:m[0]], "/")
 	dir, err := s.Repo(r.URL.Path[:m[0]])
 	switch {
 	case errors.Is(err, ErrEscape):
 		http.Error(w, "bad path: "+err.Error(), http.StatusBadRequest)
+		return
+	case errors.Is(err, ErrNoRepo) && s.Private:
+		// A private server tells a client that is not authenticated for
+		// a repository nothing, not even whether it exists: a missing
+		// one is answered as an existing one refusing the same request
+		// (docs/serving.md "HTTP").
+		if name, _, ok := r.BasicAuth(); ok {
+			badToken(w, rel, name)
+		} else {
+			privateRepo(w, rel)
+		}
 		return
 	case errors.Is(err, ErrNoRepo):
 		http.NotFound(w, r)
@@ -64,7 +76,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		svc = r.URL.Query().Get("service")
 	}
 	write := svc == "git-receive-pack"
-	rel := strings.TrimPrefix(r.URL.Path[:m[0]], "/")
 
 	var who *trust.Member
 	if name, token, ok := r.BasicAuth(); ok {
@@ -79,12 +90,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.logf("%v", err)
 		}
 		if who, ok = CheckToken(ts, st, since, name, token); !ok {
-			unauthorized(w, rel, "git+: the token for "+name+" is not valid for "+rel+" (revoked, never issued here, issued before the member was removed or re-keyed, or before tokens were bound to a member's key event); ask for a new one\n")
+			badToken(w, rel, name)
 			return
 		}
 	}
 	if who == nil && s.Private {
-		unauthorized(w, rel, fmt.Sprintf("git+: %s is private: authenticate with your member name and a token (git+ member token issue NAME)\n", rel))
+		privateRepo(w, rel)
 		return
 	}
 	if !write || r.Method != http.MethodPost {
@@ -92,6 +103,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.receivePack(w, r, dir, rel, who)
+}
+
+// badToken answers credentials that authenticate no one for rel.
+func badToken(w http.ResponseWriter, rel, name string) {
+	unauthorized(w, rel, "git+: the token for "+name+" is not valid for "+rel+" (revoked, never issued here, issued before the member was removed or re-keyed, or before tokens were bound to a member's key event); ask for a new one\n")
+}
+
+// privateRepo answers a request without credentials on a private server.
+func privateRepo(w http.ResponseWriter, rel string) {
+	unauthorized(w, rel, fmt.Sprintf("git+: %s is private: authenticate with your member name and a token (git+ member token issue NAME)\n", rel))
 }
 
 func unauthorized(w http.ResponseWriter, rel, msg string) {

@@ -215,8 +215,9 @@ func TestRepoResolution(t *testing.T) {
 }
 
 // TestHandlerPaths: what the handler answers before any repository is
-// opened — a path leaving the root, one naming no git+ repository, and the
-// web view of a private server.
+// opened — a path leaving the root, one naming no git+ repository (on a
+// private server the 401 an existing one gives), and the web view of a
+// private server.
 func TestHandlerPaths(t *testing.T) {
 	root := t.TempDir()
 	for _, c := range []struct {
@@ -227,7 +228,7 @@ func TestHandlerPaths(t *testing.T) {
 		{false, "/../x.git/info/refs", "bad path", 400},
 		{false, "/a/../../x.git/git-upload-pack", "bad path", 400},
 		{false, "/nothing.git/info/refs", "404 page not found", 404},
-		{true, "/nothing.git/info/refs", "404 page not found", 404},
+		{true, "/nothing.git/info/refs", "git+: nothing.git is private: authenticate", 401},
 		{true, "/", "this server is private (--private): the web view is off", 404},
 	} {
 		rec := httptest.NewRecorder()

@@ -16,6 +16,9 @@ package serve
 //     at least one git+ repository under the root (a key that is nobody's
 //     fails authentication). At exec time the key must be a member of the
 //     repository addressed; otherwise the command fails with a message.
+//     On a private server that message is the same for a repository that
+//     does not exist, so a key learns nothing of repositories it is no
+//     member of.
 //   - Only "git-upload-pack 'PATH'" and "git-receive-pack 'PATH'" (also
 //     spelled "git upload-pack") are run; PATH is resolved under the root as
 //     the HTTP side does, a ".." segment refused. The only env request
@@ -281,10 +284,25 @@ func (f *SSH) exec(ch ssh.Channel, command, key, protocol string) {
 		return
 	}
 	rel = strings.TrimPrefix(rel, "~/")
+	pub, _, err := hubrefs.ParseAuthorizedKeyLine(key)
+	if err != nil {
+		refuse("the authenticated key does not parse: %v", err)
+		return
+	}
+	// A private server says the same to a key that is no member of an
+	// existing repository and to any key naming a missing one, so that
+	// nobody learns which repositories exist without being a member
+	// (docs/serving.md "SSH").
+	notYours := func() {
+		refuse("%q is not a git+ repository here, or key %s is not a member of it", strings.Trim(rel, "/"), hubrefs.Fingerprint(pub))
+	}
 	dir, err := f.s.Repo(rel)
 	switch {
 	case errors.Is(err, ErrEscape):
 		refuse("%v: name a repository under the served root, without ..", err)
+		return
+	case errors.Is(err, ErrNoRepo) && f.s.Private:
+		notYours()
 		return
 	case errors.Is(err, ErrNoRepo):
 		refuse("%q is not a git+ repository here", strings.Trim(rel, "/"))
@@ -298,12 +316,10 @@ func (f *SSH) exec(ch ssh.Channel, command, key, protocol string) {
 		refuse("%v", err)
 		return
 	}
-	pub, _, err := hubrefs.ParseAuthorizedKeyLine(key)
-	if err != nil {
-		refuse("the authenticated key does not parse: %v", err)
+	if _, ok := st.MemberByKey(pub); !ok && f.s.Private {
+		notYours()
 		return
-	}
-	if _, ok := st.MemberByKey(pub); !ok {
+	} else if !ok {
 		refuse("key %s is not a member of %s; ask its admin to add it (git+ member add)", hubrefs.Fingerprint(pub), strings.Trim(rel, "/"))
 		return
 	}
