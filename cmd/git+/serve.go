@@ -24,7 +24,7 @@ func init() {
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "HTTP address to listen on (port 0: any free port)"},
 			&cli.StringFlag{Name: "ssh", Usage: "also serve over SSH on this address (port 0: any free port)"},
 			&cli.StringFlag{Name: "host-key", Usage: "the SSH host key file, created if missing and reused (default ROOT/.gitplus/ssh_host_ed25519_key)"},
-			&cli.BoolFlag{Name: "private", Usage: "HTTP reads need a member token too (default: anonymous reads)"},
+			&cli.BoolFlag{Name: "private", Usage: "HTTP reads need a member token too, and a client not authenticated for a repository learns nothing of it, not even whether it exists (default: anonymous reads)"},
 			&cli.StringFlag{Name: "adopt", Usage: "SSH private key FILE: git+ init every repository without refs/hub/trust, with this key as admin"},
 		},
 		Action: nargs(0, 0, "usage: git+ serve --root DIR [--listen ADDR] [--ssh ADDR] [--host-key FILE] [--private] [--adopt KEYFILE]", serveAction),

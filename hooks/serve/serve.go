@@ -12,7 +12,8 @@
 //   - Serve touches only git+ repositories, those holding refs/hub/trust:
 //     it installs git+'s hooks into them (existing hooks are kept and
 //     chained) and serves them; every other repository is listed as skipped
-//     at start and answered 404, unless Config.Adopt names a key that makes
+//     at start and answered 404, by smart HTTP and the page alike (the page
+//     lists only ServedRepos), unless Config.Adopt names a key that makes
 //     it a git+ repository (git+ init with that key as admin). gitkit's own
 //     hook helpers are not used (AutoHooks would delete existing hooks;
 //     AutoCreate false: pushing never creates a repository). A path with a
@@ -22,7 +23,10 @@
 //     and a token (token.go), or a signed push (the request body starts
 //     with a push certificate, which the hook verifies). Anything else is
 //     answered 401 with a message saying how to authenticate. Credentials
-//     that are sent are always checked, reads included.
+//     that are sent are always checked, reads included. Private tells a
+//     client not authenticated for a repository nothing, not whether it
+//     exists: a path that is no served repository gets the 401 an existing
+//     one would (and over SSH the same message, ssh.go).
 //   - SSH: ssh.go.
 //   - Every git process serve starts for a push carries GITPLUS_SERVED=1
 //     and runs in its own process group. receive-pack runs post-receive
