@@ -15,7 +15,7 @@ package hooks
 //   - Other writers of the config file (an operator's `git config`, git
 //     itself) do not take that lock: a `git config` write that finds the
 //     config's lock file held ("could not lock config file") is retried with
-//     backoff (10 ms doubling to 320 ms, about 1.3 s in all) before Install
+//     backoff (10 ms doubling to 640 ms, about 1.3 s in all) before Install
 //     fails.
 
 import (
@@ -38,7 +38,7 @@ func setConfig(gitDir, key, value string) (string, error) {
 	delay := 10 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		out, err := git(gitDir, "config", key, value)
-		if err == nil || attempt == 6 || !strings.Contains(out, "could not lock config file") {
+		if err == nil || attempt == 7 || !strings.Contains(out, "could not lock config file") {
 			return out, err
 		}
 		time.Sleep(delay)
