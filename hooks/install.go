@@ -29,6 +29,8 @@
 //     brings (docs/objects.md says what it costs).
 //   - receive.certNonceSeed (and receive.certNonceSlop) are set when absent,
 //     so that the repository takes signed pushes (pushcert.go).
+//   - Installs run one at a time per repository, and config writes outlast
+//     another writer's lock (installlock.go).
 package hooks
 
 import (
@@ -94,21 +96,24 @@ func Install(gitDir, binary string) error {
 		return fmt.Errorf("creating %s: %w", hooksDir, err)
 	}
 	lean, _ := LeanHook(bin)
-	for _, name := range Names {
-		if err := installOne(hooksDir, name, bin, lean); err != nil {
-			return err
+	// One install at a time (installlock.go).
+	return withInstallLock(dir, func() error {
+		for _, name := range Names {
+			if err := installOne(hooksDir, name, bin, lean); err != nil {
+				return err
+			}
 		}
-	}
-	if out, err := git(dir, "config", "receive.advertisePushOptions", "true"); err != nil {
-		return fmt.Errorf("setting receive.advertisePushOptions in %s: %v: %s: %w", dir, err, out, ErrInstall)
-	}
-	// Defence in depth (docs/objects.md): git itself refuses objects its
-	// fsck refuses, on every branch; the hook's own checks (bad-object)
-	// stand without it.
-	if out, err := git(dir, "config", "receive.fsckObjects", "true"); err != nil {
-		return fmt.Errorf("setting receive.fsckObjects in %s: %v: %s: %w", dir, err, out, ErrInstall)
-	}
-	return configurePushCerts(dir) // signed pushes (pushcert.go)
+		if out, err := setConfig(dir, "receive.advertisePushOptions", "true"); err != nil {
+			return fmt.Errorf("setting receive.advertisePushOptions in %s: %v: %s: %w", dir, err, out, ErrInstall)
+		}
+		// Defence in depth (docs/objects.md): git itself refuses objects its
+		// fsck refuses, on every branch; the hook's own checks (bad-object)
+		// stand without it.
+		if out, err := setConfig(dir, "receive.fsckObjects", "true"); err != nil {
+			return fmt.Errorf("setting receive.fsckObjects in %s: %v: %s: %w", dir, err, out, ErrInstall)
+		}
+		return configurePushCerts(dir) // signed pushes (pushcert.go)
+	})
 }
 
 // Installed reports whether both git+ hooks are in place in gitDir, and the

@@ -18,7 +18,9 @@ package hooks
 //     hook sends nothing over the network, so a slow or dead receiver never
 //     slows a push (docs/delivery.md).
 //   - The push option "gitplus.no-notify" (git+ queue run --no-notify)
-//     skips the webhooks; mirrors and wake still run.
+//     skips the webhooks of a push that moved no refs/hub/* ref, and only
+//     when git+ itself set it (pushopts.go: never from a client's `git push
+//     -o`); mirrors and wake still run.
 //   - An event ref that cannot be decoded (it should not pass the boundary)
 //     is logged; its update is still delivered and mirrored, without events.
 
@@ -37,7 +39,8 @@ import (
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
-// NoNotifyOption is the push option that skips webhooks.
+// NoNotifyOption is the push option that skips the webhooks of a push of
+// branches alone, honoured only from git+'s own pushes (pushopts.go).
 const NoNotifyOption = "gitplus.no-notify"
 
 // Options are what the post-receive chain runs with.
@@ -67,6 +70,7 @@ const LogFile = "gitplus/log/post-receive.log"
 // post-receive hook on o.Stdin. It returns an error only when the input cannot
 // be read.
 func PostReceive(o Options) (*Report, error) {
+	own := HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
 	o.Environ = WithoutPusher(o.Environ)
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
@@ -123,7 +127,7 @@ func PostReceive(o Options) (*Report, error) {
 	}
 
 	// Wake first: detached, not waited for.
-	for _, r := range Match(rules, rep.Updates, SkippedRules(opts)) {
+	for _, r := range Match(rules, rep.Updates, own.SkipWake) {
 		runs := []WakeRule{r}
 		if r.PerEvent() {
 			runs = nil
@@ -156,11 +160,7 @@ func PostReceive(o Options) (*Report, error) {
 		}
 		rep.Mirrors = append(rep.Mirrors, r.Name)
 	}
-	noNotify := false
-	for _, opt := range opts {
-		noNotify = noNotify || opt == NoNotifyOption
-	}
-	if len(webhooks) > 0 && !noNotify {
+	if len(webhooks) > 0 && !(own.NoNotify && quietable(rep.Updates)) {
 		body, err := json.Marshal(d)
 		if err != nil {
 			fails = append(fails, fmt.Sprintf("encoding the webhook delivery: %v", err))

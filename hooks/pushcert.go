@@ -24,7 +24,7 @@ func configurePushCerts(dir string) error {
 		if _, err := rand.Read(b[:]); err != nil {
 			return fmt.Errorf("generating receive.certNonceSeed for %s: %w", dir, err)
 		}
-		if out, err := git(dir, "config", "receive.certNonceSeed", hex.EncodeToString(b[:])); err != nil {
+		if out, err := setConfig(dir, "receive.certNonceSeed", hex.EncodeToString(b[:])); err != nil {
 			return fmt.Errorf("setting receive.certNonceSeed in %s: %v: %s: %w", dir, err, out, ErrInstall)
 		}
 	}
@@ -34,12 +34,12 @@ func configurePushCerts(dir string) error {
 	// the trust log; an empty allowed-signers file keeps receive-pack quiet
 	// (docs/serving.md "Signed pushes").
 	if out, err := git(dir, "config", "--get", "gpg.ssh.allowedSignersFile"); err != nil || out == "" {
-		if out, err := git(dir, "config", "gpg.ssh.allowedSignersFile", os.DevNull); err != nil {
+		if out, err := setConfig(dir, "gpg.ssh.allowedSignersFile", os.DevNull); err != nil {
 			return fmt.Errorf("setting gpg.ssh.allowedSignersFile in %s: %v: %s: %w", dir, err, out, ErrInstall)
 		}
 	}
 	if out, err := git(dir, "config", "--get", "receive.certNonceSlop"); err != nil || out == "" {
-		if out, err := git(dir, "config", "receive.certNonceSlop", CertNonceSlop); err != nil {
+		if out, err := setConfig(dir, "receive.certNonceSlop", CertNonceSlop); err != nil {
 			return fmt.Errorf("setting receive.certNonceSlop in %s: %v: %s: %w", dir, err, out, ErrInstall)
 		}
 	}

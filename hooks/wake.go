@@ -27,7 +27,9 @@ package hooks
 //     placeholder the event lacks skips that event (logged).
 //   - A push carrying the push option gitplus-wake=<id> does not wake rule
 //     <id>; it wakes every other matching rule, so a check's completion
-//     (from a check-running rule) wakes the queue rule.
+//     (from a check-running rule) wakes the queue rule. Only git+'s own
+//     pushes into "." carry it where it counts (the environment channel,
+//     pushopts.go): sent by a client with `git push -o`, it skips nothing.
 
 import (
 	"encoding/json"
@@ -179,26 +181,29 @@ func ruleWoken(r WakeRule, ups []RefUpdate) bool {
 	return false
 }
 
-// PushOptions reads the push options git hands a hook through
-// GIT_PUSH_OPTION_COUNT and GIT_PUSH_OPTION_<n>, and those a push into "."
-// by git+ hands over through GITPLUS_PUSH_OPTIONS (receive/gitio/pushenv.go).
+// PushOptions reads every push option a push carried: those a push into "."
+// by git+ hands over through GITPLUS_PUSH_OPTIONS (receive/gitio/pushenv.go),
+// then those git hands a hook through GIT_PUSH_OPTION_COUNT and
+// GIT_PUSH_OPTION_<n> (sent over the wire). Which of them git+ honours is
+// HonouredOptions' answer (pushopts.go), not this list's.
 func PushOptions(environ []string) []string {
 	env := envMap(environ)
+	var out []string
 	if v := env[gitio.EnvPushOptions]; v != "" {
-		return strings.Split(v, "\n")
+		out = strings.Split(v, "\n")
 	}
 	n, err := strconv.Atoi(env["GIT_PUSH_OPTION_COUNT"])
 	if err != nil || n <= 0 {
-		return nil
+		return out
 	}
-	out := make([]string, 0, n)
 	for i := 0; i < n && i < 1000; i++ {
 		out = append(out, env["GIT_PUSH_OPTION_"+strconv.Itoa(i)])
 	}
 	return out
 }
 
-// SkippedRules are the rule ids named by gitplus-wake= push options.
+// SkippedRules are the rule ids named by gitplus-wake= push options (of the
+// options HonouredOptions takes: pushopts.go).
 func SkippedRules(opts []string) map[string]bool {
 	skip := map[string]bool{}
 	for _, o := range opts {

@@ -5,9 +5,8 @@ package main
 // package receive/repo, journalled for --json.
 //
 // Decisions (see README.md, Reference):
-//   - Flags may follow positional arguments (`git+ pr show ID --json`): the
-//     hub verbs reorder their own arguments before urfave/cli parses them,
-//     which stops at the first positional otherwise.
+//   - Flags may follow positional arguments (`git+ pr show ID --json`), as
+//     for every verb: args.go.
 //   - The global --key (or $GITPLUS_KEY, then ssh-agent) signs; `member add
 //     --key` names the member's public key, so the signing key goes before the
 //     verb or in $GITPLUS_KEY.
@@ -37,7 +36,8 @@ func remoteFlag() cli.Flag {
 // command skips urfave/cli's parsing, reorders the arguments (flags first)
 // and runs cmd on them.
 func hubVerb(cmd *cli.Command) *cli.Command {
-	return &cli.Command{
+	withJSON(cmd, cmd.Name) // here, not in runLeaf, so that normalizeArgs sees --json
+	w := &cli.Command{
 		Name:            cmd.Name,
 		Usage:           cmd.Usage,
 		ArgsUsage:       cmd.ArgsUsage,
@@ -49,6 +49,8 @@ func hubVerb(cmd *cli.Command) *cli.Command {
 			return runLeaf(parent, cmd, c.Args().Slice())
 		},
 	}
+	hubVerbInner[w] = cmd
+	return w
 }
 
 // hubGroup makes a verb with subcommands (member, rules, pr) whose
@@ -59,7 +61,11 @@ func hubGroup(name, usage string, subs ...*cli.Command) *cli.Command {
 	for _, s := range subs {
 		fmt.Fprintf(&desc, "   %-16s %s\n", strings.TrimSpace(s.Name+" "+s.ArgsUsage), s.Usage)
 	}
+	for _, s := range subs {
+		withJSON(s, name+" "+s.Name) // here, not in runLeaf, so that normalizeArgs sees --json
+	}
 	group := &cli.Command{Name: name, Usage: usage, Description: desc.String(), SkipFlagParsing: true}
+	hubGroupSubs[group] = subs
 	group.Action = func(c *cli.Context) error {
 		args := c.Args().Slice()
 		if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
@@ -93,7 +99,8 @@ func runLeaf(parent *cli.Context, cmd *cli.Command, args []string) error {
 	withJSON(cmd, strings.TrimPrefix(cmd.HelpName, "git+ "))
 	ctx := cli.NewContext(parent.App, nil, parent)
 	ctx.Command = cmd
-	return cmd.Run(ctx, append([]string{cmd.Name}, reorderArgs(cmd.Flags, args)...)...)
+	flags, subs := argLevel(cmd)
+	return cmd.Run(ctx, append([]string{cmd.Name}, normalizeArgs(flags, subs, args)...)...)
 }
 
 func flagHelp(cmd *cli.Command) string {
@@ -105,40 +112,6 @@ func flagHelp(cmd *cli.Command) string {
 		}
 	}
 	return b.String()
-}
-
-// reorderArgs puts flags (with their values) before positional arguments,
-// ending the flags with "--" so a positional starting with '-' stays one.
-func reorderArgs(flags []cli.Flag, args []string) []string {
-	takesValue := map[string]bool{"help": false, "h": false}
-	for _, f := range flags {
-		_, isBool := f.(*cli.BoolFlag)
-		for _, n := range f.Names() {
-			takesValue[n] = !isBool
-		}
-	}
-	var fl, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			pos = append(pos, a)
-			continue
-		}
-		fl = append(fl, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		if takesValue[name] && i+1 < len(args) {
-			i++
-			fl = append(fl, args[i])
-		}
-	}
-	return append(append(fl, "--"), pos...)
 }
 
 // wantJSON reports whether --json was given before or after the verb.

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func TestReorderArgs(t *testing.T) {
+func TestNormalizeArgsOneLevel(t *testing.T) {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "key"},
 		&cli.StringSliceFlag{Name: "cap"},
@@ -21,12 +21,12 @@ func TestReorderArgs(t *testing.T) {
 		{"- --json", "--json -- -"},
 		{"ID -- --json", "-- ID --json"},
 		{"--json=false ID", "--json=false -- ID"},
-		{"", "--"},
+		{"", ""},
 	}
 	for _, c := range cases {
-		got := strings.Join(reorderArgs(flags, strings.Fields(c.in)), " ")
+		got := strings.Join(normalizeArgs(flags, nil, strings.Fields(c.in)), " ")
 		if got != c.want {
-			t.Errorf("reorderArgs(%q) = %q, want %q", c.in, got, c.want)
+			t.Errorf("normalizeArgs(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

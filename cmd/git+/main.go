@@ -99,7 +99,12 @@ func run(args []string) int {
 		// `git+ help [VERB [SUBVERB]]` is `git+ [VERB [SUBVERB]] --help`.
 		args = append(append([]string{args[0]}, args[2:]...), "--help")
 	}
-	err := newApp().Run(args)
+	app := newApp()
+	if len(args) > 0 {
+		// Flags after positional arguments, for every verb (args.go).
+		args = append([]string{args[0]}, normalizeArgs(app.Flags, app.Commands, args[1:])...)
+	}
+	err := app.Run(args)
 	if err == nil {
 		return 0
 	}

@@ -13,7 +13,9 @@ package main
 //     dirty and exits 0 ("deferred"): the running pass goes round again.
 //     --no-lock skips the lock (every append is a compare-and-swap anyway).
 //   - --no-notify passes the push option "gitplus.no-notify" on the pass's
-//     pushes, for a post-receive chain to honour.
+//     pushes. The post-receive chain honours it only for a pass on the
+//     server (a push into ".") and only for pushes of branches alone: hub
+//     events are always delivered (docs/serving.md, "Push options").
 
 import (
 	"context"
@@ -37,7 +39,7 @@ func queueRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "queue", Usage: "queue id (default: the queue counting for the target)"},
 			&cli.BoolFlag{Name: "auto-enter", Usage: "enter approved open pull requests on the target that are not queued"},
 			&cli.IntFlag{Name: "depth", Usage: "bound the chain (default: the rules' queueDepth)"},
-			&cli.BoolFlag{Name: "no-notify", Usage: "ask the after-push chain not to announce this pass's pushes"},
+			&cli.BoolFlag{Name: "no-notify", Usage: "send no webhook for this pass's pushes of branches alone (honoured for a pass on the server only; hub events are always delivered)"},
 			&cli.BoolFlag{Name: "no-lock", Usage: "do not take the per-queue lock (passes on other machines race through compare-and-swap anyway)"},
 			&cli.IntFlag{Name: "max-rounds", Usage: "bound the plan, act, re-read rounds of the pass", Value: queuerun.DefaultMaxRounds},
 			jsonFlag(), remoteFlag(),

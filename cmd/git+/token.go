@@ -18,7 +18,7 @@ func memberTokenCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "token",
 		Usage:     "issue, revoke and list a member's HTTP tokens for git+ serve (git+ member token issue|revoke|list)",
-		ArgsUsage: "issue NAME | revoke NAME [--id ID] | list",
+		ArgsUsage: "issue NAME | revoke NAME [--id ID] | list [--json]",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "issue",
@@ -51,13 +51,31 @@ func memberTokenCommand() *cli.Command {
 			},
 			{
 				Name:  "list",
-				Usage: "list the tokens: member, id, issue time",
-				Action: inGitDir("", 0, 1<<30, func(c *cli.Context, gitDir string) error {
+				Usage: "list the tokens: member, id, issue time (--json: {\"tokens\":[{\"name\",\"id\",\"created\"}]})",
+				Flags: []cli.Flag{jsonFlag()},
+				Action: inGitDir("usage: git+ member token list [--json]", 0, 0, func(c *cli.Context, gitDir string) error {
 					recs, err := serve.ListTokens(gitDir)
+					if err != nil {
+						return err
+					}
+					if wantJSON(c) {
+						type token struct {
+							Name    string `json:"name"`
+							ID      string `json:"id"`
+							Created string `json:"created"`
+						}
+						v := struct {
+							Tokens []token `json:"tokens"`
+						}{Tokens: []token{}}
+						for _, r := range recs {
+							v.Tokens = append(v.Tokens, token{Name: r.Name, ID: r.ID, Created: r.Created})
+						}
+						return printJSON(c, v)
+					}
 					for _, r := range recs {
 						fmt.Fprintf(c.App.Writer, "%s\t%s\t%s\n", r.Name, r.ID, r.Created)
 					}
-					return err
+					return nil
 				}),
 			},
 		},

@@ -271,6 +271,8 @@ func gitEnv(extra ...string) []string {
 		switch name {
 		case receive.EnvServed, receive.EnvSSHKey, receive.EnvTokenKey:
 			continue // only serve says who pushes
+		case gitio.EnvPushOptions, hooks.WakeEnv:
+			continue // git+'s own push options never come from a client (docs/serving.md)
 		}
 		env = append(env, kv)
 	}
