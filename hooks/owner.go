@@ -18,6 +18,10 @@ package hooks
 //     Creating a repository as a non-root user in a directory someone
 //     else owns is the ordinary case (a shared /tmp, a group directory)
 //     and is not refused: such a user can give nothing away anyway.
+//   - A repository shared by a group (core.sharedRepository set) has no
+//     one hook user: its hooks run as whichever member pushes, and git
+//     keeps its files group-writable. A member may install there (root
+//     still needs --chown).
 //   - The binaries the scripts run must be executable by the hook user:
 //     every directory on their path searchable and the file executable
 //     for that user, judged from the mode bits (a binary under root's
@@ -218,6 +222,9 @@ func CheckInstall(dir, bin, lean string, chown bool) (InstallCheck, error) {
 	ic := InstallCheck{Owner: owner}
 	switch {
 	case owner.UID == me.UID:
+	case exists && me.UID != 0 && sharedRepository(dir):
+		// A shared repository's hooks run as whichever member pushes, and
+		// git writes its files group-writable (see Decisions).
 	case !exists && me.UID != 0:
 		// A new repository is the creator's (see Decisions).
 		ic.Owner = me
@@ -250,6 +257,27 @@ func CheckInstall(dir, bin, lean string, chown bool) (InstallCheck, error) {
 		}
 	}
 	return ic, nil
+}
+
+// sharedRepository reports whether the repository at dir is shared by a
+// group (git config core.sharedRepository other than false or umask).
+func sharedRepository(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	if fi, err := os.Stat(filepath.Join(abs, ".git")); err == nil && fi.IsDir() {
+		abs = filepath.Join(abs, ".git")
+	}
+	v, err := git(abs, "config", "--get", "core.sharedRepository")
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false", "umask", "0", "no", "off":
+		return false
+	}
+	return true
 }
 
 // ChownWritten hands every file and directory under gitDir owned by the

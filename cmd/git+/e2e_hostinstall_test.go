@@ -437,3 +437,20 @@ func TestE2EGitolite(t *testing.T) {
 		t.Fatalf("bob is not a member after member add through gitolite:\n%s", out)
 	}
 }
+
+// TestE2EInstallSharedRepository: a member of the group sharing a
+// repository (core.sharedRepository) may install into it though another
+// member owns it: its hooks run as whoever pushes.
+func TestE2EInstallSharedRepository(t *testing.T) {
+	needRoot(t)
+	pub := publicBinaries(t)
+	r := filepath.Join(publicDir(t), "shared.git")
+	fixtures.Git(t, filepath.Dir(r), "init", "-q", "--bare", "--shared=group", r)
+	chownTree(t, r, throwawayUID)
+	cmd := exec.Command(pub, "hook", "install", "--repo", r)
+	cmd.Env = append(fixtures.GitEnv(publicDir(t)), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: throwawayUID + 1, Gid: throwawayUID}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install by another member of the sharing group: %v\n%s", err, out)
+	}
+}
