@@ -34,7 +34,7 @@ func init() {
 
 func initAction(c *cli.Context) (err error) {
 	if c.NArg() > 1 {
-		return usageErr("usage: git+ init [--name NAME] [--admin NAME] [DIR]")
+		return usageErr("usage: git+ init [--name NAME] [--admin NAME] [--chown] [DIR]")
 	}
 	dir := c.Args().First()
 	if dir == "" {
