@@ -34,7 +34,7 @@ import (
 
 // ErrGitolite reports a gitolite repository whose pre-receive does not
 // reach git+: install git+ as a gitolite repo-specific hook.
-var ErrGitolite = errors.New("gitolite manages this repository's hooks")
+var ErrGitolite = errors.New("git+ is not yet gitolite's repo-specific hook here")
 
 // gitoliteDriverText is a line of gitolite's multi-hook driver (the loop
 // over the hook's numbered companions), how a driver at another path
@@ -83,13 +83,16 @@ func driverHooks(hooksDir, name string) []string {
 // GitoliteAdvice is what to do to run git+ on the gitolite repository
 // gitDir: git+ as a repo-specific hook (gitolite.rc, the hook files in
 // LOCAL_CODE, the option in gitolite.conf), then install again.
-func GitoliteAdvice(gitDir, bin, lean string) string {
+func GitoliteAdvice(gitDir, now, bin, lean string) string {
 	pre := shellQuote(bin) + " hook pre-receive"
 	if lean != "" {
 		pre = shellQuote(lean) + " pre-receive"
 	}
 	name := strings.TrimSuffix(filepath.Base(gitDir), ".git")
-	return fmt.Sprintf(`gitolite manages the hooks of %[1]s and replaces a hook written there on its next compile; add git+ as a gitolite repo-specific hook instead:
+	if _, rel, ok := strings.Cut(filepath.ToSlash(gitDir), "/repositories/"); ok { // gitolite's repository base
+		name = strings.TrimSuffix(rel, ".git")
+	}
+	return fmt.Sprintf(`gitolite manages the hooks of %[1]s (now: %[5]s) and replaces a hook written there on its next compile; add git+ as a gitolite repo-specific hook instead:
   1. in the gitolite user's ~/.gitolite.rc: LOCAL_CODE => "$rc{GL_ADMIN_BASE}/local" (or "$ENV{HOME}/local"), and 'repo-specific-hooks' in the ENABLE list;
   2. in LOCAL_CODE (local/ of the gitolite-admin clone), two executable scripts:
        hooks/repo-specific/gitplus-pre-receive:   #!/bin/sh  then  exec %[2]s
@@ -100,7 +103,7 @@ func GitoliteAdvice(gitDir, bin, lean string) string {
            option hook.post-receive = gitplus-post-receive
      (with other pre-receive hooks, list them in the same option: each must pass);
   4. push gitolite-admin (or run gitolite setup), then run git+ hook install again and git+ hook check (docs/operating.md "Installing on gitolite")`,
-		gitDir, pre, shellQuote(bin), name)
+		gitDir, pre, shellQuote(bin), name, now)
 }
 
 // gitoliteInstall decides Install's way on a gitolite repository: managed
@@ -115,5 +118,5 @@ func gitoliteInstall(gitDir, hooksDir, bin, lean string) (managed bool, err erro
 	if r.Via == ViaGitolite {
 		return true, nil
 	}
-	return true, fmt.Errorf("%s\n(%s): %w", GitoliteAdvice(gitDir, bin, lean), r.Detail(), ErrGitolite)
+	return true, fmt.Errorf("%s: %w", GitoliteAdvice(gitDir, r.Detail(), bin, lean), ErrGitolite)
 }
