@@ -9,6 +9,10 @@
 //     directly (standard input is not copied).
 //   - The hooks directory is git's own answer (`git rev-parse --git-path
 //     hooks`), so core.hooksPath is honoured.
+//   - In a repository gitolite manages, no hook is written or renamed:
+//     git+ goes in as a gitolite repo-specific hook (gitolite.go).
+//   - Install does not judge who runs it; the CLI asks CheckInstall first
+//     (owner.go: the hook user must be able to use what is written).
 //   - A hook already there that git+ did not write is kept: it is renamed to
 //     <name>.chained and the git+ script runs it first with the same standard
 //     input and arguments. A chained pre-receive that fails refuses the push
@@ -98,7 +102,15 @@ func Install(gitDir, binary string) error {
 	lean, _ := LeanHook(bin)
 	// One install at a time (installlock.go).
 	return withInstallLock(dir, func() error {
+		// gitolite's hooks are never rewritten nor chained (gitolite.go).
+		gitolite, err := gitoliteInstall(dir, hooksDir, bin, lean)
+		if err != nil {
+			return err
+		}
 		for _, name := range Names {
+			if gitolite {
+				break
+			}
 			if err := installOne(hooksDir, name, bin, lean); err != nil {
 				return err
 			}

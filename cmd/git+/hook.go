@@ -14,7 +14,8 @@ package main
 //     a failure is reported and logged, never failing the push.
 //   - deliver is the worker post-receive starts; run by hand it settles
 //     whatever is pending (it returns at once if a worker runs).
-//   - `git+ init` installs the hooks too (installHooks).
+//   - `git+ init` installs the hooks too (installHooks); both judge first
+//     that the hook user can use what they write (hookinstall.go).
 
 import (
 	"context"
@@ -42,9 +43,10 @@ func init() {
 			{
 				Name:   "install",
 				Usage:  "write pre-receive and post-receive scripts that run this binary (existing hooks are kept and run first)",
-				Flags:  []cli.Flag{repo("then the current git dir")},
-				Action: inGitDir("usage: git+ hook install [--repo DIR]", 0, 0, hookInstall),
+				Flags:  []cli.Flag{repo("then the current git dir"), chownFlag()},
+				Action: nargs(0, 0, "usage: git+ hook install [--repo DIR] [--chown]", hookInstallAction),
 			},
+			hookCheckCommand(),
 			{
 				Name:  "pre-receive",
 				Usage: "judge a push (run by git; reads `old new ref` lines on stdin)",

@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,6 +24,7 @@ func init() {
 			&cli.StringFlag{Name: "name", Usage: "repository name (default: DIR's base name without .git)"},
 			&cli.StringFlag{Name: "admin", Usage: "member name of the admin (default: the key's comment before any @, else admin)"},
 			&cli.BoolFlag{Name: "open", Usage: "do not require a known pusher for pushes by path (write no requireKnownPusher rule; pushes through git+ serve still need one)"},
+			chownFlag(),
 			&cli.StringFlag{Name: "initial-branch", Value: "main", Usage: "the branch HEAD names in a repository init creates (given explicitly, also in an existing one)"},
 			jsonFlag(),
 		},
@@ -30,9 +32,9 @@ func init() {
 	}))
 }
 
-func initAction(c *cli.Context) error {
+func initAction(c *cli.Context) (err error) {
 	if c.NArg() > 1 {
-		return usageErr("usage: git+ init [--name NAME] [--admin NAME] [DIR]")
+		return usageErr("usage: git+ init [--name NAME] [--admin NAME] [--chown] [DIR]")
 	}
 	dir := c.Args().First()
 	if dir == "" {
@@ -49,6 +51,18 @@ func initAction(c *cli.Context) error {
 	key, err := loadKey(c)
 	if err != nil {
 		return fail(1, err)
+	}
+	ic, err := preflightInstall(dir, c.Bool("chown"))
+	if err != nil {
+		return fail(1, err)
+	}
+	if ic.Chown { // whatever was written, even on failure, goes to the owner
+		abs, _ := filepath.Abs(dir)
+		defer func() {
+			if cerr := finishInstall(ic, abs); cerr != nil && err == nil {
+				err = fail(1, cerr)
+			}
+		}()
 	}
 	in, err := repo.Init(repo.InitOptions{Dir: dir, Key: key, Admin: c.String("admin"), Name: c.String("name"), Open: c.Bool("open"),
 		InitialBranch: c.String("initial-branch"), SetHead: c.IsSet("initial-branch")})

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -45,6 +46,12 @@ func prMergeAction(c *cli.Context) error {
 	if errors.As(err, &refused) {
 		for _, l := range refused.Lines {
 			fmt.Fprintln(c.App.ErrWriter, l)
+		}
+		var host *receive.PushRefusedError // the host's own words (a chained or gitolite hook)
+		if errors.As(err, &host) {
+			for _, l := range host.Host {
+				fmt.Fprintln(c.App.ErrWriter, "remote: "+l)
+			}
 		}
 	}
 	if err != nil {

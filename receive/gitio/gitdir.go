@@ -29,6 +29,9 @@ func FindGitDir(dir string) (gitDir string, bare bool, err error) {
 		if where == "" {
 			where, _ = os.Getwd()
 		}
+		if derr := dubiousError(where, stderr); derr != nil {
+			return "", false, derr
+		}
 		return "", false, fmt.Errorf("%s is not a git repository (pass --repo DIR or run inside one): %w: %s", where, err, bytes.TrimSpace(stderr))
 	}
 	lines := strings.Split(out, "\n")

@@ -16,7 +16,8 @@ package gitio
 //     otherwise: either every ref moves or none does.
 //   - The result is read from `git push --porcelain`; the hook's lines are
 //     the "git+:" lines of git's stderr with the "remote: " prefix removed
-//     (HookLines).
+//     (HookLines); the host's other "remote: " lines (gitolite's DENIED, a
+//     chained hook's words) are kept beside them, bounded (pushhost.go).
 //   - A lost race is ErrPushStale whichever side saw it: git's own reports
 //     of a lease that failed, a hook that refused every update only because
 //     the ref had already moved ([ref-moved], docs/queue.md "Concurrent
@@ -141,6 +142,7 @@ func (r RefResult) OK() bool { return r.Flag != '!' && r.Flag != 0 }
 type PushResult struct {
 	Refs      []RefResult // one per update, in the order given
 	HookLines []string    // the hook's "git+: ..." lines
+	HostLines []string    // the host's other "remote: " lines (HostLines)
 	Stderr    string      // git's whole standard error, for diagnostics
 }
 
@@ -149,12 +151,18 @@ type PushRefusedError struct {
 	Refs   []string // the refs the push tried to move
 	Status string   // git's status, e.g. "pre-receive hook declined"
 	Lines  []string // the hook's "git+: ..." lines, "remote: " prefix removed
+	// Host are the receiving side's other lines (HostLines): a host's own
+	// hook's refusal, or what the chained hook printed.
+	Host []string
 }
 
 func (e *PushRefusedError) Error() string {
 	msg := fmt.Sprintf("push of %s refused (%s)", strings.Join(e.Refs, ", "), e.Status)
 	if len(e.Lines) > 0 {
 		msg += ": " + strings.Join(e.Lines, "; ")
+	}
+	if len(e.Host) > 0 {
+		msg += "; remote: " + strings.Join(e.Host, "; remote: ")
 	}
 	return msg
 }
@@ -228,6 +236,7 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	}
 	res.Stderr = errb.String()
 	res.HookLines = HookLines(errb.Bytes())
+	res.HostLines = HostLines(errb.Bytes())
 
 	porcelain := parsePorcelain(out.Bytes())
 	allOK, unreported := true, false
@@ -268,7 +277,11 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 		return res, fmt.Errorf("push to %s: an identical signed push went first: fetch and try again: %w", o.Remote, ErrPushStale)
 	}
 	if len(refused) > 0 {
-		return res, &PushRefusedError{Refs: refs, Status: refusedStatus, Lines: res.HookLines}
+		host := res.HostLines
+		if hint := gitoliteHint(gitDir, o.Remote, o.Env); hint != "" && len(res.HookLines) == 0 {
+			host = append(append([]string{}, host...), hint)
+		}
+		return res, &PushRefusedError{Refs: refs, Status: refusedStatus, Lines: res.HookLines, Host: host}
 	}
 	if len(stale) > 0 {
 		return res, fmt.Errorf("push to %s: %s: fetch, check the new value and try again: %w",

@@ -374,6 +374,9 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 		if len(refused.Lines) > 0 {
 			msg += ": " + strings.Join(refused.Lines, "; ")
 		}
+		if len(refused.Host) > 0 {
+			msg += "; remote: " + strings.Join(refused.Host, "; remote: ")
+		}
 		r.rep.Refused = append(r.rep.Refused, msg)
 		r.refusedLand[plan.Land.New] = true
 		return true, nil

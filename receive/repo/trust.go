@@ -155,6 +155,9 @@ func Init(o InitOptions) (*Initialised, error) {
 		}
 	}
 	gitDir, _, err := FindGitDir(abs)
+	if errors.Is(err, gitio.ErrDubiousOwnership) {
+		return nil, fmt.Errorf("init %s: %w", abs, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("init %s: it exists and is not a git repository (choose an empty or new directory): %w", abs, err)
 	}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package gitio
+
+import "os"
+
+func fileUID(os.FileInfo) (int, bool) { return 0, false }
