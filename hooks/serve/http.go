@@ -125,7 +125,7 @@ func (s *Server) receivePack(w http.ResponseWriter, r *http.Request, dir, rel st
 	} else {
 		// Without a token, only a verified certificate of a member opens
 		// the door (pushcert.go); the bytes read go to receive-pack first.
-		read, refusal, err := checkSignedPush(br, dir, rel)
+		read, refusal, err := s.checkSignedPush(br, dir, rel)
 		if err != nil {
 			s.logf("%v", err)
 			http.Error(w, "repository not ready", http.StatusInternalServerError)

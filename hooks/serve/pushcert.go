@@ -18,8 +18,11 @@ package serve
 //     the trust read the same way (TrustOf). The hook still judges the
 //     certificate in full: the nonce, the commands against the push, and
 //     the record of its use (receive/certrecord.go).
-//   - Every refusal is a 401 with a plain-text reason, as for a token that
-//     does not check: the pusher may still authenticate another way.
+//   - Every refusal is a 401 with a plain-text reason carrying the code the
+//     hook would refuse with (bad-push-cert, not-member, push-cert-nonce),
+//     as for a token that does not check: the pusher may still
+//     authenticate another way. git does not show a POST's 401 body, so
+//     the reason goes to the server log too.
 //   - The bytes read are handed to receive-pack before the rest of the
 //     body, unchanged.
 
@@ -30,8 +33,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -102,32 +107,41 @@ func readPushCert(r *bufio.Reader) (read, cert []byte, err error) {
 	}
 }
 
+// certRefused is the body of a 401 for a signed push, one line with the
+// refusal code the hook would print (README.md "Refusal codes"), and logs
+// it: git does not show the body of a 401 to the pusher.
+func (s *Server) certRefused(rel, code, format string, a ...any) string {
+	msg := fmt.Sprintf("git+: refused the signed push to %s: [%s] %s\n", rel, code, fmt.Sprintf(format, a...))
+	s.logf("%s", strings.TrimSuffix(msg, "\n"))
+	return msg
+}
+
 // checkSignedPush reads the certificate of an anonymous receive-pack body
 // and judges it for the repository at gitDir (rel names it in messages). It
 // returns the bytes read and, when the push may not go on, the reason for a
 // 401.
-func checkSignedPush(br *bufio.Reader, gitDir, rel string) (read []byte, refusal string, err error) {
+func (s *Server) checkSignedPush(br *bufio.Reader, gitDir, rel string) (read []byte, refusal string, err error) {
 	read, raw, err := readPushCert(br)
 	if errors.Is(err, errNotSigned) {
 		return read, fmt.Sprintf(howToAuth, "pushing to "+rel), nil
 	}
 	if err != nil {
-		return read, fmt.Sprintf("git+: the signed push to %s is refused: %v; push again with git push --signed\n", rel, err), nil
+		return read, s.certRefused(rel, receive.CodeBadPushCert, "%v; push again with git push --signed", err), nil
 	}
 	cert, key, err := receive.VerifyPushCert(raw)
 	if err != nil {
-		return read, fmt.Sprintf("git+: the signed push to %s is refused: %v\n", rel, err), nil
+		return read, s.certRefused(rel, receive.CodeBadPushCert, "%v", err), nil
 	}
 	st, err := TrustOf(gitDir)
 	if err != nil {
 		return read, "", err
 	}
 	if _, ok := st.MemberByKey(key); !ok {
-		return read, fmt.Sprintf("git+: the push certificate is signed by %s key %s, which is not a member's key in %s of %s; ask an admin to add it (git+ member add), or authenticate with a member token\n",
-			key.Type(), hubrefs.Fingerprint(key), hubrefs.TrustRef, rel), nil
+		return read, s.certRefused(rel, policy.CodeNotMember, "the push certificate is signed by %s key %s, which is not a member's key in %s; ask an admin to add it (git+ member add), or authenticate with a member token",
+			key.Type(), hubrefs.Fingerprint(key), hubrefs.TrustRef), nil
 	}
 	if receive.CertUsed(gitDir, cert) {
-		return read, fmt.Sprintf("git+: the push certificate was used before in %s (a replay: what it signs, nonce and commands, was pushed already); sign a new push (git push --signed)\n", rel), nil
+		return read, s.certRefused(rel, receive.CodePushCertNonce, "the push certificate was used before (a replay: what it signs, nonce and commands, was pushed already); sign a new push (git push --signed)"), nil
 	}
 	return read, "", nil
 }
