@@ -53,9 +53,9 @@ const certRecordTTL = time.Hour
 // certBucket is the width of a bucket of records.
 const certBucket = 10 * time.Minute
 
-// NonceTime returns the time at the front of a nonce receive-pack issued
+// nonceTime returns the time at the front of a nonce receive-pack issued
 // ("<unix seconds>-<HMAC>"); false for any other form.
-func NonceTime(nonce string) (time.Time, bool) {
+func nonceTime(nonce string) (time.Time, bool) {
 	stamp, _, ok := strings.Cut(nonce, "-")
 	if !ok || stamp == "" || len(stamp) > 12 || strings.TrimLeft(stamp, "0123456789") != "" {
 		return time.Time{}, false
@@ -79,7 +79,7 @@ func certRecord(gitDir string, c *PushCert, at time.Time) (bucket, file string) 
 // CertUsed reports whether c was recorded as used in gitDir; false for a
 // certificate whose nonce is not receive-pack's.
 func CertUsed(gitDir string, c *PushCert) bool {
-	at, ok := NonceTime(c.Nonce)
+	at, ok := nonceTime(c.Nonce)
 	if !ok {
 		return false
 	}
@@ -96,7 +96,7 @@ func replayRefusal() error {
 // useCert refuses c if it is stale or was used before and, when record is
 // true, records it as used.
 func useCert(gitDir string, c *PushCert, record bool, now time.Time) error {
-	at, ok := NonceTime(c.Nonce)
+	at, ok := nonceTime(c.Nonce)
 	if !ok {
 		return certRefusal(CodePushCertNonce, "the push certificate's nonce %q is not of the form receive-pack issues (<seconds>-<hmac>); push again with git push --signed", c.Nonce)
 	}
