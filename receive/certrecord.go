@@ -76,9 +76,17 @@ func certRecord(gitDir string, c *PushCert, at time.Time) (bucket, file string) 
 	return bucket, filepath.Join(bucket, hex.EncodeToString(sum[:]))
 }
 
-// CertUsed reports whether c was recorded as used in gitDir; false for a
+// CheckCertUnused refuses, as the hook would (an error reading "[code]
+// reason", code push-cert-nonce), a certificate whose nonce is not
+// receive-pack's or over certRecordTTL from now, or that was used before in
+// gitDir. It records nothing: git+ serve asks it before receive-pack runs.
+func CheckCertUnused(gitDir string, c *PushCert, now time.Time) error {
+	return useCert(gitDir, c, false, now)
+}
+
+// certUsed reports whether c was recorded as used in gitDir; false for a
 // certificate whose nonce is not receive-pack's.
-func CertUsed(gitDir string, c *PushCert) bool {
+func certUsed(gitDir string, c *PushCert) bool {
 	at, ok := nonceTime(c.Nonce)
 	if !ok {
 		return false

@@ -77,7 +77,7 @@ func TestUseCertConcurrent(t *testing.T) {
 	if passed != 1 || replays != 15 {
 		t.Fatalf("%d passed, %d replays; want 1 and 15", passed, replays)
 	}
-	if !CertUsed(dir, c) {
+	if !certUsed(dir, c) {
 		t.Fatal("CertUsed does not see the record")
 	}
 }
@@ -118,13 +118,13 @@ func TestUseCertMembersOnly(t *testing.T) {
 	if p, err := env.pusher(gitDir, objs, []policy.Update{up}, memberKey(newSSHSigner(t).PublicKey())); err != nil || !hubrefs.SameKey(p.Key, s.PublicKey()) {
 		t.Fatalf("a non-member's signed push: %+v %v", p, err)
 	}
-	if CertUsed(gitDir, cert) {
+	if certUsed(gitDir, cert) {
 		t.Fatal("a non-member's certificate was recorded")
 	}
 	if _, err := env.pusher(gitDir, objs, []policy.Update{up}, memberKey(s.PublicKey())); err != nil {
 		t.Fatal(err)
 	}
-	if !CertUsed(gitDir, cert) {
+	if !certUsed(gitDir, cert) {
 		t.Fatal("a member's certificate was not recorded")
 	}
 }

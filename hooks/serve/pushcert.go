@@ -14,7 +14,7 @@ package serve
 //     flush that ends the command list right after "push-cert-end" (a
 //     second certificate, or unsigned commands beside the signed ones).
 //   - The checks are the hook's own (receive.VerifyPushCert,
-//     receive.CertUsed) and the membership the token path checks, against
+//     receive.CheckCertUnused: a stale or used certificate) and the membership the token path checks, against
 //     the trust read the same way (TrustOf). The hook still judges the
 //     certificate in full: the nonce, the commands against the push, and
 //     the record of its use (receive/certrecord.go).
@@ -33,7 +33,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
+	"time"
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/policy"
@@ -111,9 +111,14 @@ func readPushCert(r *bufio.Reader) (read, cert []byte, err error) {
 // refusal code the hook would print (README.md "Refusal codes"), and logs
 // it: git does not show the body of a 401 to the pusher.
 func (s *Server) certRefused(rel, code, format string, a ...any) string {
-	msg := fmt.Sprintf("git+: refused the signed push to %s: [%s] %s\n", rel, code, fmt.Sprintf(format, a...))
-	s.logf("%s", strings.TrimSuffix(msg, "\n"))
-	return msg
+	return s.certRefusal(rel, "["+code+"] "+fmt.Sprintf(format, a...))
+}
+
+// certRefusal is certRefused of a refusal already reading "[code] reason".
+func (s *Server) certRefusal(rel, refusal string) string {
+	msg := fmt.Sprintf("git+: refused the signed push to %s: %s", rel, refusal)
+	s.logf("%s", msg)
+	return msg + "\n"
 }
 
 // checkSignedPush reads the certificate of an anonymous receive-pack body
@@ -140,8 +145,8 @@ func (s *Server) checkSignedPush(br *bufio.Reader, gitDir, rel string) (read []b
 		return read, s.certRefused(rel, policy.CodeNotMember, "the push certificate is signed by %s key %s, which is not a member's key in %s; ask an admin to add it (git+ member add), or authenticate with a member token",
 			key.Type(), hubrefs.Fingerprint(key), hubrefs.TrustRef), nil
 	}
-	if receive.CertUsed(gitDir, cert) {
-		return read, s.certRefused(rel, receive.CodePushCertNonce, "the push certificate was used before (a replay: what it signs, nonce and commands, was pushed already); sign a new push (git push --signed)"), nil
+	if err := receive.CheckCertUnused(gitDir, cert, time.Now()); err != nil {
+		return read, s.certRefusal(rel, err.Error()), nil
 	}
 	return read, "", nil
 }
