@@ -9,9 +9,9 @@ package receive
 //     (namespace "git"), its commands against the pushed updates, the nonce
 //     status receive-pack computed (only OK passes) and that this
 //     certificate (what its signature covers) was never used before in this
-//     repository. Any failure
-//     refuses the whole push (bad-push-cert, push-cert-nonce): a forged or
-//     replayed certificate is never "no identity".
+//     repository. Any failure refuses the whole push (bad-push-cert,
+//     push-cert-nonce): a forged or replayed certificate is never "no
+//     identity".
 //   - Without a certificate, the transport's word is taken: GITKIT_KEY (the
 //     key git+ serve's SSH server authenticated) or GITPLUS_TOKEN_KEY (the
 //     key of the member whose token git+ serve's HTTP layer checked). These

@@ -2,8 +2,8 @@ package serve
 
 // The signed push at the HTTP door (docs/serving.md "HTTP"): a receive-pack
 // body without a token goes on to receive-pack only if it opens with a push
-// certificate that parses, is signed as git+ requires, verifies, was not
-// used before, and whose signer is a member of the repository.
+// certificate that parses, is signed as git+ requires, verifies, is not
+// stale or used before, and whose signer is a member of the repository.
 //
 // Decisions:
 //   - The certificate is read as receive-pack reads it: pkt-lines after
@@ -13,11 +13,12 @@ package serve
 //     line (receive-pack would cut the line at it), and anything but the
 //     flush that ends the command list right after "push-cert-end" (a
 //     second certificate, or unsigned commands beside the signed ones).
-//   - The checks are the hook's own (receive.VerifyPushCert,
-//     receive.CheckCertUnused: a stale or used certificate) and the membership the token path checks, against
-//     the trust read the same way (TrustOf). The hook still judges the
-//     certificate in full: the nonce, the commands against the push, and
-//     the record of its use (receive/certrecord.go).
+//   - The checks are the hook's own (receive.VerifyPushCert;
+//     receive.CheckCertUnused, a stale or used certificate) and the
+//     membership the token path checks, against the trust read the same way
+//     (TrustOf). The hook still judges the certificate in full: the nonce
+//     status, the commands against the push, and the record of its use
+//     (receive/certrecord.go).
 //   - Every refusal is a 401 with a plain-text reason carrying the code the
 //     hook would refuse with (bad-push-cert, not-member, push-cert-nonce),
 //     as for a token that does not check: the pusher may still
