@@ -159,7 +159,8 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 			verdicts, err = nil, fmt.Errorf("the judgement failed: %v", r)
 		}
 	}()
-	pusher, err := push.pusher(abs, Objects{store}, updates)
+	cache := NewDirCache(abs)
+	pusher, err := push.pusher(abs, Objects{store}, updates, memberIn(store, refs[hubrefs.TrustRef], cache))
 	if r := (*pushRefusal)(nil); errors.As(err, &r) {
 		verdicts = make([]policy.Verdict, len(updates))
 		for i, u := range updates {
@@ -176,7 +177,7 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 		Objects: Objects{store},
 		Refs:    refs,
 		Updates: judged,
-		Cache:   NewDirCache(abs),
+		Cache:   cache,
 		PRRefs:  refSrc,
 	})
 	if len(verdicts) != len(updates) {
@@ -189,6 +190,24 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 		verdicts[i].Update = u
 	}
 	return verdicts, nil
+}
+
+// memberIn says whether a key is a member's in the trust at trustTip, read
+// through the fold cache (policy.Judge then finds the state there): only a
+// member's push certificate is recorded as used (certrecord.go). A trust
+// that cannot be read has no members; the judgement refuses the push then.
+func memberIn(store *Store, trustTip plumbing.Hash, cache policy.Cache) func(hubrefs.PublicKey) bool {
+	return func(key hubrefs.PublicKey) bool {
+		if trustTip.IsZero() {
+			return false
+		}
+		st, err := (&policy.Reader{Objects: store, Cache: cache}).Trust(trustTip)
+		if err != nil {
+			return false
+		}
+		_, ok := st.MemberByKey(key)
+		return ok
+	}
 }
 
 // resolveUpdates returns updates with every ref that is a symbolic ref in

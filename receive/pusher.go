@@ -7,10 +7,11 @@ package receive
 //   - A signed push (GIT_PUSH_CERT names the certificate blob) is verified
 //     here, whatever the rules: the SSH signature over the certificate
 //     (namespace "git"), its commands against the pushed updates, the nonce
-//     status receive-pack computed (only OK passes) and that this exact
-//     certificate was never used before in this repository. Any failure
-//     refuses the whole push (bad-push-cert, push-cert-nonce): a forged or
-//     replayed certificate is never "no identity".
+//     status receive-pack computed (only OK passes) and that this
+//     certificate (what its signature covers) was never used before in this
+//     repository. Any failure refuses the whole push (bad-push-cert,
+//     push-cert-nonce): a forged or replayed certificate is never "no
+//     identity".
 //   - Without a certificate, the transport's word is taken: GITKIT_KEY (the
 //     key git+ serve's SSH server authenticated) or GITPLUS_TOKEN_KEY (the
 //     key of the member whose token git+ serve's HTTP layer checked). These
@@ -19,20 +20,17 @@ package receive
 //     directly anyway.
 //   - GITPLUS_SERVED=1 says the push came through git+ serve, the default
 //     of requireKnownPusher (policy/pusher.go).
-//   - Used certificates are remembered as files named by their SHA-256
-//     under <git dir>/gitplus/push-certs, created with O_EXCL so that two
-//     concurrent replays cannot both pass; records older than an hour are
-//     removed (a certificate that old fails its nonce check: `git+ hook
-//     install` sets receive.certNonceSlop to 300 seconds).
+//   - A certificate is used once: its replay key is the SHA-256 of the text
+//     its signature covers (nonce and commands included), never of its raw
+//     bytes, and ParsePushCert refuses anything outside ssh-keygen's
+//     canonical armor. The records of used certificates, their bound and
+//     their expiry are certrecord.go's (docs/serving.md "Replayed
+//     certificates").
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -101,9 +99,14 @@ type pushRefusal struct{ code, reason string }
 func (r *pushRefusal) Error() string { return "[" + r.code + "] " + r.reason }
 
 // pusher establishes who pushes. A *pushRefusal error refuses every update.
-func (p PushEnv) pusher(gitDir string, objs Objects, updates []policy.Update) (policy.Pusher, error) {
+// member says whether a key is a current member's (for the record of a used
+// certificate); nil: nobody is.
+func (p PushEnv) pusher(gitDir string, objs Objects, updates []policy.Update, member func(hubrefs.PublicKey) bool) (policy.Pusher, error) {
 	if p.Cert != "" {
-		key, err := p.verifyCert(gitDir, objs, updates)
+		if member == nil {
+			member = func(hubrefs.PublicKey) bool { return false }
+		}
+		key, err := p.verifyCert(gitDir, objs, updates, member)
 		if err != nil {
 			return policy.Pusher{}, err
 		}
@@ -126,8 +129,10 @@ func certRefusal(code, format string, a ...any) error {
 	return &pushRefusal{code: code, reason: fmt.Sprintf(format, a...)}
 }
 
-// verifyCert checks the push certificate and returns its signer.
-func (p PushEnv) verifyCert(gitDir string, objs Objects, updates []policy.Update) (hubrefs.PublicKey, error) {
+// verifyCert checks the push certificate and returns its signer. member
+// says whether a key is a current member's: only a member's certificate is
+// recorded as used (certrecord.go).
+func (p PushEnv) verifyCert(gitDir string, objs Objects, updates []policy.Update, member func(hubrefs.PublicKey) bool) (hubrefs.PublicKey, error) {
 	if !isHex40(p.Cert) {
 		return nil, certRefusal(CodeBadPushCert, "GIT_PUSH_CERT %q is not an object id", p.Cert)
 	}
@@ -138,13 +143,9 @@ func (p PushEnv) verifyCert(gitDir string, objs Objects, updates []policy.Update
 	if typ != plumbing.BlobObject {
 		return nil, certRefusal(CodeBadPushCert, "the push certificate %s is a %s, not a blob", p.Cert, typ)
 	}
-	cert, err := ParsePushCert(raw)
+	cert, key, err := VerifyPushCert(raw)
 	if err != nil {
-		return nil, certRefusal(CodeBadPushCert, "the push certificate does not parse: %v; push again with git push --signed", err)
-	}
-	key, err := hubrefs.VerifyDetached(cert.Signed, cert.Signature)
-	if err != nil {
-		return nil, certRefusal(CodeBadPushCert, "the push certificate's signature: %v; sign with an SSH key (gpg.format=ssh, user.signingkey)", err)
+		return nil, certRefusal(CodeBadPushCert, "%v", err)
 	}
 	if err := cert.matches(updates); err != nil {
 		return nil, certRefusal(CodeBadPushCert, "%v", err)
@@ -155,10 +156,27 @@ func (p PushEnv) verifyCert(gitDir string, objs Objects, updates []policy.Update
 	case cert.Nonce != p.CertNonce:
 		return nil, certRefusal(CodePushCertNonce, "the push certificate's nonce %q is not the nonce %q receive-pack accepted; push again", cert.Nonce, p.CertNonce)
 	}
-	if err := rememberCert(gitDir, raw, time.Now()); err != nil {
+	if err := useCert(gitDir, cert, member(key), time.Now()); err != nil {
 		return nil, err
 	}
 	return key, nil
+}
+
+// VerifyPushCert parses a push certificate (ParsePushCert) and verifies its
+// SSH signature, returning the signer. It says nothing about the nonce,
+// the updates pushed or whether the certificate was used before, nor
+// whether the signer is trusted. Errors read as a sentence after "the push
+// certificate".
+func VerifyPushCert(raw []byte) (*PushCert, hubrefs.PublicKey, error) {
+	cert, err := ParsePushCert(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the push certificate does not parse: %w; push again with git push --signed (gpg.format=ssh)", err)
+	}
+	key, err := hubrefs.VerifyDetached(cert.Signed, cert.Signature)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the push certificate's signature: %w; sign with an SSH key (gpg.format=ssh, user.signingkey)", err)
+	}
+	return cert, key, nil
 }
 
 // PushCert is a parsed push certificate (git's "certificate version 0.1").
@@ -176,7 +194,11 @@ var ErrPushCert = errors.New("malformed push certificate")
 const maxPushCert = 4 << 20
 
 // ParsePushCert parses a push certificate: header lines up to a blank line,
-// one "<old> <new> <ref>" line per command, then the signature block.
+// one "<old> <new> <ref>" line per command, then the signature block, which
+// must be an SSH signature armored exactly as ssh-keygen writes it and end
+// the certificate (hubrefs.CanonicalSignature): a certificate has one byte
+// form for what its signature covers (docs/serving.md "Replayed
+// certificates").
 func ParsePushCert(raw []byte) (*PushCert, error) {
 	if len(raw) > maxPushCert {
 		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrPushCert, len(raw), maxPushCert)
@@ -184,6 +206,9 @@ func ParsePushCert(raw []byte) (*PushCert, error) {
 	at := bytes.Index(raw, []byte("\n-----BEGIN "))
 	if at < 0 {
 		return nil, fmt.Errorf("%w: no signature block", ErrPushCert)
+	}
+	if _, err := hubrefs.CanonicalSignature(raw[at+1:]); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPushCert, err)
 	}
 	c := &PushCert{Signed: raw[:at+1], Signature: raw[at+1:]}
 	head, body, ok := bytes.Cut(c.Signed, []byte("\n\n"))
@@ -237,37 +262,6 @@ func (c *PushCert) matches(updates []policy.Update) error {
 	for u, n := range want {
 		if n > 0 {
 			return fmt.Errorf("the push certificate signs an update of %s the push does not carry", u.Ref)
-		}
-	}
-	return nil
-}
-
-// certDir holds the records of used certificates.
-const certDir = "gitplus/push-certs"
-
-// certRecordTTL is how long a used certificate is remembered.
-const certRecordTTL = time.Hour
-
-// rememberCert records raw as used, refusing a certificate used before.
-func rememberCert(gitDir string, raw []byte, now time.Time) error {
-	dir := filepath.Join(gitDir, filepath.FromSlash(certDir))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("recording the push certificate in %s: %w", dir, err)
-	}
-	sum := sha256.Sum256(raw)
-	f, err := os.OpenFile(filepath.Join(dir, hex.EncodeToString(sum[:])), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		return certRefusal(CodePushCertNonce, "this push certificate was used before (a replay); sign a new push (git push --signed)")
-	}
-	if err != nil {
-		return fmt.Errorf("recording the push certificate in %s: %w", dir, err)
-	}
-	f.Close()
-	if entries, err := os.ReadDir(dir); err == nil {
-		for _, e := range entries {
-			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > certRecordTTL {
-				os.Remove(filepath.Join(dir, e.Name()))
-			}
 		}
 	}
 	return nil

@@ -3,8 +3,8 @@ package receive
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,8 +38,14 @@ func signCert(t *testing.T, s ssh.Signer, nonce string, cmds ...string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([]byte(b.String()), sshsig.Armor(sig)...)
+	return append([]byte(b.String()), hubrefs.ArmorSignature(sig.Marshal())...)
 }
+
+// nonceAt is a nonce of receive-pack's form issued at t.
+func nonceAt(t time.Time, hmac string) string { return fmt.Sprintf("%d-%s", t.Unix(), hmac) }
+
+// everyone is a member.
+func everyone(hubrefs.PublicKey) bool { return true }
 
 func TestParsePushCert(t *testing.T) {
 	s := newSSHSigner(t)
@@ -64,6 +70,15 @@ func TestParsePushCert(t *testing.T) {
 		"no blank line":  strings.Replace(string(good), "\n\n", "\n", 1),
 		"empty":          "",
 		"only signature": "-----BEGIN SSH SIGNATURE-----\n",
+		// Outside the canonical armor (hubrefs.CanonicalSignature): each
+		// would change the certificate's bytes but not what it signs.
+		"whitespace line after END": string(good) + " \n",
+		"blank line after END":      string(good) + "\n",
+		"text after END":            string(good) + "x\n",
+		"armor wrapped at 64":       string(rewrap(t, good, 64)),
+		"armor wrapped at 76":       string(rewrap(t, good, 76)),
+		"PGP signature":             strings.Replace(string(good), "SSH SIGNATURE", "PGP SIGNATURE", 2),
+		"space in the armor":        strings.Replace(string(good), "-----\n", "-----\n ", 1),
 	} {
 		if _, err := ParsePushCert([]byte(raw)); !errors.Is(err, ErrPushCert) {
 			t.Errorf("%s: %v, want ErrPushCert", name, err)
@@ -71,9 +86,29 @@ func TestParsePushCert(t *testing.T) {
 	}
 }
 
+// rewrap lays the armor of a certificate out in lines of n characters.
+func rewrap(t *testing.T, cert []byte, n int) []byte {
+	t.Helper()
+	at := bytes.Index(cert, []byte("-----BEGIN SSH SIGNATURE-----\n"))
+	end := bytes.Index(cert, []byte("-----END SSH SIGNATURE-----\n"))
+	if at < 0 || end < at {
+		t.Fatalf("no armor in %q", cert)
+	}
+	head := at + len("-----BEGIN SSH SIGNATURE-----\n")
+	b64 := bytes.ReplaceAll(cert[head:end], []byte("\n"), nil)
+	out := append([]byte{}, cert[:head]...)
+	for len(b64) > 0 {
+		k := min(n, len(b64))
+		out = append(append(out, b64[:k]...), '\n')
+		b64 = b64[k:]
+	}
+	return append(out, cert[end:]...)
+}
+
 func FuzzParsePushCert(f *testing.F) {
 	f.Add([]byte("certificate version 0.1\npusher x\nnonce n\n\n" + certOld + " " + certNew + " refs/heads/main\n-----BEGIN SSH SIGNATURE-----\nAA==\n-----END SSH SIGNATURE-----\n"))
 	f.Add([]byte("certificate version 0.1\n\n\n-----BEGIN "))
+	f.Add([]byte("certificate version 0.1\npusher x\nnonce n\n\n" + certOld + " " + certNew + " refs/heads/main\n-----BEGIN SSH SIGNATURE-----\nAA==\n-----END SSH SIGNATURE-----\n \n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		c, err := ParsePushCert(raw)
 		if err != nil {
@@ -82,6 +117,11 @@ func FuzzParsePushCert(f *testing.F) {
 		// What parses splits the input exactly into signed part and signature.
 		if !bytes.Equal(append(append([]byte{}, c.Signed...), c.Signature...), raw) {
 			t.Fatal("signed part and signature are not the certificate")
+		}
+		// The signature is ssh-keygen's armor of its blob, to the byte.
+		blob, err := hubrefs.CanonicalSignature(c.Signature)
+		if err != nil || !bytes.Equal(hubrefs.ArmorSignature(blob), c.Signature) {
+			t.Fatalf("accepted a signature outside the canonical armor: %q", c.Signature)
 		}
 	})
 }
@@ -105,7 +145,8 @@ func TestPusherFromEnvironment(t *testing.T) {
 	other := newSSHSigner(t)
 	up := policy.Update{Ref: "refs/heads/main", Old: plumbing.NewHash(certOld), New: plumbing.NewHash(certNew)}
 	cmd := certOld + " " + certNew + " refs/heads/main"
-	tampered := signCert(t, s, "n1", cmd)
+	n1, n2 := nonceAt(time.Now(), "aa"), nonceAt(time.Now(), "bb")
+	tampered := signCert(t, s, n1, cmd)
 	tampered = bytes.Replace(tampered, []byte("pushee http://h/"), []byte("pushee http://x/"), 1)
 	for _, c := range []struct {
 		name    string
@@ -115,19 +156,22 @@ func TestPusherFromEnvironment(t *testing.T) {
 		updates []policy.Update
 		want    string // refusal code; "" accepted
 	}{
-		{"valid", signCert(t, s, "n1", cmd), "OK", "n1", []policy.Update{up}, ""},
-		{"stale nonce", signCert(t, s, "n1", cmd), "SLOP", "n1", []policy.Update{up}, CodePushCertNonce},
-		{"forged nonce", signCert(t, s, "n1", cmd), "BAD", "n1", []policy.Update{up}, CodePushCertNonce},
-		{"nonce not the accepted one", signCert(t, s, "n1", cmd), "OK", "n2", []policy.Update{up}, CodePushCertNonce},
-		{"tampered", tampered, "OK", "n1", []policy.Update{up}, CodeBadPushCert},
-		{"signs another update", signCert(t, s, "n1", cmd), "OK", "n1", []policy.Update{{Ref: "refs/heads/other", Old: up.Old, New: up.New}}, CodeBadPushCert},
-		{"signs more than pushed", signCert(t, s, "n1", cmd, certOld+" "+certNew+" refs/heads/x"), "OK", "n1", []policy.Update{up}, CodeBadPushCert},
-		{"other signer, valid", signCert(t, other, "n1", cmd), "OK", "n1", []policy.Update{up}, ""},
+		{"valid", signCert(t, s, n1, cmd), "OK", n1, []policy.Update{up}, ""},
+		{"stale nonce", signCert(t, s, n1, cmd), "SLOP", n1, []policy.Update{up}, CodePushCertNonce},
+		{"forged nonce", signCert(t, s, n1, cmd), "BAD", n1, []policy.Update{up}, CodePushCertNonce},
+		{"nonce not the accepted one", signCert(t, s, n1, cmd), "OK", n2, []policy.Update{up}, CodePushCertNonce},
+		{"tampered", tampered, "OK", n1, []policy.Update{up}, CodeBadPushCert},
+		{"signs another update", signCert(t, s, n1, cmd), "OK", n1, []policy.Update{{Ref: "refs/heads/other", Old: up.Old, New: up.New}}, CodeBadPushCert},
+		{"signs more than pushed", signCert(t, s, n1, cmd, certOld+" "+certNew+" refs/heads/x"), "OK", n1, []policy.Update{up}, CodeBadPushCert},
+		{"other signer, valid", signCert(t, other, n1, cmd), "OK", n1, []policy.Update{up}, ""},
+		{"whitespace line after the armor", append(signCert(t, s, n1, cmd), " \n"...), "OK", n1, []policy.Update{up}, CodeBadPushCert},
+		{"nonce not receive-pack's", signCert(t, s, "n1", cmd), "OK", "n1", []policy.Update{up}, CodePushCertNonce},
+		{"nonce over an hour old", signCert(t, s, nonceAt(time.Now().Add(-2*time.Hour), "aa"), cmd), "OK", nonceAt(time.Now().Add(-2*time.Hour), "aa"), []policy.Update{up}, CodePushCertNonce},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, objs, id := certRepo(t, c.cert)
 			env := PushFromEnviron([]string{"GIT_PUSH_CERT=" + id, "GIT_PUSH_CERT_NONCE=" + c.envNon, "GIT_PUSH_CERT_NONCE_STATUS=" + c.status, "GITKIT_KEY=ignored when signed"})
-			p, err := env.pusher(dir, objs, c.updates)
+			p, err := env.pusher(dir, objs, c.updates, everyone)
 			var r *pushRefusal
 			switch {
 			case c.want == "" && err != nil:
@@ -139,7 +183,7 @@ func TestPusherFromEnvironment(t *testing.T) {
 			}
 			if c.want == "" {
 				// The same certificate again is a replay.
-				if _, err := env.pusher(dir, objs, c.updates); !errors.As(err, &r) || r.code != CodePushCertNonce {
+				if _, err := env.pusher(dir, objs, c.updates, everyone); !errors.As(err, &r) || r.code != CodePushCertNonce {
 					t.Fatalf("replay: %v", err)
 				}
 			}
@@ -156,54 +200,15 @@ func TestPusherFromEnvironment(t *testing.T) {
 		{[]string{"GITPLUS_SERVED=1"}, ""},
 		{nil, ""},
 	} {
-		p, err := PushFromEnviron(c.env).pusher(t.TempDir(), Objects{}, nil)
+		p, err := PushFromEnviron(c.env).pusher(t.TempDir(), Objects{}, nil, nil)
 		if err != nil || p.Via != c.via || (c.via != "") != (p.Key != nil) {
 			t.Fatalf("%v: %+v %v", c.env, p, err)
 		}
 	}
-	if _, err := PushFromEnviron([]string{"GITKIT_KEY=ssh-ed25519 garbage"}).pusher(t.TempDir(), Objects{}, nil); err == nil {
+	if _, err := PushFromEnviron([]string{"GITKIT_KEY=ssh-ed25519 garbage"}).pusher(t.TempDir(), Objects{}, nil, nil); err == nil {
 		t.Fatal("a GITKIT_KEY that does not parse was taken")
 	}
 	if !PushFromEnviron([]string{"GITPLUS_SERVED=1"}).Served || PushFromEnviron([]string{"GITPLUS_SERVED=0"}).Served {
 		t.Fatal("GITPLUS_SERVED")
-	}
-}
-
-// TestRememberCertConcurrent: of concurrent uses of one certificate exactly
-// one passes; records older than the TTL are removed.
-func TestRememberCertConcurrent(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Now()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	passed, replays := 0, 0
-	for i := 0; i < 16; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := rememberCert(dir, []byte("the certificate"), now)
-			mu.Lock()
-			defer mu.Unlock()
-			var r *pushRefusal
-			switch {
-			case err == nil:
-				passed++
-			case errors.As(err, &r) && r.code == CodePushCertNonce:
-				replays++
-			default:
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if passed != 1 || replays != 15 {
-		t.Fatalf("%d passed, %d replays; want 1 and 15", passed, replays)
-	}
-	// An hour and more later, recording another certificate prunes it.
-	if err := rememberCert(dir, []byte("another"), now.Add(2*certRecordTTL)); err != nil {
-		t.Fatal(err)
-	}
-	if err := rememberCert(dir, []byte("the certificate"), now.Add(2*certRecordTTL)); err != nil {
-		t.Fatalf("the old record was not pruned: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -17,21 +18,46 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-func TestAnonymousOK(t *testing.T) {
-	for _, c := range []struct {
+// pkt frames payload as one pkt-line.
+func pkt(payload string) string { return fmt.Sprintf("%04x%s", len(payload)+4, payload) }
+
+// TestReadPushCert: the certificate is read as receive-pack assembles it,
+// only as far as the flush after push-cert-end; anything git does not send
+// there is refused.
+func TestReadPushCert(t *testing.T) {
+	head := pkt("push-cert\x00report-status side-band-64k") + pkt("certificate version 0.1\n") + pkt("pusher x\n") + pkt("\n")
+	good := head + pkt("push-cert-end\n") + "0000"
+	rest := "PACK the pack"
+	br := bufio.NewReader(strings.NewReader(good + rest))
+	read, cert, err := readPushCert(br)
+	if err != nil || string(read) != good || string(cert) != "certificate version 0.1\npusher x\n\n" {
+		t.Fatalf("read %q, cert %q, %v", read, cert, err)
+	}
+	if after, _ := io.ReadAll(br); string(after) != rest {
+		t.Fatalf("the reader was left at %q", after)
+	}
+	for name, c := range map[string]struct {
 		body string
-		want bool
+		want error
 	}{
-		{"0073push-cert\x00report-status side-band-64k\n", true},
-		{"000epush-cert\x00", true},
-		{"0000", false}, // the probe of a large push
-		{"009a" + strings.Repeat("0", 40) + " " + strings.Repeat("1", 40) + " refs/heads/x\x00report-status\n", false},
-		{"00", false},
-		{"", false},
-		{"000epush-certX", false},
+		"probe":               {"0000", errNotSigned},
+		"empty":               {"", errNotSigned},
+		"short":               {"00", errNotSigned},
+		"a command first":     {pkt(strings.Repeat("0", 40)+" "+strings.Repeat("1", 40)+" refs/heads/x\x00report-status\n") + "0000", errNotSigned},
+		"push-certX":          {pkt("push-certX\x00caps") + pkt("push-cert-end\n") + "0000", errNotSigned},
+		"push-cert newline":   {pkt("push-cert\n") + pkt("push-cert-end\n") + "0000", errNotSigned},
+		"flush inside":        {head + "0000" + pkt("push-cert-end\n") + "0000", errBadCertFraming},
+		"delimiter inside":    {head + "0001" + pkt("push-cert-end\n") + "0000", errBadCertFraming},
+		"NUL inside":          {head + pkt("x\x00y\n") + pkt("push-cert-end\n") + "0000", errBadCertFraming},
+		"no end":              {head, errBadCertFraming},
+		"bad length":          {head + "zzzz", errBadCertFraming},
+		"commands after end":  {head + pkt("push-cert-end\n") + pkt("0 1 refs/heads/x\n") + "0000", errBadCertFraming},
+		"second certificate":  {head + pkt("push-cert-end\n") + head + pkt("push-cert-end\n") + "0000", errBadCertFraming},
+		"nothing after end":   {head + pkt("push-cert-end\n"), errBadCertFraming},
+		"over the size bound": {head + strings.Repeat(pkt(strings.Repeat("a", 60000)+"\n"), maxCertBody/60000+1) + pkt("push-cert-end\n") + "0000", errBadCertFraming},
 	} {
-		if got := anonymousOK(bufio.NewReader(strings.NewReader(c.body))); got != c.want {
-			t.Errorf("%q: %v, want %v", c.body, got, c.want)
+		if _, _, err := readPushCert(bufio.NewReader(strings.NewReader(c.body))); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
 	}
 }

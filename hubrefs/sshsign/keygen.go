@@ -10,7 +10,8 @@ package sshsign
 //   - Only `-Y sign -n git -f KEYFILE [-U] [-q] FILE` is answered: it writes
 //     the armored signature of FILE's bytes to FILE.sig, as ssh-keygen does.
 //     git 2.39 passes exactly this (-U, for "the key is in the agent", comes
-//     with later git versions and is accepted).
+//     with later git versions and is accepted). The armor is ssh-keygen's
+//     to the byte: lines of 70 base64 characters (hubrefs.ArmorSignature).
 //   - KEYFILE holding a private key signs with it; holding a public key
 //     (git writes a literal "key::ssh-…" user.signingKey to a temporary
 //     file) signs through ssh-agent ($SSH_AUTH_SOCK) with that key.
@@ -22,6 +23,7 @@ package sshsign
 //     certificates itself, against the members in the trust log.
 
 import (
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -135,7 +137,14 @@ func keygen(args []string, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(r.File+".sig", sig, 0o600); err != nil {
+	// The file holds the armor exactly as ssh-keygen writes it: git keeps it
+	// as it is in the push certificate, and the hook refuses any other
+	// layout (docs/serving.md "Replayed certificates").
+	block, _ := pem.Decode(sig)
+	if block == nil {
+		return fmt.Errorf("the signer returned no armored signature")
+	}
+	if err := os.WriteFile(r.File+".sig", hubrefs.ArmorSignature(block.Bytes), 0o600); err != nil {
 		return fmt.Errorf("writing the signature: %w", err)
 	}
 	return nil

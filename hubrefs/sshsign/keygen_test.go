@@ -43,7 +43,7 @@ func TestKeygenArgs(t *testing.T) {
 }
 
 // TestKeygenSigns: the signature Keygen writes verifies as git's would
-// (hubrefs.VerifyDetached) and, when ssh-keygen is installed, with
+// (hubrefs.VerifyDetached), is armored as ssh-keygen armors and, when ssh-keygen is installed, with
 // ssh-keygen -Y check-novalidate (the oracle).
 func TestKeygenSigns(t *testing.T) {
 	for _, kind := range []string{"ed25519", "ecdsa", "rsa"} {
@@ -62,6 +62,10 @@ func TestKeygenSigns(t *testing.T) {
 		key, err := hubrefs.VerifyDetached(msg, sig)
 		if err != nil || !hubrefs.SameKey(key, k.signer.PublicKey()) {
 			t.Fatalf("%s: the signature does not verify as the key's: %v", kind, err)
+		}
+		// ssh-keygen's armor, to the byte (the hook refuses any other).
+		if _, err := hubrefs.CanonicalSignature(sig); err != nil {
+			t.Fatalf("%s: the armor is not ssh-keygen's: %v\n%s", kind, err, sig)
 		}
 		if _, err := exec.LookPath("ssh-keygen"); err == nil {
 			cmd := exec.Command("ssh-keygen", "-Y", "check-novalidate", "-n", "git", "-s", file+".sig")
