@@ -32,6 +32,7 @@ func TestScript(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"capture": scriptCapture,
 			"exits":   scriptExits,
+			"serve":   scriptServe,
 		},
 	})
 }
