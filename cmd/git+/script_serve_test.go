@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -49,8 +50,17 @@ func scriptServe(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(cmd.Start())
 	ts.Defer(func() {
+		// A clean shutdown on SIGINT; a server that does not stop is
+		// killed rather than left behind (cleanup, not an assertion).
 		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
 		logf.Close()
 	})
 	sc := bufio.NewScanner(out)
