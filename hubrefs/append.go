@@ -150,7 +150,7 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 			case landed(ctx, gitDir, o, id):
 				err = nil
 			case transport >= TransportAttempts:
-				return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the push failed %d times in transport: %w", o.Ref, o.Remote, transport, err)
+				return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the push failed %d times in transport, and the ref does not hold the event (the connection broke or the server did not answer: check that `git ls-remote %s` works, then run the verb again): %w", o.Ref, o.Remote, transport, o.Remote, err)
 			default:
 				transport++
 				err = fmt.Errorf("%w (transport: %w)", ErrStale, err)
