@@ -270,7 +270,7 @@ func (j *judge) branch(u Update) error {
 		return refuse(CodeProvenance, "%s requires provenance, so it takes no queue candidates (their merge commits are unsigned); land pull request heads directly with git+ pr merge", u.Ref)
 	}
 	if u.Old.IsZero() {
-		return refuse(CodeNotAPRHead, "%s does not exist yet, so a candidate chain has nothing to start from; push an approved pull request head first", u.Ref)
+		return refuse(CodeNotAPRHead, "%s does not exist yet, so a candidate chain has nothing to start from; land its first commit directly, as an approved pull request's head (git+ pr merge ID)", u.Ref)
 	}
 	// A chain reaches the old tip by first parents within queueDepth steps
 	// (chain refuses otherwise), so it is a fast-forward by construction.

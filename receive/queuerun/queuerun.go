@@ -550,7 +550,7 @@ func (r *runner) read(refs map[string]plumbing.Hash) (*state, error) {
 		return st, nil
 	}
 	if st.target.IsZero() {
-		st.idle = o.Target + " does not exist yet: push it first"
+		st.idle = o.Target + " does not exist yet, so a candidate has nothing to merge onto: its first commit lands directly, as an approved pull request's head, with `git+ pr merge ID` (docs/boundary.md \"The first commit of a protected branch\")"
 		ok = true
 		return st, nil
 	}
