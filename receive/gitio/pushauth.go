@@ -39,7 +39,7 @@ func authAdvice(signed bool) string {
 	if signed {
 		return "the push was signed with your git+ key, which git+ serve takes without a token, but only when it comes in one request: " +
 			"a push larger than http.postBuffer (1 MiB by default) is sent in parts, asking for credentials first, so raise it " +
-			"(git config http.postBuffer 500000000) and run the verb again; a server run with --private wants a token for every push: " +
+			"above the push's size (git config http.postBuffer 100000000 for 100 MB) and run the verb again; a server run with --private wants a token for every push: " +
 			"give git a member token as the password (git+ member token issue NAME, through a credential helper), or push over SSH with a member's key"
 	}
 	return "identify the push: sign it with a member's key (git push --signed, gpg.format=ssh), give git a member token as the password " +
