@@ -36,6 +36,11 @@ type AppendOptions struct {
 	PushOptions []string
 	// Env is added to the environment git runs with (which is inherited).
 	Env []string
+	// Sign, when set, signs each push with a push certificate if the
+	// receiver asks for one (docs/serving.md "git+ verbs identify
+	// themselves"): the key the event is signed with, so a member pushing
+	// over HTTP needs no token.
+	Sign *gitio.PushSigning
 	// Attempts, when positive, bounds the pushes when the ref keeps moving;
 	// zero means no count bound (Patience bounds the time).
 	Attempts int
@@ -131,7 +136,12 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 			return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
 		}
 		_, err = gitio.Push(ctx, gitio.PushOptions{GitDir: gitDir, Remote: o.Remote, PushOptions: o.PushOptions, Env: o.Env,
-			Updates: []gitio.PushUpdate{{Ref: o.Ref, Old: old, New: id}}})
+			Sign: o.Sign, Updates: []gitio.PushUpdate{{Ref: o.Ref, Old: old, New: id}}})
+		if errors.Is(err, gitio.ErrPushAuth) {
+			// The server wants credentials this push did not have: no
+			// retry changes that, and nothing moved.
+			return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: %w", o.Ref, o.Remote, err)
+		}
 		if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrRefused) && ctx.Err() == nil {
 			// Transport (a broken pipe, a killed connection): the push may
 			// or may not have taken effect. Read the ref back: holding our
@@ -140,7 +150,7 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 			case landed(ctx, gitDir, o, id):
 				err = nil
 			case transport >= TransportAttempts:
-				return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the push failed %d times in transport: %w", o.Ref, o.Remote, transport, err)
+				return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: the push failed %d times in transport, and the ref does not hold the event (the connection broke or the server did not answer: check that `git ls-remote %s` works, then run the verb again): %w", o.Ref, o.Remote, transport, o.Remote, err)
 			default:
 				transport++
 				err = fmt.Errorf("%w (transport: %w)", ErrStale, err)
@@ -164,7 +174,11 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		o.Sleep(Backoff(attempt))
 		if o.Remote != "." {
 			if err := gitio.Fetch(ctx, gitDir, o.Remote, o.Env, "+"+o.Ref+":"+o.Ref); err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("appending to %s: after a stale push: %w", o.Ref, err)
+				// A ref the remote does not have (a first event whose push
+				// failed in transport) has nothing to fetch: build on none.
+				if cur, lerr := gitio.RemoteRef(ctx, gitDir, o.Remote, o.Ref, o.Env); lerr != nil || !cur.IsZero() {
+					return plumbing.ZeroHash, fmt.Errorf("appending to %s: re-reading it from %s after a failed push: %w", o.Ref, o.Remote, err)
+				}
 			}
 		}
 	}

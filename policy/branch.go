@@ -191,6 +191,21 @@ func (j *judge) notAHead(ref string, h plumbing.Hash, what string) error {
 	return refuse(CodeNotAPRHead, "%s %s is not the head of an open pull request based on %s; open one with git+ pr open", what, short(h), ref)
 }
 
+// notAHeadCreating is notAHead for an update u; when u creates the branch
+// (its first commit, say, with the rules set before it existed) the
+// refusal says the way in, which is the same as for any landing
+// (docs/boundary.md "The first commit of a protected branch").
+func (j *judge) notAHeadCreating(u Update) error {
+	err := j.notAHead(u.Ref, u.New, "commit")
+	var r *refusal
+	if !u.Old.IsZero() || !errors.As(err, &r) || r.Code != CodeNotAPRHead {
+		return err
+	}
+	b := strings.TrimPrefix(u.Ref, "refs/heads/")
+	r.Reason += fmt.Sprintf("; %s does not exist yet, and it is created like any landing: push the commit to a branch of its own with a pull request onto %s (git+ pr open --base %s --source BRANCH --push), and once it is approved git+ pr merge creates %s", u.Ref, b, b, b)
+	return err
+}
+
 // branch judges an update of a branch (docs/boundary.md).
 func (j *judge) branch(u Update) error {
 	b, ok := j.rules.For(u.Ref)
@@ -243,19 +258,19 @@ func (j *judge) branch(u Update) error {
 		if len(tip.parents) == 2 && len(j.heads[headKey(u.Ref, tip.parents[1].String())]) > 0 {
 			return refuse(CodeCandidatesOff, "%s is a merge of pull request head %s, but %s does not take queue candidates (queueCandidates is false); push the approved head itself, or ask an admin to turn candidates on", short(u.New), short(tip.parents[1]), u.Ref)
 		}
-		return j.notAHead(u.Ref, u.New, "commit")
+		return j.notAHeadCreating(u)
 	}
 	if len(tip.parents) < 2 {
 		if j.rewind(u) {
 			return nonFastForward(u)
 		}
-		return j.notAHead(u.Ref, u.New, "commit")
+		return j.notAHeadCreating(u)
 	}
 	if b.RequireProvenance {
 		return refuse(CodeProvenance, "%s requires provenance, so it takes no queue candidates (their merge commits are unsigned); land pull request heads directly with git+ pr merge", u.Ref)
 	}
 	if u.Old.IsZero() {
-		return refuse(CodeNotAPRHead, "%s does not exist yet, so a candidate chain has nothing to start from; push an approved pull request head first", u.Ref)
+		return refuse(CodeNotAPRHead, "%s does not exist yet, so a candidate chain has nothing to start from; land its first commit directly, as an approved pull request's head (git+ pr merge ID)", u.Ref)
 	}
 	// A chain reaches the old tip by first parents within queueDepth steps
 	// (chain refuses otherwise), so it is a fast-forward by construction.

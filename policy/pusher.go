@@ -86,5 +86,5 @@ func (j *judge) pusher(u Update) error {
 			return nil
 		}
 	}
-	return refuse(CodeMissingCapability, "%s: the pusher %q (from %s) does not hold %s; ask an admin to grant it (git+ member change %s --cap ...)", u.Ref, m.Name, how, strings.Join(need, " or "), m.Name)
+	return refuse(CodeMissingCapability, "%s: the pusher %q (from %s) does not hold %s; ask an admin to grant it (git+ member change %s --add-cap %s)", u.Ref, m.Name, how, strings.Join(need, " or "), m.Name, need[0])
 }

@@ -2,7 +2,8 @@ package receive
 
 // `git+ verify` from Go (docs/architecture.md): judging one update as the
 // hook would, and auditing a branch's first-parent history (policy.Audit),
-// on this repository's refs and objects as they are. Nothing is fetched, so
+// on this repository's refs and objects as they are. Nothing is fetched
+// here (a clone's verb fetches first: receive/repo.ResolveAuditSource), so
 // what it says is about the replica as it is.
 
 import (
@@ -28,9 +29,19 @@ func VerifyUpdate(gitDir, ref string, old, new plumbing.Hash) (policy.Verdict, e
 // chain above since (zero: from the root commit) with policy.Audit; pull
 // request logs load on every CPU.
 func AuditBranch(gitDir, branch string, since plumbing.Hash) (*policy.AuditReport, error) {
+	return AuditBranchAt(gitDir, branch, plumbing.ZeroHash, since)
+}
+
+// AuditBranchAt is AuditBranch with branch's tip given (zero: the ref's
+// own value): a clone audits its remote's branch at the commit it fetched
+// (a remote-tracking ref), judged as the branch it is.
+func AuditBranchAt(gitDir, branch string, tip, since plumbing.Hash) (*policy.AuditReport, error) {
 	refs, err := ReadRefs(gitDir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", gitDir, err)
+	}
+	if !tip.IsZero() {
+		refs[branch] = tip
 	}
 	store, err := OpenStore(gitDir, QuarantineEnv{})
 	if err != nil {

@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func init() {
@@ -69,8 +72,34 @@ func rulesSet(c *cli.Context) error {
 		return fail(1, err)
 	}
 	fmt.Fprintln(c.App.ErrWriter, "rules.set")
+	notePristineBranches(c, s, data)
 	fmt.Fprintln(c.App.Writer, id)
 	return nil
+}
+
+// notePristineBranches tells, on standard error, which branches the rules
+// protect that do not exist yet, and how their first commit comes in
+// (docs/boundary.md "The first commit of a protected branch"): the README
+// team guide sets the rules before anything is pushed.
+func notePristineBranches(c *cli.Context, s *repo.Signing, data []byte) {
+	rules, err := trust.ParseRulesStrict(data)
+	if err != nil {
+		return
+	}
+	var names []string
+	for name, b := range rules.Protected {
+		if b.RequirePullRequest && !strings.ContainsAny(name, "*?[") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if tip, err := s.Repo.RemoteRef(name); err != nil || !tip.IsZero() {
+			continue
+		}
+		b := strings.TrimPrefix(name, "refs/heads/")
+		fmt.Fprintf(c.App.ErrWriter, "note: %s does not exist yet; protected, its first commit lands like any other: on a branch of its own with a pull request onto it (git+ pr open --base %s --source BRANCH --push), approved, then git+ pr merge creates it (to start it from an existing history, push that before protecting it)\n", name, b)
+	}
 }
 
 func rulesShow(c *cli.Context) error {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ func TestScript(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"capture": scriptCapture,
 			"exits":   scriptExits,
+			"serve":   scriptServe,
 		},
 	})
 }
@@ -54,17 +56,39 @@ func scriptSetup(env *testscript.Env, binDir string) error {
 	return nil
 }
 
-// scriptCapture is `capture VAR`: sets VAR to the last non-empty line of
-// the previous command's standard output (the id a writer prints last),
-// failing when there is none.
+// scriptCapture is `capture [-stderr] VAR [REGEXP]`: sets VAR to the last
+// non-empty line of the previous command's standard output (the id a writer
+// prints last), failing when there is none. With REGEXP, VAR is its first
+// match's first group (or the whole match) in that output instead — in the
+// standard error with -stderr (a command a hint names, to follow it).
 func scriptCapture(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: capture VAR")
+	stream := "stdout"
+	if len(args) > 0 && args[0] == "-stderr" {
+		stream, args = "stderr", args[1:]
 	}
-	lines := strings.Split(strings.TrimSpace(ts.ReadFile("stdout")), "\n")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: capture [-stderr] VAR [REGEXP]")
+	}
+	text := ts.ReadFile(stream)
+	if len(args) == 2 {
+		re, err := regexp.Compile(args[1])
+		ts.Check(err)
+		m := re.FindStringSubmatch(text)
+		if m == nil {
+			ts.Fatalf("capture %s: no match for %q in %s", args[0], args[1], stream)
+		}
+		v := m[0]
+		if len(m) > 1 {
+			v = m[1]
+		}
+		ts.Setenv(args[0], v)
+		ts.Logf("%s=%s", args[0], v)
+		return
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
 	last := strings.TrimSpace(lines[len(lines)-1])
 	if last == "" {
-		ts.Fatalf("capture %s: the previous command printed nothing on standard output", args[0])
+		ts.Fatalf("capture %s: the previous command printed nothing on standard %s", args[0], strings.TrimPrefix(stream, "std"))
 	}
 	ts.Setenv(args[0], last)
 	ts.Logf("%s=%s", args[0], last)

@@ -6,9 +6,15 @@ package main
 //   git+ verify --branch B [--since REV]  audit B's first-parent history
 //
 // Decisions:
-//   - verify reads this repository's refs and objects only (a `git clone
-//     --mirror`, or any clone with refs/hub/* and the branch fetched); it
-//     never fetches, so what it says is about the replica as it is.
+//   - --ref reads this repository's refs and objects only; it never
+//     fetches, so what it says is about the replica as it is.
+//   - --branch in a clone with a remote judges the remote's branch and
+//     records: it fetches the branch (into its remote-tracking ref) and
+//     refs/hub/* first, and says so on its first line (remote, URL, tip);
+//     --no-fetch judges the clone's copy as it is, and says that instead.
+//     origin/main or refs/remotes/origin/main name origin's main. A bare
+//     repository or a mirror (no remote for it: ".") judges its own refs
+//     (repo.ResolveAuditSource).
 //   - --ref: --old and --new take a revision or 40 zeros (or "" for --old)
 //     for a creation/deletion; R may be a short branch name. The verdict line
 //     is the hook's refusal line, or "git+: accepted <ref>: <old> -> <new>".
@@ -19,6 +25,7 @@ package main
 //     judged itself. Without it the walk goes to the root commit.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -39,6 +46,8 @@ func init() {
 			&cli.StringFlag{Name: "new", Usage: "the proposed value (40 zeros: the ref is deleted)"},
 			&cli.StringFlag{Name: "branch", Usage: "audit every landing on this branch's first-parent chain"},
 			&cli.StringFlag{Name: "since", Usage: "audit only above this commit of the branch's first-parent chain (default: the root)"},
+			&cli.BoolFlag{Name: "no-fetch", Usage: "with --branch in a clone: judge this clone's copy of the branch and records as they are, fetching nothing"},
+			&cli.StringFlag{Name: "remote", Usage: "with --branch: the remote whose branch is judged (default: the current branch's upstream remote, then origin; . for this repository's own)"},
 			jsonFlag(),
 		},
 		Action: verifyAction,
@@ -48,7 +57,7 @@ func init() {
 const zeroOID = "0000000000000000000000000000000000000000"
 
 func verifyAction(c *cli.Context) error {
-	const usage = "usage: git+ verify --ref R --old O --new N | git+ verify --branch B [--since REV] [--json]"
+	const usage = "usage: git+ verify --ref R --old O --new N | git+ verify --branch B [--since REV] [--no-fetch] [--remote R] [--json]"
 	if c.NArg() != 0 {
 		return usageErr("%s", usage)
 	}
@@ -58,19 +67,21 @@ func verifyAction(c *cli.Context) error {
 		return usageErr("%s", usage)
 	case ref != "" && (c.String("since") != ""):
 		return usageErr("--since goes with --branch; %s", usage)
+	case ref != "" && (c.Bool("no-fetch") || c.IsSet("remote")):
+		return usageErr("--no-fetch and --remote go with --branch (--ref never fetches); %s", usage)
 	case branch != "" && (c.IsSet("old") || c.IsSet("new")):
 		return usageErr("--old and --new go with --ref; %s", usage)
 	case ref != "" && !c.IsSet("new"):
 		return usageErr("--ref needs --new (and --old); %s", usage)
 	}
-	gitDir, _, err := repo.FindGitDir(rootString(c, "repo"))
+	gitDir, bare, err := repo.FindGitDir(rootString(c, "repo"))
 	if err != nil {
 		return fail(1, err)
 	}
 	if ref != "" {
 		return verifyUpdate(c, gitDir, ref)
 	}
-	return verifyBranch(c, gitDir, branch)
+	return verifyBranch(c, gitDir, bare, branch)
 }
 
 // revOrZero resolves a revision, or the zero id for "" / 40 zeros.
@@ -120,10 +131,10 @@ func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 	return nil
 }
 
-func verifyBranch(c *cli.Context, gitDir, branch string) error {
-	ref, err := repo.BranchRef(branch)
+func verifyBranch(c *cli.Context, gitDir string, bare bool, branch string) error {
+	src, err := repo.ResolveAuditSource(context.Background(), gitDir, bare, branch, c.String("remote"), c.Bool("no-fetch"))
 	if err != nil {
-		return usageErr("--branch: %v", err)
+		return fail(1, err)
 	}
 	var since plumbing.Hash
 	if s := c.String("since"); s != "" {
@@ -131,15 +142,22 @@ func verifyBranch(c *cli.Context, gitDir, branch string) error {
 			return fail(1, err)
 		}
 	}
-	rep, err := receive.AuditBranch(gitDir, ref, since)
+	rep, err := receive.AuditBranchAt(gitDir, src.Branch, src.Tip, since)
 	if err != nil {
 		return fail(1, err)
 	}
 	if wantJSON(c) {
-		if err := printJSON(c, receive.NewAuditJSON(rep)); err != nil {
+		out := verifyBranchJSON{AuditJSON: receive.NewAuditJSON(rep)}
+		if !src.Own() {
+			out.Source = &auditSourceJSON{Remote: src.Remote, URL: src.URL, Ref: src.Tracking, Tip: src.Tip.String(), Fetched: src.Fetched}
+		}
+		if err := printJSON(c, out); err != nil {
 			return err
 		}
 	} else {
+		if line := src.Line(); line != "" {
+			fmt.Fprintln(c.App.Writer, line)
+		}
 		for _, f := range rep.Unjustified {
 			fmt.Fprintf(c.App.Writer, "unjustified %s: [%s] %s\n", f.Commit, f.Code, f.Reason)
 		}
@@ -149,4 +167,19 @@ func verifyBranch(c *cli.Context, gitDir, branch string) error {
 		return fail(1, errSilent)
 	}
 	return nil
+}
+
+// verifyBranchJSON is `git+ verify --branch --json`: the audit, and in a
+// clone the copy it judged.
+type verifyBranchJSON struct {
+	receive.AuditJSON
+	Source *auditSourceJSON `json:"source,omitempty"`
+}
+
+type auditSourceJSON struct {
+	Remote  string `json:"remote"`
+	URL     string `json:"url"`
+	Ref     string `json:"ref"` // the ref the tip was read from
+	Tip     string `json:"tip"`
+	Fetched bool   `json:"fetched"`
 }

@@ -414,6 +414,7 @@ func startLease(s *repo.Signing, id, name, commit string, lease time.Duration) (
 		_, err = hubrefs.Append(context.Background(), hubrefs.AppendOptions{
 			GitDir: r.GitDir, Remote: r.Remote, Ref: hubrefs.PRRefPrefix + id, Payload: started,
 			Signer: s.Key.Signer, Name: s.Member.Name, Ceilings: repo.EventCeilings(s.Trust), Attempts: 1,
+			Sign: s.Key.PushSigning(),
 		})
 		if err == nil {
 			return "", nil

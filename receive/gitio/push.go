@@ -26,6 +26,8 @@ package gitio
 //   - A push git ended without reporting every ref (a broken pipe, a killed
 //     connection) may or may not have taken effect: ErrPushTransport, which
 //     callers answer by reading the ref back (RemoteRef) before retrying.
+//   - A push the server refused for its credentials is ErrPushAuth
+//     (pushauth.go), not a transport failure: nothing moved.
 //   - Pushing to "." runs git in the git directory itself, so "." means
 //     that repository (its own receive hooks run), and its push options
 //     travel in the environment (pushenv.go).
@@ -300,6 +302,9 @@ func Push(ctx context.Context, o PushOptions) (PushResult, error) {
 	msg := strings.TrimSpace(errb.String())
 	if runErr != nil && msg == "" {
 		msg = runErr.Error()
+	}
+	if line := authFailureLine(msg); line != "" && len(refused) == 0 {
+		return res, fmt.Errorf("git push to %s: %s: %s: %w: %w", o.Remote, line, authAdvice(o.Sign.args() != nil), ErrPushAuth, ErrPushFailed)
 	}
 	if unreported {
 		return res, fmt.Errorf("git push to %s: %s: %s: %w: %w", o.Remote, strings.Join(detail, "; "), msg, ErrPushTransport, ErrPushFailed)

@@ -318,6 +318,21 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if st.idle == "" {
+		// From a clone: the heads the plan merges may not be here yet
+		// (heads.go); fetched, they are read from a store opened anew.
+		fetched, err := r.fetchHeads(ctx, st)
+		if err == nil && fetched {
+			st.objs.Store.Close()
+			st, err = r.read(refs)
+		}
+		if err != nil {
+			if st != nil && st.objs.Store != nil {
+				st.objs.Store.Close()
+			}
+			return false, err
+		}
+	}
 	if st.objs.Store != nil {
 		defer st.objs.Store.Close()
 	}
@@ -538,7 +553,7 @@ func (r *runner) read(refs map[string]plumbing.Hash) (*state, error) {
 		return st, nil
 	}
 	if st.target.IsZero() {
-		st.idle = o.Target + " does not exist yet: push it first"
+		st.idle = o.Target + " does not exist yet, so a candidate has nothing to merge onto: its first commit lands directly, as an approved pull request's head, with `git+ pr merge ID` (docs/boundary.md \"The first commit of a protected branch\")"
 		ok = true
 		return st, nil
 	}

@@ -75,7 +75,7 @@ func LoadKey(path string) (*Key, error) {
 // takes).
 func (k *Key) Authorized() string { return hubrefs.AuthorizedKey(k.Signer.PublicKey()) }
 
-// PushSigning is how git+'s own pushes of branches sign their push
+// PushSigning is how git+'s own pushes (branches and event appends) sign their push
 // certificate with k (docs/serving.md "git+ verbs identify themselves"):
 // git signs through gpg.ssh.program pointed at the running binary, which
 // answers `-Y sign` (hubrefs/sshsign.Keygen), with the key file or the
@@ -144,7 +144,7 @@ func MemberOf(t *trust.State, k *Key) (*trust.Member, error) {
 // NeedCap refuses early, with advice, when m lacks capability c.
 func NeedCap(m *trust.Member, c string) error {
 	if !m.Has(c) {
-		return fmt.Errorf("member %s (key %s) lacks capability %s: ask an admin to run `git+ member change %s --cap ...`", m.Name, Fingerprint(m.Key), c, m.Name)
+		return fmt.Errorf("member %s (key %s) lacks capability %s: ask an admin to run `git+ member change %s --add-cap %s`", m.Name, Fingerprint(m.Key), c, m.Name, c)
 	}
 	return nil
 }
@@ -215,6 +215,7 @@ func (s *Signing) Append(ref string, payload any) (plumbing.Hash, error) {
 		Signer:   s.Key.Signer,
 		Name:     s.Member.Name,
 		Ceilings: EventCeilings(s.Trust),
+		Sign:     s.Key.PushSigning(),
 	})
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("appending to %s at %s: %w", ref, r.Where(), err)

@@ -147,6 +147,19 @@ func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	if base, _ := BranchRef(o.Base); source != "" && source == base && !r.HeadOnRemote(head, refs) {
+		// The head is on the local base branch (the first commit of a
+		// protected branch, say): pushing it there is the landing this
+		// pull request is for, so it goes up on a branch of its own
+		// (docs/cli.md "Pull requests").
+		b := strings.TrimPrefix(base, "refs/heads/")
+		missing := ""
+		if refs[base] == "" {
+			missing = fmt.Sprintf(" (%s does not exist on %s yet: `git+ pr merge` creates it once the pull request is approved)", b, r.Remote)
+		}
+		return "", "", fmt.Errorf("%w: %s (--head %s) is on your %s, the base itself, which only a landing moves: a pull request's head goes up on its own branch; `git+ pr open --base %s --source BRANCH --push` pushes it to BRANCH and opens the pull request%s; nothing written or pushed",
+			ErrHeadNotOnRemote, head, rev, b, b, missing)
+	}
 	if o.Push {
 		if source == "" {
 			return "", "", usage("git+ pr open --push: --head %s names no branch; give --source BRANCH to push it to", rev)
@@ -301,8 +314,8 @@ func (e *LandingRefusedError) Unwrap() error { return e.err }
 func (s *Signing) Merge(id string) (*Merged, error) {
 	r, t, m := s.Repo, s.Trust, s.Member
 	if !m.Has(trust.CapSourcePush) && !m.Has(trust.CapQueue) {
-		return nil, fmt.Errorf("member %s (key %s) may not record pr.merged: it needs %s or %s; ask an admin to run `git+ member change %s --cap ...`",
-			m.Name, Fingerprint(m.Key), trust.CapSourcePush, trust.CapQueue, m.Name)
+		return nil, fmt.Errorf("member %s (key %s) may not record pr.merged: it needs %s or %s; ask an admin to run `git+ member change %s --add-cap %s`",
+			m.Name, Fingerprint(m.Key), trust.CapSourcePush, trust.CapQueue, m.Name, trust.CapSourcePush)
 	}
 	st, _, err := r.PRState(id, t)
 	if err != nil {
