@@ -19,6 +19,8 @@ package receive
 //     directly anyway.
 //   - GITPLUS_SERVED=1 says the push came through git+ serve, the default
 //     of requireKnownPusher (policy/pusher.go).
+//   - Without either, the identity another host established, as the
+//     repository's gitplus.pusher says (hostident.go).
 //   - Used certificates are remembered as files named by their SHA-256
 //     under <git dir>/gitplus/push-certs, created with O_EXCL so that two
 //     concurrent replays cannot both pass; records older than an hour are
@@ -67,6 +69,10 @@ type PushEnv struct {
 	// Offline: no push at all (git+ verify --ref judging a proposed
 	// update), so there is no pusher to judge: content rules only.
 	Offline bool
+	// Host holds the variables another host sets for its authenticated
+	// user (HostUserVars, SSH_USER_AUTH), read only as gitplus.pusher
+	// says (hostident.go).
+	Host map[string]string
 }
 
 // PushFromEnviron picks PushEnv out of an environment in os.Environ form.
@@ -90,6 +96,11 @@ func PushFromEnviron(environ []string) PushEnv {
 			p.CertNonce = value
 		case "GIT_PUSH_CERT_NONCE_STATUS":
 			p.CertNonceStatus = value
+		case EnvSSHUserAuth, "GL_USER", "REMOTE_USER", "GITEA_PUSHER_NAME", "GL_USERNAME":
+			if p.Host == nil {
+				p.Host = map[string]string{}
+			}
+			p.Host[name] = value
 		}
 	}
 	return p

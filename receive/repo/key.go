@@ -144,7 +144,7 @@ func MemberOf(t *trust.State, k *Key) (*trust.Member, error) {
 // NeedCap refuses early, with advice, when m lacks capability c.
 func NeedCap(m *trust.Member, c string) error {
 	if !m.Has(c) {
-		return fmt.Errorf("member %s (key %s) lacks capability %s: ask an admin to run `git+ member change %s --cap ...`", m.Name, Fingerprint(m.Key), c, m.Name)
+		return fmt.Errorf("member %s (key %s) lacks capability %s: ask an admin to run `git+ member change %s --add-cap %s`", m.Name, Fingerprint(m.Key), c, m.Name, c)
 	}
 	return nil
 }

@@ -301,8 +301,8 @@ func (e *LandingRefusedError) Unwrap() error { return e.err }
 func (s *Signing) Merge(id string) (*Merged, error) {
 	r, t, m := s.Repo, s.Trust, s.Member
 	if !m.Has(trust.CapSourcePush) && !m.Has(trust.CapQueue) {
-		return nil, fmt.Errorf("member %s (key %s) may not record pr.merged: it needs %s or %s; ask an admin to run `git+ member change %s --cap ...`",
-			m.Name, Fingerprint(m.Key), trust.CapSourcePush, trust.CapQueue, m.Name)
+		return nil, fmt.Errorf("member %s (key %s) may not record pr.merged: it needs %s or %s; ask an admin to run `git+ member change %s --add-cap %s`",
+			m.Name, Fingerprint(m.Key), trust.CapSourcePush, trust.CapQueue, m.Name, trust.CapSourcePush)
 	}
 	st, _, err := r.PRState(id, t)
 	if err != nil {
