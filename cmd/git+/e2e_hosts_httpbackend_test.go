@@ -56,14 +56,15 @@ $HTTP["url"] =~ "^/git" {
 
 // TestHostHTTPBackend: a member's plain git push through http-backend is
 // judged as the user the web server authenticated (gitplus.pusher =
-// env:REMOTE_USER), mapped to a member by gitplus.pusherMap.
+// env:REMOTE_USER), mapped to a member by gitplus.pusherMap; then a pull
+// request lands unattended (checkHostFlow).
 func TestHostHTTPBackend(t *testing.T) {
 	t.Parallel()
 	needHost(t, "lighttpd", "lighttpd")
 	root := t.TempDir()
 	h := startHTTPBackend(t, root, map[string]string{"alice@example.com": "alicepw", "carol": "carolpw"})
 	origin := filepath.Join(root, "team.git")
-	w := newHostE2E(t, origin, nil, map[string][]string{"alice": {"source.push", "hub.pr"}})
+	w := newHostE2E(t, origin, nil, map[string][]string{"alice": {"source.push", "hub.pr", "hub.queue"}})
 	w.git(origin, "config", "--add", "gitplus.pusherMap", "alice@example.com alice")
 	c0 := seedProtected(t, w)
 	pw := map[string]string{"alice@example.com": "alicepw", "carol": "carolpw"}
@@ -77,4 +78,8 @@ func TestHostHTTPBackend(t *testing.T) {
 		return errs, err
 	}
 	checkHostPushes(t, w, hostCase{push: push, pusher: "env:REMOTE_USER", member: "alice@example.com", carol: "carol"}, c0)
+
+	u, _ := url.Parse(h.base + "/team.git")
+	u.User = url.UserPassword("alice@example.com", pw["alice@example.com"])
+	checkHostFlow(t, w, hostFlow{url: u.String(), env: []string{"GIT_TERMINAL_PROMPT=0"}}, c0)
 }
