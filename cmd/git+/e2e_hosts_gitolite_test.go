@@ -117,7 +117,8 @@ func (h *gitoliteHost) url(repo string) string {
 
 // TestHostGitolite: a member's plain git push through gitolite is judged
 // with the key sshd authenticated (gitplus.pusher = ssh-auth-info), then
-// with gitolite's GL_USER (env:GL_USER).
+// with gitolite's GL_USER (env:GL_USER); then a pull request lands
+// unattended (checkHostFlow).
 func TestHostGitolite(t *testing.T) {
 	t.Parallel()
 	needHost(t, "gitolite3", "gitolite")
@@ -133,7 +134,7 @@ func TestHostGitolite(t *testing.T) {
 	w := newHostE2E(t, origin, []string{"GL_BYPASS_ACCESS_CHECKS=1", "GL_LIBDIR=" + h.libdir, "HOME=" + h.home}, nil)
 	// alice is a member holding the very key she logs in to gitolite with.
 	w.keys["alice"] = alice
-	w.mustGP("admin", w.work, "", "--repo", origin, "member", "add", "alice", "--key", alice.Path+".pub", "--cap", "source.push", "--cap", "hub.pr")
+	w.mustGP("admin", w.work, "", "--repo", origin, "member", "add", "alice", "--key", alice.Path+".pub", "--cap", "source.push", "--cap", "hub.pr", "--cap", "hub.queue")
 	c0 := seedProtected(t, w)
 	keyOf := map[string]string{"alice": alice.Path, "carol": carol.Path}
 	push := func(who string, args ...string) (string, error) {
@@ -146,5 +147,11 @@ func TestHostGitolite(t *testing.T) {
 	w.git(origin, "update-ref", "-d", "refs/heads/feature")
 	t.Run("env:GL_USER", func(t *testing.T) {
 		checkHostPushes(t, w, hostCase{push: push, pusher: "env:GL_USER", member: "alice", carol: "carol"}, c0)
+	})
+	// The server's own pushes into "." pass gitolite's update hook with
+	// its bypass (docs/operating.md "On gitolite").
+	t.Run("unattended", func(t *testing.T) {
+		checkHostFlow(t, w, hostFlow{url: h.url("team"), env: []string{"GIT_SSH_COMMAND=" + h.sshCommand(alice.Path)},
+			wakePre: []string{"env", "GL_BYPASS_ACCESS_CHECKS=1"}}, c0)
 	})
 }
