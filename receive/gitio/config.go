@@ -18,8 +18,6 @@ package gitio
 //     line: the hook then refuses (fail closed) rather than guess.
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -94,17 +92,31 @@ func ReadConfig(path string) (Config, error) {
 func ParseConfig(data []byte) (Config, error) {
 	var c Config
 	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	text := string(data)
+	next := func() (string, bool) {
+		if text == "" {
+			return "", false
+		}
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		return strings.TrimRight(line, "\r"), true
+	}
 	n := 0
-	for sc.Scan() {
+	for {
+		line, ok := next()
+		if !ok {
+			break
+		}
 		n++
-		line := strings.TrimRight(sc.Text(), "\r")
 		// A value may continue on the next line after a trailing backslash
 		// outside quotes; join first, then parse.
-		for continued(line) && sc.Scan() {
+		for continued(line) {
+			more, ok := next()
+			if !ok {
+				break
+			}
 			n++
-			line = line[:len(line)-1] + strings.TrimRight(sc.Text(), "\r")
+			line = line[:len(line)-1] + more
 		}
 		rest := strings.TrimLeft(line, " \t")
 		if rest == "" || rest[0] == '#' || rest[0] == ';' {
@@ -129,9 +141,6 @@ func ParseConfig(data []byte) (Config, error) {
 			return nil, fmt.Errorf("line %d %q: %w: %w", n, line, err, ErrConfig)
 		}
 		c = append(c, ConfigEntry{Key: section + "." + name, Value: value})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w: %w", n+1, err, ErrConfig)
 	}
 	return c, nil
 }

@@ -56,3 +56,16 @@ func TestParseConfigAgreesWithGit(t *testing.T) {
 		t.Errorf("a missing file: %v %v", c, err)
 	}
 }
+
+// BenchmarkReadConfig is what the pre-receive hook pays for reading a
+// repository's config (a push without git+ serve's variables).
+func BenchmarkReadConfig(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "config")
+	os.WriteFile(path, []byte("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n[gitplus]\n\tinitialized = true\n\tpusher = env:GL_USER\n"+
+		"[receive]\n\tadvertisePushOptions = true\n\tfsckObjects = true\n\tcertNonceSeed = 0457f6ee830a065a5a9c6b160690e5265b72a6fe1a1966ddd831f4e0b37afd86\n\tcertNonceSlop = 300\n[gpg \"ssh\"]\n\tallowedSignersFile = /dev/null\n"), 0o644)
+	for i := 0; i < b.N; i++ {
+		if _, err := ReadConfig(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
