@@ -172,13 +172,17 @@ func seedProtected(t *testing.T, w *e2e) string {
 // checkHostPushes is the acceptance run every host passes: a member's
 // plain push is refused [unknown-pusher] until the operator names the
 // host's identity, then accepted; a host user who is no member is refused
-// naming them; a direct and a force push to protected main are refused
+// naming them, unless the push is signed by a member (the certificate
+// wins); a direct and a force push to protected main are refused
 // with git+'s text at the client.
 func checkHostPushes(t *testing.T, w *e2e, h hostCase, c0 string) {
 	t.Helper()
 	w.signPushes(w.work, "") // plain pushes from here on
 	c1 := w.commit([]string{c0}, map[string]string{"a.txt": "a\n"}, "feature")
 	w.gitRun(w.origin, "", nil, "config", "--unset-all", "gitplus.pusher") // absent: nothing to do
+	for _, ref := range []string{"refs/heads/feature", "refs/heads/carol"} { // from an earlier run
+		w.gitRun(w.origin, "", nil, "update-ref", "-d", ref)
+	}
 	refused := func(what, out string, err error, ref, code string, says ...string) {
 		t.Helper()
 		if err == nil || !strings.Contains(out, "git+: refused "+ref+": ["+code) {
@@ -212,6 +216,14 @@ func checkHostPushes(t *testing.T, w *e2e, h hostCase, c0 string) {
 	if h.pusher != "ssh-auth-info" && !strings.Contains(out, `"`+h.carol+`"`) {
 		t.Errorf("the refusal does not name the host user %q:\n%s", h.carol, out)
 	}
+
+	// A push certificate wins over the host's word: carol's login, alice's
+	// signature.
+	w.signPushes(w.work, "alice")
+	if out, err := h.push(h.carol, c2+":refs/heads/carol"); err != nil || w.ref("refs/heads/carol") != c2 {
+		t.Fatalf("a push through carol's login signed with alice's key: %v\n%s", err, out)
+	}
+	w.signPushes(w.work, "")
 
 	out, err = h.push(h.member, c1+":refs/heads/main")
 	refused("a direct push to protected main", out, err, "refs/heads/main", "not-a-pr-head")
