@@ -179,7 +179,7 @@ func checkHostPushes(t *testing.T, w *e2e, h hostCase, c0 string) {
 	t.Helper()
 	w.signPushes(w.work, "") // plain pushes from here on
 	c1 := w.commit([]string{c0}, map[string]string{"a.txt": "a\n"}, "feature")
-	w.gitRun(w.origin, "", nil, "config", "--unset-all", "gitplus.pusher") // absent: nothing to do
+	w.gitRun(w.origin, "", nil, "config", "--unset-all", "gitplus.pusher")   // absent: nothing to do
 	for _, ref := range []string{"refs/heads/feature", "refs/heads/carol"} { // from an earlier run
 		w.gitRun(w.origin, "", nil, "update-ref", "-d", ref)
 	}
