@@ -39,6 +39,8 @@ func TestReadHostIdentity(t *testing.T) {
 	}{
 		{name: "none configured", config: "[core]\n\tbare = true\n", env: map[string]string{"GL_USER": "alice"}},
 		{name: "GL_USER", config: "[gitplus]\n\tpusher = env:GL_USER\n", env: map[string]string{"GL_USER": "alice"}, user: "alice", member: "alice"},
+		{name: "Gitea and Forgejo", config: "[gitplus]\n\tpusher = env:GITEA_PUSHER_NAME\n", env: map[string]string{"GITEA_PUSHER_NAME": "alice", "GL_USER": "mallory"}, user: "alice", member: "alice"},
+		{name: "GitLab", config: "[gitplus]\n\tpusher = env:GL_USERNAME\n", env: map[string]string{"GL_USERNAME": "alice", "GL_ID": "user-7"}, user: "alice", member: "alice"},
 		{name: "a variable not named is ignored", config: "[gitplus]\n\tpusher = env:GL_USER\n", env: map[string]string{"REMOTE_USER": "alice"}, note: "GL_USER is not set"},
 		{name: "mapped", config: "[gitplus]\n\tpusher = env:REMOTE_USER\n\tpusherMap = alice@example.com alice\n\tpusherMap = bob@example.com bob\n",
 			env: map[string]string{"REMOTE_USER": "alice@example.com"}, user: "alice@example.com", member: "alice"},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,7 +26,14 @@ type httpBackendHost struct {
 func startHTTPBackend(t *testing.T, root string, users map[string]string) *httpBackendHost {
 	t.Helper()
 	bins := needHost(t, "lighttpd", "lighttpd")
-	backend := needHost(t, "git", "git-http-backend")["git-http-backend"]
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatalf("git --exec-path: %v", err)
+	}
+	backend := filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skipf("git http-backend (%s): not installed", backend)
+	}
 	dir := t.TempDir()
 	port := freePort(t)
 	userfile := filepath.Join(dir, "users")
