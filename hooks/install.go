@@ -124,7 +124,10 @@ func Install(gitDir, binary string) error {
 		if out, err := setConfig(dir, "receive.fsckObjects", "true"); err != nil {
 			return fmt.Errorf("setting receive.fsckObjects in %s: %v: %s: %w", dir, err, out, ErrInstall)
 		}
-		return configurePushCerts(dir) // signed pushes (pushcert.go)
+		if err := configurePushCerts(dir); err != nil { // signed pushes (pushcert.go)
+			return err
+		}
+		return markInitialized(dir) // mark.go
 	})
 }
 

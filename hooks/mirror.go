@@ -16,7 +16,9 @@ package hooks
 //     the bound passes. GIT_TERMINAL_PROMPT=0: a mirror never waits for a
 //     password.
 //   - The push runs with the hook's environment minus what describes the
-//     push being received (see childEnv), so no push option reaches a mirror.
+//     push being received (see childEnv), so no push option and no pusher
+//     identity reaches a mirror. With gitplus.serverKey set, both pushes are
+//     signed with that key (serverkey.go).
 
 import (
 	"bytes"
@@ -24,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -39,9 +42,11 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 	ctx, cancel := context.WithTimeout(ctx, seconds(r.TimeoutSeconds, DefaultMirrorTimeout))
 	defer cancel()
 	env := childEnv(environ, nil, "GIT_TERMINAL_PROMPT=0")
+	// Signed with the server's key when one is configured (serverkey.go).
+	global, signed := serverSigning(gitDir)
 	steps := [][]string{
-		{"push", "--quiet", r.URL, "refs/hub/*:refs/hub/*"},
-		{"push", "--quiet", "--prune", r.URL, "+refs/heads/*:refs/heads/*"},
+		slices.Concat(global, []string{"push", "--quiet"}, signed, []string{r.URL, "refs/hub/*:refs/hub/*"}),
+		slices.Concat(global, []string{"push", "--quiet", "--prune"}, signed, []string{r.URL, "+refs/heads/*:refs/heads/*"}),
 	}
 	for i, args := range steps {
 		// git refuses a glob that matches nothing ("No refs in common"):
@@ -51,7 +56,7 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 			continue
 		}
 		if err := runGit(ctx, gitDir, env, args...); err != nil {
-			return fmt.Errorf("mirror %s (%s): git %s: %w", r.Name, r.URL, strings.Join(args[2:], " "), err)
+			return fmt.Errorf("mirror %s (%s): git %s: %w", r.Name, r.URL, strings.Join(args[len(global)+2:], " "), err)
 		}
 	}
 	return nil

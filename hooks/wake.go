@@ -39,6 +39,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -247,13 +248,14 @@ func childEnv(environ []string, config [][2]string, extra ...string) []string {
 			k == "GIT_WORK_TREE", k == "GIT_INDEX_FILE",
 			strings.HasPrefix(k, "GIT_PUSH_OPTION_"), strings.HasPrefix(k, "GIT_CONFIG_KEY_"),
 			strings.HasPrefix(k, "GIT_CONFIG_VALUE_"), k == "GIT_CONFIG_COUNT",
-			// Who pushed (receive/pusher.go): the identity of the push being
-			// received must not travel into the pushes a child makes. A wake
-			// pass identifies itself; carrying GIT_PUSH_CERT* over would make
-			// its own pushes present the outer push's certificate (replayed
-			// nonce), and GITKIT_KEY/GITPLUS_TOKEN_KEY would lend it the
-			// identity of whoever's push woke it.
-			strings.HasPrefix(k, "GIT_PUSH_CERT"), k == "GITKIT_KEY", k == "GITPLUS_TOKEN_KEY", k == "GITPLUS_SERVED",
+			// Who pushed (receive/pusher.go, pusherenv.go): the identity of
+			// the push being received must not travel into the pushes a
+			// child makes. A wake pass identifies itself; carrying
+			// GIT_PUSH_CERT* over would make its own pushes present the outer
+			// push's certificate (replayed nonce), and GITKIT_KEY,
+			// GITPLUS_TOKEN_KEY or a host's GL_USER/REMOTE_USER would lend it
+			// the identity of whoever's push woke it.
+			strings.HasPrefix(k, "GIT_PUSH_CERT"), IsPusherVar(k),
 			k == gitio.EnvPushOptions:
 			continue
 		}
@@ -279,6 +281,12 @@ func WakeCommand(gitDir, binary string, r WakeRule, environ []string) *exec.Cmd 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = gitDir
 	cmd.Env = childEnv(environ, [][2]string{{"push.pushOption", WakeOptionPrefix + r.ID()}}, WakeEnv+"="+r.ID())
+	if key := ServerKey(gitDir); key != "" {
+		// The server's own identity for the rule's pushes (serverkey.go),
+		// in place of any key the hook's environment carried.
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, EnvKey+"=") })
+		cmd.Env = append(cmd.Env, EnvKey+"="+key)
+	}
 	return cmd
 }
 

@@ -174,6 +174,13 @@ type Input struct {
 	// serve (the default of requireKnownPusher). See pusher.go.
 	Pusher Pusher
 	Served bool
+	// HostIdentity says the repository's operator named where another
+	// host's identity comes from (gitplus.pusher): requireKnownPusher
+	// then defaults to on. HostNote, when set, says why no host identity
+	// came with this push, for the refusal (e.g. "gitplus.pusher is
+	// env:GL_USER and GL_USER is not set").
+	HostIdentity bool
+	HostNote     string
 	// Offline says there is no push (git+ verify --ref): who pushes is not
 	// judged, only content.
 	Offline bool

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -110,4 +111,63 @@ func TestPusherRevocation(t *testing.T) {
 	if got := judge(); got != CodeNotMember {
 		t.Fatalf("alice removed: [%s], want %s", got, CodeNotMember)
 	}
+}
+
+// TestHostPusher: an identity another host established (docs/serving.md
+// "Identity from the host") maps to a member by name or by key, an
+// unmapped one is unknown-pusher naming the host user and the member add
+// line, naming a source turns requireKnownPusher on by default, and the
+// advice fits the transport.
+func TestHostPusher(t *testing.T) {
+	type tc struct {
+		name       string
+		rules      string
+		host       *HostPusher
+		configured bool
+		served     bool
+		want       string
+		says       []string
+	}
+	for _, c := range []tc{
+		{name: "name of a member with source.push", host: &HostPusher{Source: "env:GL_USER", User: "alice", Member: "alice"}, configured: true},
+		{name: "mapped name", host: &HostPusher{Source: "env:REMOTE_USER", User: "alice@example.com", Member: "alice"}, configured: true},
+		{name: "unknown host user", host: &HostPusher{Source: "env:GL_USER", User: "dave", Member: "dave"}, configured: true,
+			want: CodeUnknownPusher, says: []string{`host user "dave" (env:GL_USER)`, "git+ member add dave"}},
+		{name: "member without source.push", host: &HostPusher{Source: "env:GL_USER", User: "bob", Member: "bob"}, configured: true,
+			want: CodeMissingCapability, says: []string{"--add-cap source.push"}},
+		{name: "ssh-auth-info key of a member", host: &HostPusher{Source: "ssh-auth-info"}, configured: true},
+		{name: "no host identity, source named: required by default", configured: true, want: CodeUnknownPusher, says: []string{"gitplus.pusher", "git push --signed"}},
+		{name: "no source named, not served: open by default", want: ""},
+		{name: "explicit false beats a named source", rules: `{"requireKnownPusher":false}`, configured: true, want: ""},
+		{name: "served advice names serve's three ways", served: true, want: CodeUnknownPusher, says: []string{"git+ serve --ssh", "member token issue"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, c.rules)
+			u := Update{Ref: "refs/heads/feature", New: w.commit(w.c0, "f", "feature\n")}
+			p := Pusher{Host: c.host}
+			if c.host != nil && c.host.Source == "ssh-auth-info" {
+				// a stranger's key first: the member's counts
+				c.host.Keys = []hubrefs.PublicKey{w.keys["mallory"].PublicKey(), w.keys["alice"].PublicKey()}
+			}
+			v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{u}, Pusher: p, Served: c.served, HostIdentity: c.configured})
+			if v[0].Code != c.want {
+				t.Fatalf("verdict [%s] %s, want [%s]", v[0].Code, v[0].Reason, c.want)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(v[0].Reason, s) {
+					t.Errorf("the reason does not say %q: %s", s, v[0].Reason)
+				}
+			}
+		})
+	}
+	t.Run("unknown key names the key to add", func(t *testing.T) {
+		w := newWorld(t, "")
+		k := sshsign.NewSigner(fixtures.NewKey(t, t.TempDir(), "stranger").Signer).PublicKey()
+		u := Update{Ref: "refs/heads/feature", New: w.commit(w.c0, "f", "feature\n")}
+		v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{u}, HostIdentity: true,
+			Pusher: Pusher{Host: &HostPusher{Source: "ssh-auth-info", Keys: []hubrefs.PublicKey{k}}}})
+		if v[0].Code != CodeUnknownPusher || !strings.Contains(v[0].Reason, hubrefs.AuthorizedKey(k)) || !strings.Contains(v[0].Reason, hubrefs.Fingerprint(k)) {
+			t.Fatalf("verdict [%s] %s", v[0].Code, v[0].Reason)
+		}
+	})
 }

@@ -147,6 +147,48 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	if err != nil {
 		return nil, fmt.Errorf("reading the refs of %s: %w", abs, err)
 	}
+	// The repository's config file, read at most once and only when needed
+	// (hostident.go): for a repository without a trust log, and for a push
+	// that carries no identity of git+ serve's.
+	var cfg gitio.Config
+	cfgRead := false
+	config := func() (gitio.Config, error) {
+		if !cfgRead {
+			if cfg, err = gitio.ReadConfig(filepath.Join(abs, "config")); err != nil {
+				return nil, fmt.Errorf("the repository's config: %w", err)
+			}
+			cfgRead = true
+		}
+		return cfg, nil
+	}
+	if tip := refs[hubrefs.TrustRef]; tip.IsZero() && !push.Offline {
+		// A host-wide hook meets repositories git+ never initialised:
+		// those pass untouched; one git+ initialised fails closed without
+		// its trust log (policy: no-trust).
+		c, err := config()
+		if err != nil {
+			return nil, err
+		}
+		if !c.Bool(ConfigInitialized) {
+			verdicts = make([]policy.Verdict, len(updates))
+			for i, u := range updates {
+				verdicts[i] = policy.Verdict{Update: u}
+			}
+			return verdicts, nil
+		}
+	}
+	var host hostIdentity
+	if !push.Offline && !push.Served && push.SSHKey == "" && push.TokenKey == "" {
+		c, err := config()
+		if err == nil {
+			host, err = readHostIdentity(c, push.Host)
+		}
+		if r := (*pushRefusal)(nil); errors.As(err, &r) {
+			return refuseEvery(updates, r), nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
 	store, err := OpenStore(abs, env)
 	if err != nil {
 		return nil, fmt.Errorf("opening the object store of %s: %w", abs, err)
@@ -162,23 +204,24 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	cache := NewDirCache(abs)
 	pusher, err := push.pusher(abs, Objects{store}, updates, memberIn(store, refs[hubrefs.TrustRef], cache))
 	if r := (*pushRefusal)(nil); errors.As(err, &r) {
-		verdicts = make([]policy.Verdict, len(updates))
-		for i, u := range updates {
-			verdicts[i] = policy.Verdict{Update: u, Code: r.code, Reason: r.reason}
-		}
-		return verdicts, nil
+		return refuseEvery(updates, r), nil
 	} else if err != nil {
 		return nil, err
 	}
+	if pusher.Key == nil {
+		pusher.Host = host.pusher
+	}
 	verdicts = policy.Judge(policy.Input{
-		Pusher:  pusher,
-		Served:  push.Served,
-		Offline: push.Offline,
-		Objects: Objects{store},
-		Refs:    refs,
-		Updates: judged,
-		Cache:   cache,
-		PRRefs:  refSrc,
+		Pusher:       pusher,
+		Served:       push.Served,
+		HostIdentity: host.configured,
+		HostNote:     host.note,
+		Offline:      push.Offline,
+		Objects:      Objects{store},
+		Refs:         refs,
+		Updates:      judged,
+		Cache:        cache,
+		PRRefs:       refSrc,
 	})
 	if len(verdicts) != len(updates) {
 		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
@@ -208,6 +251,15 @@ func memberIn(store *Store, trustTip plumbing.Hash, cache policy.Cache) func(hub
 		_, ok := st.MemberByKey(key)
 		return ok
 	}
+}
+
+// refuseEvery refuses every update for the push's identity.
+func refuseEvery(updates []policy.Update, r *pushRefusal) []policy.Verdict {
+	verdicts := make([]policy.Verdict, len(updates))
+	for i, u := range updates {
+		verdicts[i] = policy.Verdict{Update: u, Code: r.code, Reason: r.reason}
+	}
+	return verdicts
 }
 
 // resolveUpdates returns updates with every ref that is a symbolic ref in

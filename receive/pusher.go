@@ -20,6 +20,8 @@ package receive
 //     directly anyway.
 //   - GITPLUS_SERVED=1 says the push came through git+ serve, the default
 //     of requireKnownPusher (policy/pusher.go).
+//   - Without either, the identity another host established, as the
+//     repository's gitplus.pusher says (hostident.go).
 //   - A certificate is used once: its replay key is the SHA-256 of the text
 //     its signature covers (nonce and commands included), never of its raw
 //     bytes, and ParsePushCert refuses anything outside ssh-keygen's
@@ -65,6 +67,10 @@ type PushEnv struct {
 	// Offline: no push at all (git+ verify --ref judging a proposed
 	// update), so there is no pusher to judge: content rules only.
 	Offline bool
+	// Host holds the variables another host sets for its authenticated
+	// user (HostUserVars, SSH_USER_AUTH), read only as gitplus.pusher
+	// says (hostident.go).
+	Host map[string]string
 }
 
 // PushFromEnviron picks PushEnv out of an environment in os.Environ form.
@@ -88,6 +94,11 @@ func PushFromEnviron(environ []string) PushEnv {
 			p.CertNonce = value
 		case "GIT_PUSH_CERT_NONCE_STATUS":
 			p.CertNonceStatus = value
+		case EnvSSHUserAuth, "GL_USER", "REMOTE_USER", "GITEA_PUSHER_NAME", "GL_USERNAME":
+			if p.Host == nil {
+				p.Host = map[string]string{}
+			}
+			p.Host[name] = value
 		}
 	}
 	return p

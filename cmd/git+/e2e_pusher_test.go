@@ -22,14 +22,18 @@ func TestInitRequiresKnownPusher(t *testing.T) {
 		t.Fatalf("rules after git+ init:\n%s", out)
 	}
 
-	// A plain unsigned push by path: refused, naming the three ways.
+	// A plain unsigned push by path: refused, naming the ways that exist
+	// off git+ serve (signing, the operator's gitplus.pusher), not serve's.
 	w.signPushes(w.work, "")
 	w.expectRefused(t, "refs/heads/feature", "unknown-pusher", w.origin, c+":refs/heads/feature")
 	out, _ := w.push(w.origin, c+":refs/heads/feature")
-	for _, way := range []string{"SSH", "git+ member token issue", "git push --signed"} {
+	for _, way := range []string{"git push --signed", "gitplus.pusher"} {
 		if !strings.Contains(out, way) {
 			t.Errorf("the refusal does not name %q:\n%s", way, out)
 		}
+	}
+	if strings.Contains(out, "member token issue") {
+		t.Errorf("the refusal of a push by path offers serve's HTTP token:\n%s", out)
 	}
 	// `git push .` inside the repository itself: refused too.
 	_, errs, err := w.gitRun(w.origin, "", nil, "fetch", "-q", w.work, c+":refs/x/c")

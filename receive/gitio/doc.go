@@ -2,7 +2,8 @@
 // docs/objects.md): reading objects (loose, packs, the push quarantine,
 // alternates, prefix and header reads), writing loose objects, reading refs
 // (loose, packed, symbolic), and the client side of a compare-and-swap
-// `git push` with its per-ref result (push.go, pushenv.go, remote.go). It
+// `git push` with its per-ref result (push.go, pushenv.go, remote.go), and a
+// repository's own config file read without starting git (config.go). It
 // sits at the bottom of the import graph: it imports go-git's plumbing and
 // the standard library only, so receive, hubrefs, hooks and cmd all use it
 // and none keeps a reader, writer or push client of its own. Parsing a

@@ -208,6 +208,11 @@ func Init(o InitOptions) (*Initialised, error) {
 	if err := gitio.SwapRef(context.Background(), gitDir, hubrefs.TrustRef, plumbing.ZeroHash, tip, nil); err != nil {
 		return nil, fmt.Errorf("setting %s in %s: %w", hubrefs.TrustRef, gitDir, err)
 	}
+	// The mark a host-wide hook tells git+'s repositories by
+	// (docs/operating.md "A hook for every repository").
+	if _, err := Git(gitDir, "config", "gitplus.initialized", "true"); err != nil {
+		return nil, fmt.Errorf("marking %s as git+'s (gitplus.initialized): %w", gitDir, err)
+	}
 	return &Initialised{RepoID: id.String(), Name: name, Admin: admin, GitDir: gitDir, Event: evID, Tip: tip}, nil
 }
 

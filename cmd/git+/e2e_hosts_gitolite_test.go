@@ -1,0 +1,156 @@
+package main
+
+// git+ on gitolite (docs/operating.md "On gitolite"): a real gitolite3
+// behind a real sshd on a loopback port, with its own host key, its own
+// sshd_config (ExposeAuthInfo yes) and gitolite's home in a temporary
+// directory; git+'s hooks in the repository gitolite made.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitplus/gitplus/fixtures"
+)
+
+// gitoliteHost is a running gitolite: its home (the hosting user's $HOME
+// for gitolite), the sshd port and the login user.
+type gitoliteHost struct {
+	home, user string
+	libdir     string // GL_LIBDIR, for gitolite's update hook in pushes by path
+	port       int
+	knownHosts string
+}
+
+// startGitolite sets gitolite up in a temporary home with the given users'
+// public keys and one repository, repo, that every user may write, and
+// starts sshd for it.
+func startGitolite(t *testing.T, repo string, users map[string]string) *gitoliteHost {
+	t.Helper()
+	needHost(t, "gitolite3", "gitolite")
+	needHost(t, "openssh-client", "ssh")
+	sshd := needHost(t, "openssh-server", "sshd")["sshd"]
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Uid == "0" {
+		// sshd running as root needs its privilege separation directory,
+		// which the package's service unit would create.
+		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+			t.Skipf("sshd: cannot create /run/sshd: %v", err)
+		}
+	}
+	dir := t.TempDir()
+	h := &gitoliteHost{home: filepath.Join(dir, "home"), user: u.Username, port: freePort(t)}
+	os.MkdirAll(h.home, 0o700)
+	env := append(fixtures.GitEnv(h.home), "HOME="+h.home)
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("gitolite", args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gitolite %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	admin := fixtures.NewKey(t, dir, "gladmin")
+	run("setup", "-pk", admin.Path+".pub")
+	keydir := filepath.Join(h.home, ".gitolite", "keydir")
+	for name, pub := range users {
+		data, err := os.ReadFile(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(keydir, name+".pub"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := "repo gitolite-admin\n    RW+ = gladmin\nrepo " + repo + "\n    RW+ = @all\n"
+	if err := os.WriteFile(filepath.Join(h.home, ".gitolite", "conf", "gitolite.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("setup")
+	cmd := exec.Command("gitolite", "query-rc", "GL_LIBDIR")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gitolite query-rc GL_LIBDIR: %v", err)
+	}
+	h.libdir = strings.TrimSpace(string(out))
+
+	hostKey := fixtures.NewKey(t, dir, "hostkey")
+	pub, _ := os.ReadFile(hostKey.Path + ".pub")
+	h.knownHosts = filepath.Join(dir, "known_hosts")
+	os.WriteFile(h.knownHosts, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", h.port, pub)), 0o644)
+	cfg := filepath.Join(dir, "sshd_config")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile %s
+AuthorizedKeysFile %s
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+PermitRootLogin prohibit-password
+AllowUsers %s
+ExposeAuthInfo yes
+SetEnv HOME=%s
+`, h.port, hostKey.Path, filepath.Join(dir, "sshd.pid"), filepath.Join(h.home, ".ssh", "authorized_keys"), h.user, h.home)), 0o644)
+	startDaemon(t, "sshd", exec.Command(sshd, "-D", "-e", "-f", cfg), listening(h.port))
+	return h
+}
+
+// sshCommand is GIT_SSH_COMMAND logging in with key.
+func (h *gitoliteHost) sshCommand(key string) string {
+	return fmt.Sprintf("ssh -F /dev/null -p %d -i %s -o IdentitiesOnly=yes -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o BatchMode=yes",
+		h.port, key, h.knownHosts)
+}
+
+func (h *gitoliteHost) url(repo string) string {
+	return fmt.Sprintf("ssh://%s@127.0.0.1:%d/%s", h.user, h.port, repo)
+}
+
+// TestHostGitolite: a member's plain git push through gitolite is judged
+// with the key sshd authenticated (gitplus.pusher = ssh-auth-info), then
+// with gitolite's GL_USER (env:GL_USER); then a pull request lands
+// unattended (checkHostFlow).
+func TestHostGitolite(t *testing.T) {
+	t.Parallel()
+	needHost(t, "gitolite3", "gitolite")
+	needHost(t, "openssh-server", "sshd")
+	keys := t.TempDir()
+	alice, carol := fixtures.NewKey(t, keys, "alice"), fixtures.NewKey(t, keys, "carol")
+	h := startGitolite(t, "team", map[string]string{"alice": alice.Path + ".pub", "carol": carol.Path + ".pub"})
+	origin := filepath.Join(h.home, "repositories", "team.git")
+
+	// The operator's pushes by path on the server pass gitolite's own
+	// update hook as `gitolite push` makes them: with its bypass and its
+	// library (gitolite has no user for them).
+	w := newHostE2E(t, origin, []string{"GL_BYPASS_ACCESS_CHECKS=1", "GL_LIBDIR=" + h.libdir, "HOME=" + h.home}, nil)
+	// alice is a member holding the very key she logs in to gitolite with.
+	w.keys["alice"] = alice
+	w.mustGP("admin", w.work, "", "--repo", origin, "member", "add", "alice", "--key", alice.Path+".pub", "--cap", "source.push", "--cap", "hub.pr", "--cap", "hub.queue")
+	c0 := seedProtected(t, w)
+	keyOf := map[string]string{"alice": alice.Path, "carol": carol.Path}
+	push := func(who string, args ...string) (string, error) {
+		_, errs, err := w.gitRun(w.work, "", []string{"GIT_SSH_COMMAND=" + h.sshCommand(keyOf[who])}, append([]string{"push", "--porcelain", h.url("team")}, args...)...)
+		return errs, err
+	}
+	t.Run("ssh-auth-info", func(t *testing.T) {
+		checkHostPushes(t, w, hostCase{push: push, pusher: "ssh-auth-info", member: "alice", carol: "carol"}, c0)
+	})
+	t.Run("env:GL_USER", func(t *testing.T) {
+		checkHostPushes(t, w, hostCase{push: push, pusher: "env:GL_USER", member: "alice", carol: "carol"}, c0)
+	})
+	// The server's own pushes into "." pass gitolite's update hook with
+	// its bypass (docs/operating.md "On gitolite").
+	t.Run("unattended", func(t *testing.T) {
+		checkHostFlow(t, w, hostFlow{url: h.url("team"), env: []string{"GIT_SSH_COMMAND=" + h.sshCommand(alice.Path)},
+			wakePre: []string{"env", "GL_BYPASS_ACCESS_CHECKS=1"}}, c0)
+	})
+}
