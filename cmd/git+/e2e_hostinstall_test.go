@@ -294,22 +294,22 @@ func TestE2EInstallKeepsGitoliteDriver(t *testing.T) {
 	}
 }
 
-// gitoliteHost is a real gitolite (the gitolite user is the test's user,
+// gitoliteAdmin is a real gitolite (the gitolite user is the test's user,
 // HOME a temporary directory) with repo-specific hooks enabled and
 // LOCAL_CODE in $HOME/local, as gitolite's documentation sets them.
-type gitoliteHost struct {
+type gitoliteAdmin struct {
 	t    *testing.T
 	home string
 	env  []string
 	repo string // repositories/testing.git
 }
 
-func newGitoliteHost(t *testing.T) *gitoliteHost {
+func newGitoliteAdmin(t *testing.T) *gitoliteAdmin {
 	t.Helper()
 	if _, err := exec.LookPath("gitolite"); err != nil {
 		t.Skip("skipped: gitolite is not on PATH (install gitolite3 to run this test)")
 	}
-	h := &gitoliteHost{t: t, home: t.TempDir()}
+	h := &gitoliteAdmin{t: t, home: t.TempDir()}
 	h.env = fixtures.GitEnv(h.home)
 	key := fixtures.NewKey(t, t.TempDir(), "gladmin")
 	h.run("gitolite", "setup", "-pk", key.Path+".pub")
@@ -333,7 +333,7 @@ func newGitoliteHost(t *testing.T) *gitoliteHost {
 	return h
 }
 
-func (h *gitoliteHost) run(args ...string) string {
+func (h *gitoliteAdmin) run(args ...string) string {
 	h.t.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = h.env
@@ -346,7 +346,7 @@ func (h *gitoliteHost) run(args ...string) string {
 }
 
 // hook writes the repo-specific hook name into LOCAL_CODE.
-func (h *gitoliteHost) hook(name, script string) {
+func (h *gitoliteAdmin) hook(name, script string) {
 	h.t.Helper()
 	if err := os.WriteFile(filepath.Join(h.home, "local", "hooks", "repo-specific", name), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
 		h.t.Fatal(err)
@@ -355,7 +355,7 @@ func (h *gitoliteHost) hook(name, script string) {
 
 // options sets the testing repository's options in gitolite.conf and
 // compiles, as a push of gitolite-admin does.
-func (h *gitoliteHost) options(lines ...string) {
+func (h *gitoliteAdmin) options(lines ...string) {
 	h.t.Helper()
 	conf := "repo gitolite-admin\n    RW+     =   gladmin\n\nrepo testing\n    RW+     =   @all\n"
 	for _, l := range lines {
@@ -375,7 +375,7 @@ func (h *gitoliteHost) options(lines ...string) {
 // init then works, and a server-side verb by path is refused with
 // gitolite's own words and the command that works, and works with it.
 func TestE2EGitolite(t *testing.T) {
-	h := newGitoliteHost(t)
+	h := newGitoliteAdmin(t)
 	w := &e2e{t: t, bin: fixtures.Binary(t), env: h.env, keys: map[string]fixtures.Key{}}
 	w.keys["admin"] = fixtures.NewKey(t, t.TempDir(), "admin")
 	w.keys["bob"] = fixtures.NewKey(t, t.TempDir(), "bob")
