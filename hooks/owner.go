@@ -35,10 +35,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 var (
@@ -106,27 +107,24 @@ func ownerOf(path string) (Owner, error) {
 // is taken to be in when the user database has no entry.
 func lookupOwner(uid, gid int) Owner {
 	o := Owner{UID: uid, GID: gid, Name: "uid " + strconv.Itoa(uid), groups: []int{gid}}
-	u, err := user.LookupId(strconv.Itoa(uid))
-	if err != nil {
+	u, ok := gitio.LookupUID(uid)
+	if !ok {
 		return o
 	}
-	o.Name = u.Username
-	if g, err := strconv.Atoi(u.Gid); err == nil {
-		o.GID = g
-		o.groups = []int{g}
-	}
-	if ids, err := u.GroupIds(); err == nil {
-		for _, s := range ids {
-			if g, err := strconv.Atoi(s); err == nil {
-				o.groups = append(o.groups, g)
-			}
-		}
-	}
+	o.Name, o.GID, o.groups = u.Name, u.GID, u.Groups
 	return o
 }
 
 // currentUser is the user running git+ (the effective uid).
-func currentUser() Owner { return lookupOwner(os.Geteuid(), os.Getegid()) }
+// Its groups are the process's own (the kernel's word, NSS groups
+// included), not the user database's.
+func currentUser() Owner {
+	o := lookupOwner(os.Geteuid(), os.Getegid())
+	if gs, err := os.Getgroups(); err == nil {
+		o.GID, o.groups = os.Getegid(), append([]int{os.Getegid()}, gs...)
+	}
+	return o
+}
 
 // may reports whether o may access fi with the permission bits want
 // (4 read, 2 write, 1 execute or search), judged from the mode bits as

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"strconv"
 	"strings"
 )
@@ -33,8 +32,8 @@ func dubiousError(dir string, stderr []byte) error {
 	if fi, err := os.Stat(dir); err == nil {
 		if uid, ok := fileUID(fi); ok {
 			owner, sudo = userName(uid), "#"+strconv.Itoa(uid)
-			if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-				sudo = u.Username
+			if u, ok := LookupUID(uid); ok {
+				sudo = u.Name
 			}
 		}
 	}
@@ -43,9 +42,4 @@ func dubiousError(dir string, stderr []byte) error {
 		dir, owner, userName(os.Geteuid()), sudo, ErrDubiousOwnership)
 }
 
-func userName(uid int) string {
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
-	}
-	return fmt.Sprintf("uid %d", uid)
-}
+func userName(uid int) string { return UserName(uid) }
