@@ -69,11 +69,38 @@ func startGitolite(t *testing.T, repo string, users map[string]string) *gitolite
 			t.Fatal(err)
 		}
 	}
-	conf := "repo gitolite-admin\n    RW+ = gladmin\nrepo " + repo + "\n    RW+ = @all\n"
+	// git+ goes in gitolite's way (docs/operating.md "Installing on
+	// gitolite"): repo-specific hooks, enabled in the rc, kept in
+	// LOCAL_CODE and named by the repository's options, so gitolite's
+	// compiles keep them.
+	rc := filepath.Join(h.home, ".gitolite.rc")
+	data, err := os.ReadFile(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(data), `# LOCAL_CODE                =>  "$ENV{HOME}/local",`, `LOCAL_CODE                =>  "$ENV{HOME}/local",`, 1)
+	s = strings.Replace(s, `# 'repo-specific-hooks',`, `'repo-specific-hooks',`, 1)
+	if s == string(data) {
+		t.Skip("skipped: this gitolite's rc file does not have the expected LOCAL_CODE and repo-specific-hooks lines")
+	}
+	if err := os.WriteFile(rc, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hooksDir := filepath.Join(h.home, "local", "hooks", "repo-specific")
+	os.MkdirAll(hooksDir, 0o755)
+	for _, name := range []string{"pre-receive", "post-receive"} {
+		script := fmt.Sprintf("#!/bin/sh\nexec '%s' hook %s\n", fixtures.Binary(t), name)
+		if err := os.WriteFile(filepath.Join(hooksDir, "gitplus-"+name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := "repo gitolite-admin\n    RW+ = gladmin\nrepo " + repo + "\n    RW+ = @all\n" +
+		"    option hook.pre-receive = gitplus-pre-receive\n    option hook.post-receive = gitplus-post-receive\n"
 	if err := os.WriteFile(filepath.Join(h.home, ".gitolite", "conf", "gitolite.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run("setup")
+	run("trigger", "POST_COMPILE")
 	cmd := exec.Command("gitolite", "query-rc", "GL_LIBDIR")
 	cmd.Env = env
 	out, err := cmd.Output()
@@ -132,6 +159,10 @@ func TestHostGitolite(t *testing.T) {
 	// update hook as `gitolite push` makes them: with its bypass and its
 	// library (gitolite has no user for them).
 	w := newHostE2E(t, origin, []string{"GL_BYPASS_ACCESS_CHECKS=1", "GL_LIBDIR=" + h.libdir, "HOME=" + h.home}, nil)
+	// The boundary is in place through gitolite's driver.
+	if out, errs, code := w.gp("admin", w.work, "", "--repo", origin, "hook", "check"); code != 0 {
+		t.Fatalf("hook check on gitolite's repository: exit %d\n%s%s", code, out, errs)
+	}
 	// alice is a member holding the very key she logs in to gitolite with.
 	w.keys["alice"] = alice
 	w.mustGP("admin", w.work, "", "--repo", origin, "member", "add", "alice", "--key", alice.Path+".pub", "--cap", "source.push", "--cap", "hub.pr", "--cap", "hub.queue")
