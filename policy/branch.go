@@ -355,8 +355,18 @@ func nonFastForward(u Update) error {
 // found st among the open pull requests based on the branch.
 func review(st *pr.State, b trust.Branch, rev string) error {
 	v := st.ReviewAt(b, rev)
+	if v.Draft {
+		return refuse(CodePRDraft, "pull request %s is a draft; mark it ready with git+ pr ready %s", st.ID, st.ID)
+	}
 	if !v.Approved() {
-		return refuse(CodeNotApproved, "pull request %s has %d of %d required approvals at %s; ask a reviewer to git+ pr review %s --approve", st.ID, v.Approvals, v.Required, rev[:12], st.ID)
+		who := ""
+		if b.Approvers != nil {
+			who = " from " + strings.Join(b.Approvers, ", ")
+		}
+		return refuse(CodeNotApproved, "pull request %s has %d of %d required approvals%s at %s; ask a reviewer to git+ pr review %s --approve", st.ID, v.Approvals, v.Required, who, rev[:12], st.ID)
+	}
+	if len(v.Vetoes) > 0 {
+		return refuse(CodeChangesRequested, "pull request %s has changes requested by %s; they review again, or a holder of hub.bypass runs git+ pr dismiss %s --review EVENT --reason TEXT", st.ID, strings.Join(v.Vetoes, ", "), st.ID)
 	}
 	if v.Unresolved > 0 {
 		return refuse(CodeUnresolvedThreads, "pull request %s has %d unresolved threads; resolve them with git+ pr thread", st.ID, v.Unresolved)

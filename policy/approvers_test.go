@@ -1,0 +1,127 @@
+package policy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+)
+
+// TestWhoMustApprove: the hook's verdicts on approvers (members and teams
+// as the trust state stands at the landing), the changes-requested veto
+// and drafts, direct landings and queue candidates alike, with and without
+// the fold cache (world.judge compares them).
+func TestWhoMustApprove(t *testing.T) {
+	team := func(w *world, members ...string) {
+		w.event(hubrefs.TrustRef, "admin", hubrefs.TeamSet{Base: w.base(hubrefs.TypeTeamSet), Team: "rev", Members: append([]string{}, members...)})
+	}
+	changes := func(w *world, p *prq, who string) plumbing.Hash {
+		return w.event(p.ref, who, hubrefs.Review{Base: w.base(hubrefs.TypeReviewSubmit), Head: p.head.String(), BaseRef: main, Verdict: "changes"})
+	}
+	dismiss := func(w *world, p *prq, review plumbing.Hash) {
+		w.event(p.ref, "admin", hubrefs.ReviewDismissed{Base: w.base(hubrefs.TypeReviewDismiss), Review: review.String(), Reason: "overruled"})
+	}
+	mark := func(w *world, p *prq, typ string) { w.event(p.ref, "alice", hubrefs.Base{Type: typ, Repo: repoID}) }
+	const (
+		approvers = `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"approvers":["team:rev"]}}}`
+		veto      = `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"blockOnChangesRequested":true}}}`
+		queued    = `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"queueCandidates":true,"blockOnChangesRequested":true}}}`
+	)
+	for _, c := range []struct {
+		name, rules, want, in string
+		setup                 func(w *world) Update
+	}{
+		{"an approver's approval counts", approvers, "", "", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			w.open(h).approve("carol").check("ci", h, "success")
+			return up(main, w.c0, h)
+		}},
+		{"a reviewer outside the approvers does not count", approvers, CodeNotApproved, "from team:rev", func(w *world) Update {
+			return up(main, w.c0, w.ready(w.commit(w.c0, "a", "a\n")).head)
+		}},
+		{"the team as it stands at the landing: changed after the approval", approvers, CodeNotApproved, "0 of 1", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			w.open(h).approve("carol").check("ci", h, "success")
+			team(w, "bob")
+			return up(main, w.c0, h)
+		}},
+		{"the team as it stands at the landing: joined after the approval", approvers, "", "", func(w *world) Update {
+			p := w.ready(w.commit(w.c0, "a", "a\n")) // bob approved
+			team(w, "bob", "carol")
+			return up(main, w.c0, p.head)
+		}},
+		{"a changes request without the veto rule only withdraws", rulesNoQueue, "", "", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h).approve("bob").check("ci", h, "success")
+			changes(w, p, "carol")
+			return up(main, w.c0, h)
+		}},
+		{"a veto blocks", veto, CodeChangesRequested, "carol", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h).approve("bob").check("ci", h, "success")
+			changes(w, p, "carol")
+			return up(main, w.c0, h)
+		}},
+		{"a veto on an older head still blocks", veto, CodeChangesRequested, "carol", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h)
+			changes(w, p, "carol")
+			h2 := w.commit(h, "a2", "b\n")
+			w.event(p.ref, "alice", hubrefs.PRUpdated{Base: w.base(hubrefs.TypePRUpdated), Head: h2.String()})
+			p.head = h2
+			p.approve("bob").check("ci", h2, "success")
+			return up(main, w.c0, h2)
+		}},
+		{"a dismissed veto does not", veto, "", "", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h).approve("bob").check("ci", h, "success")
+			dismiss(w, p, changes(w, p, "carol"))
+			return up(main, w.c0, h)
+		}},
+		{"nor one the reviewer reviewed again", veto, "", "", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h).approve("bob").check("ci", h, "success")
+			changes(w, p, "carol")
+			p.approve("carol")
+			return up(main, w.c0, h)
+		}},
+		{"a draft cannot land", rulesNoQueue, CodePRDraft, "pr ready", func(w *world) Update {
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			mark(w, p, hubrefs.TypePRDraft)
+			return up(main, w.c0, p.head)
+		}},
+		{"ready again, it lands", rulesNoQueue, "", "", func(w *world) Update {
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			mark(w, p, hubrefs.TypePRDraft)
+			mark(w, p, hubrefs.TypePRReady)
+			return up(main, w.c0, p.head)
+		}},
+		{"a draft's candidate cannot land", queued, CodePRDraft, "", func(w *world) Update {
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			mark(w, p, hubrefs.TypePRDraft)
+			c := w.merge(w.c0, p.head)
+			p.check("ci", c, "success")
+			return up(main, w.c0, c)
+		}},
+		{"a vetoed candidate cannot land", queued, CodeChangesRequested, "", func(w *world) Update {
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			changes(w, p, "carol")
+			c := w.merge(w.c0, p.head)
+			p.check("ci", c, "success")
+			return up(main, w.c0, c)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, "")
+			team(w, "carol")
+			w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet), Rules: json.RawMessage(c.rules)})
+			v := w.judge1(c.setup(w))
+			if v.Code != c.want || !strings.Contains(v.Reason, c.in) {
+				t.Fatalf("verdict [%s] %s; want [%s] containing %q", v.Code, v.Reason, c.want, c.in)
+			}
+		})
+	}
+}
