@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -45,4 +46,141 @@ func TestTeamsE2E(t *testing.T) {
 	if !strings.Contains(text, "docs") || strings.Contains(text, "ann") || !strings.Contains(text, "(nobody)") {
 		t.Fatalf("after removing ann, team list:\n%s", text)
 	}
+}
+
+// TestWhoMustApproveE2E: approvers naming a team, judged as the team
+// stands at the landing; the changes-requested veto, at any head, until the
+// reviewer reviews again or a hub.bypass holder dismisses it; drafts, which
+// neither enter a queue nor land until ready. Landings are stock git
+// pushes of the head onto main; the hook's refusal codes are checked.
+func TestWhoMustApproveE2E(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, map[string][]string{
+		"dev":  {"source.push", "hub.pr", "hub.queue"},
+		"ann":  {"hub.review"},
+		"bob":  {"hub.review"},
+		"lead": {"hub.review", "hub.bypass"},
+		"solo": {"hub.review"},
+		"ci":   {"hub.check:ci"},
+	})
+	const main = "refs/heads/main"
+	root := w.commit(nil, map[string]string{"README": "hello\n"}, "root")
+	w.expectAccepted(t, main, root, "origin", root+":"+main)
+	w.mustGP("admin", w.work, "", "team", "set", "rev", "ann")
+	rules := `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"approvers":["team:rev"],"blockOnChangesRequested":true}}}`
+	w.mustGP("admin", w.work, rules, "rules", "set", "-")
+	// A team no team.set defined is refused when the rules are set.
+	if _, errOut, code := w.gp("admin", w.work, `{"protected":{"refs/heads/main":{"approvers":["team:nobody"]}}}`, "rules", "set", "-"); code == 0 || !strings.Contains(errOut, "team set nobody") {
+		t.Fatalf("rules naming an undefined team: exit %d\n%s", code, errOut)
+	}
+
+	n := 0
+	// open opens a pull request of a new head on main's tip, pushed to a
+	// branch, with ci green at it.
+	open := func(extra ...string) (id, head string) {
+		t.Helper()
+		n++
+		head = w.commit([]string{w.ref(main)}, map[string]string{fmt.Sprintf("f%d.txt", n): "x\n"}, fmt.Sprintf("change %d", n))
+		w.git(w.work, "push", "-q", "origin", fmt.Sprintf("%s:refs/heads/topic%d", head, n))
+		id = e2eLastLine(w.mustGP("dev", w.work, "", append([]string{"pr", "open", "--base", "main", "--head", head, "--title", "change"}, extra...)...))
+		w.mustGP("ci", w.work, "", "pr", "check", id, "--name", "ci", "--rev", head, "--conclusion", "success")
+		return id, head
+	}
+	review := func(who, id, verdict string) { w.mustGP(who, w.work, "", "pr", "review", id, verdict) }
+	// land pushes head onto main. Each attempt also pushes a ref of its
+	// own (refused with the rest when main is), so that a retry of the same
+	// landing within one second is not the same push certificate, which
+	// the hook would refuse as a replay.
+	attempt := 0
+	land := func(head, code string) {
+		t.Helper()
+		attempt++
+		args := []string{"origin", head + ":" + main, fmt.Sprintf("%s:refs/heads/attempt%d", head, attempt)}
+		if code == "" {
+			w.expectAccepted(t, main, head, args...)
+		} else {
+			w.expectRefused(t, main, code, args...)
+		}
+	}
+
+	t.Run("only the approvers count", func(t *testing.T) {
+		id, head := open()
+		review("bob", id, "--approve")
+		land(head, "not-approved")
+		review("ann", id, "--approve")
+		land(head, "")
+	})
+
+	t.Run("a team change after the approval is judged as the team stands at the landing", func(t *testing.T) {
+		id, head := open()
+		review("ann", id, "--approve")
+		w.mustGP("admin", w.work, "", "team", "set", "rev", "bob")
+		land(head, "not-approved")
+		w.mustGP("admin", w.work, "", "team", "set", "rev", "ann", "bob")
+		land(head, "")
+	})
+
+	t.Run("a veto blocks whatever the head until dismissed", func(t *testing.T) {
+		id, head := open()
+		review("bob", id, "--request-changes")
+		head2 := w.commit([]string{head}, map[string]string{"fix.txt": "fix\n"}, "fix")
+		w.git(w.work, "push", "-q", "origin", fmt.Sprintf("%s:refs/heads/topic%d", head2, n))
+		w.mustGP("dev", w.work, "", "pr", "update", id, "--head", head2)
+		w.mustGP("ci", w.work, "", "pr", "check", id, "--name", "ci", "--rev", head2, "--conclusion", "success")
+		review("ann", id, "--approve")
+		land(head2, "changes-requested")
+
+		var view repo.PRView
+		if err := json.Unmarshal([]byte(w.mustGP("", w.work, "", "pr", "show", id, "--json")), &view); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(view.ChangesRequested, []string{"bob"}) {
+			t.Fatalf("pr show: changesRequested %v", view.ChangesRequested)
+		}
+		event := ""
+		for _, r := range view.Reviews {
+			if r.Verdict == "changes" {
+				event = r.Event
+			}
+		}
+		// Without hub.bypass, no dismissal; nothing written.
+		if _, errOut, code := w.gp("solo", w.work, "", "pr", "dismiss", id, "--review", event[:10], "--reason", "fixed"); code != 1 || !strings.Contains(errOut, "hub.bypass") {
+			t.Fatalf("dismiss without hub.bypass: exit %d\n%s", code, errOut)
+		}
+		land(head2, "changes-requested")
+		w.mustGP("lead", w.work, "", "pr", "dismiss", id, "--review", event[:10], "--reason", "fixed in "+head2[:7])
+		land(head2, "")
+	})
+
+	t.Run("a veto lifts when its reviewer reviews again", func(t *testing.T) {
+		id, head := open()
+		review("ann", id, "--approve")
+		review("bob", id, "--request-changes")
+		land(head, "changes-requested")
+		review("bob", id, "--comment") // a comment carries no verdict
+		land(head, "changes-requested")
+		review("bob", id, "--approve")
+		land(head, "")
+	})
+
+	t.Run("a draft neither enters a queue nor lands until ready", func(t *testing.T) {
+		w.mustGP("dev", w.work, "", "queue", "open", "--target", "main")
+		id, head := open("--draft")
+		review("ann", id, "--approve")
+		if _, errOut, code := w.gp("dev", w.work, "", "queue", "enter", id); code != 1 || !strings.Contains(errOut, "draft") {
+			t.Fatalf("queue enter of a draft: exit %d\n%s", code, errOut)
+		}
+		land(head, "pr-draft")
+		// Only the opener (or an admin) marks it ready: the hook refuses
+		// ann's pr.ready.
+		w.git(w.work, "fetch", "-q", "origin", "+refs/hub/*:refs/hub/*")
+		ref := hubrefs.PRRefPrefix + id
+		ev := w.writeEvent("ann", w.base(hubrefs.TypePRReady), w.ref(ref))
+		w.expectRefused(t, ref, "missing-capability", "origin", ev+":"+ref)
+		w.mustGP("dev", w.work, "", "pr", "ready", id)
+		w.mustGP("dev", w.work, "", "pr", "draft", id)
+		land(head, "pr-draft")
+		w.mustGP("dev", w.work, "", "pr", "ready", id)
+		land(head, "")
+	})
 }

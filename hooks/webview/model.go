@@ -267,6 +267,8 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			Branch     string `json:"branch"`
 			Commit     string `json:"commit"`
 			Source     string `json:"source"`
+			Review     string `json:"review"`
+			Reason     string `json:"reason"`
 		}
 		_ = json.Unmarshal(ev.Payload, &f)
 		switch ev.Type {
@@ -285,6 +287,12 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			it.Text = "closed the pull request"
 		case hubrefs.TypePRReopened:
 			it.Text = "reopened the pull request"
+		case hubrefs.TypePRDraft:
+			it.Text = "marked the pull request a draft"
+		case hubrefs.TypePRReady:
+			it.Text = "marked the pull request ready"
+		case hubrefs.TypeReviewDismiss:
+			it.Text, it.Body = "dismissed the changes request "+short(f.Review), f.Reason
 		case hubrefs.TypePRMerged:
 			it.Text = fmt.Sprintf("landed %s on %s in %s", short(f.Revision), f.Branch, short(f.Commit))
 		case hubrefs.TypeReviewSubmit:

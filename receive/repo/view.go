@@ -44,6 +44,9 @@ type PRReview struct {
 	Body     string `json:"body,omitempty"`
 	Time     int64  `json:"time"`
 	Event    string `json:"event"`
+	// Dismissed: a changes request a holder of hub.bypass dismissed
+	// (docs/trust.md, "Vetoes").
+	Dismissed bool `json:"dismissed,omitempty"`
 }
 
 // PRRun is one check run, started or completed (pr show).
@@ -89,6 +92,12 @@ type PRView struct {
 	Events            int        `json:"events"`
 	Tip               string     `json:"tip"`
 	Source            string     `json:"source,omitempty"`
+	// Draft: cannot enter a queue nor land (docs/events.md, "Drafts").
+	Draft bool `json:"draft,omitempty"`
+	// ChangesRequested: the reviewers whose latest verdict is an
+	// undismissed changes request; a branch with blockOnChangesRequested
+	// refuses to land it (docs/trust.md, "Vetoes").
+	ChangesRequested []string `json:"changesRequested,omitempty"`
 	// pr show only:
 	Reviews []PRReview `json:"reviews,omitempty"`
 	Runs    []PRRun    `json:"runs,omitempty"`
@@ -109,7 +118,7 @@ func NewPRView(st *pr.State, events int) PRView {
 		Opener: st.Opener.Name, Heads: append([]string{}, st.Heads...),
 		Approvals: append([]string{}, st.Approvals...), Threads: []PRThread{},
 		UnresolvedThreads: st.UnresolvedThreads, Checks: []PRCheck{}, Events: events, Tip: st.Tip.String(),
-		Source: st.Source,
+		Source: st.Source, Draft: st.Draft, ChangesRequested: append([]string(nil), st.Vetoes...),
 	}
 	if st.Opener.Key != nil {
 		out.OpenerKey = Fingerprint(st.Opener.Key)
