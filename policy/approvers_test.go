@@ -125,3 +125,62 @@ func TestWhoMustApprove(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditWhoMustApprove: verify --branch (Audit) reaches the hook's
+// verdicts on approvers, vetoes and drafts, judging a landing's teams as
+// they stood when it landed (the trust state of its pr.merged), in every
+// audit mode. A landing refused under that trust state is judged again
+// under the current one (writers' clocks may be skewed, policy/audit.go):
+// so a team joined after the landing justifies it, under "current".
+func TestAuditWhoMustApprove(t *testing.T) {
+	changes := func(w *world, p *prq, who string) plumbing.Hash {
+		return w.event(p.ref, who, hubrefs.Review{Base: w.base(hubrefs.TypeReviewSubmit), Head: p.head.String(), BaseRef: main, Verdict: "changes"})
+	}
+	for _, c := range []struct {
+		name      string
+		setup     func(w *world, p *prq)
+		teamAfter []string
+		code      string // "" justified
+		trust     string // justified under
+	}{
+		{"approved by the team as it stood", func(w *world, p *prq) { p.approve("carol") }, []string{"bob"}, "", "then"},
+		{"approved by a non-approver", func(w *world, p *prq) { p.approve("bob") }, []string{"carol"}, CodeNotApproved, ""},
+		{"approved by one who joined the team later", func(w *world, p *prq) { p.approve("bob") }, []string{"bob"}, "", "current"},
+		{"vetoed", func(w *world, p *prq) { p.approve("carol"); changes(w, p, "bob") }, []string{"carol"}, CodeChangesRequested, ""},
+		{"veto dismissed", func(w *world, p *prq) {
+			p.approve("carol")
+			id := changes(w, p, "bob")
+			w.event(p.ref, "admin", hubrefs.ReviewDismissed{Base: w.base(hubrefs.TypeReviewDismiss), Review: id.String(), Reason: "overruled"})
+		}, []string{"carol"}, "", "then"},
+		{"a draft", func(w *world, p *prq) {
+			p.approve("carol")
+			w.event(p.ref, "alice", hubrefs.Base{Type: hubrefs.TypePRDraft, Repo: repoID})
+		}, []string{"carol"}, CodePRDraft, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, "")
+			team := func(members ...string) {
+				w.event(hubrefs.TrustRef, "admin", hubrefs.TeamSet{Base: w.base(hubrefs.TypeTeamSet), Team: "rev", Members: members})
+			}
+			team("carol")
+			w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet),
+				Rules: json.RawMessage(`{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"approvers":["team:rev"],"blockOnChangesRequested":true}}}`)})
+			h := w.commit(w.c0, "f", "x\n")
+			p := w.open(h)
+			c.setup(w, p)
+			p.check("ci", h, "success").merged(h, h)
+			team(c.teamAfter...)
+			w.refs[main] = h
+			rep, err := auditAll(t, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case c.code == "" && (len(rep.Landings) != 1 || rep.Landings[0].Trust != c.trust || len(rep.Unjustified) != 0):
+				t.Fatalf("want justified under trust %s: %+v", c.trust, rep)
+			case c.code != "" && (len(rep.Unjustified) != 1 || rep.Unjustified[0].Code != c.code):
+				t.Fatalf("want [%s]: %+v", c.code, rep)
+			}
+		})
+	}
+}
