@@ -298,6 +298,7 @@ var payloadTypes = map[string]reflect.Type{
 	TypeReviewDismiss:  reflect.TypeOf(ReviewDismissed{}),
 	TypePRDraft:        reflect.TypeOf(Base{}),
 	TypePRReady:        reflect.TypeOf(Base{}),
+	TypePRBypassed:     reflect.TypeOf(PRBypassed{}),
 	TypeThreadOpened:   reflect.TypeOf(Thread{}),
 	TypeThreadResolved: reflect.TypeOf(Thread{}),
 	TypeCheckStarted:   reflect.TypeOf(Check{}),

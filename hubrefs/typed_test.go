@@ -35,7 +35,7 @@ func TestFlatTypes(t *testing.T) {
 		flat[typ] = true
 	}
 	for _, typ := range []string{TypePROpened, TypePRUpdated, TypePRRetargeted, TypePRClosed, TypePRReopened, TypePRMerged,
-		TypeReviewSubmit, TypeReviewDismiss, TypePRDraft, TypePRReady, TypeThreadOpened, TypeThreadResolved, TypeCheckStarted, TypeCheckCompleted,
+		TypeReviewSubmit, TypeReviewDismiss, TypePRDraft, TypePRReady, TypePRBypassed, TypeThreadOpened, TypeThreadResolved, TypeCheckStarted, TypeCheckCompleted,
 		TypeRepoCreated, TypeMemberRemoved, TypeQueueOpened, TypeQueueEntered, TypeQueueLeft, TypeQueueReset, TypeQueueClosed} {
 		if !flat[typ] {
 			t.Errorf("%s is not flat", typ)

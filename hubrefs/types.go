@@ -25,6 +25,7 @@ const (
 	TypeReviewDismiss  = "review.dismissed"
 	TypePRDraft        = "pr.draft"
 	TypePRReady        = "pr.ready"
+	TypePRBypassed     = "pr.bypassed"
 	TypeThreadOpened   = "thread.opened"
 	TypeThreadResolved = "thread.resolved"
 	TypeCheckStarted   = "check.started"
@@ -157,6 +158,16 @@ type ReviewDismissed struct {
 	Base
 	Review string `json:"review"` // the review.submitted event's id
 	Reason string `json:"reason"`
+}
+
+// PRBypassed is pr.bypassed: a holder of hub.bypass lets head land
+// directly on base whatever the review and check rules say (docs/trust.md,
+// "An audited bypass").
+type PRBypassed struct {
+	Base
+	Head    string `json:"head"`
+	BaseRef string `json:"base"`
+	Reason  string `json:"reason"`
 }
 
 // Thread is thread.opened and thread.resolved.

@@ -25,6 +25,12 @@ func TestWhoMustApprove(t *testing.T) {
 		w.event(p.ref, "admin", hubrefs.ReviewDismissed{Base: w.base(hubrefs.TypeReviewDismiss), Review: review.String(), Reason: "overruled"})
 	}
 	mark := func(w *world, p *prq, typ string) { w.event(p.ref, "alice", hubrefs.Base{Type: typ, Repo: repoID}) }
+	// bypassAs has who bypass p's current head; bypass has the admin do
+	// it (repo.admin implies hub.bypass).
+	bypassAs := func(w *world, p *prq, who string) {
+		w.event(p.ref, who, hubrefs.PRBypassed{Base: w.base(hubrefs.TypePRBypassed), Head: p.head.String(), BaseRef: main, Reason: "hotfix"})
+	}
+	bypass := func(w *world, p *prq) { bypassAs(w, p, "admin") }
 	const (
 		approvers = `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"approvers":["team:rev"]}}}`
 		veto      = `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"blockOnChangesRequested":true}}}`
@@ -106,6 +112,59 @@ func TestWhoMustApprove(t *testing.T) {
 			p.check("ci", c, "success")
 			return up(main, w.c0, c)
 		}},
+		{"a bypass lands an unapproved, unchecked, vetoed head", veto, "", "", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h)
+			changes(w, p, "carol")
+			bypass(w, p)
+			return up(main, w.c0, h)
+		}},
+		{"a bypass by one who has lost hub.bypass does not", approvers, CodeNotApproved, "", func(w *world) Update {
+			caps := func(c ...string) {
+				m := w.memberAdded("bob", c...)
+				m.Type = hubrefs.TypeMemberChanged
+				w.event(hubrefs.TrustRef, "admin", m)
+			}
+			caps("hub.review", "hub.bypass")
+			p := w.open(w.commit(w.c0, "a", "a\n"))
+			bypassAs(w, p, "bob")
+			caps("hub.review")
+			return up(main, w.c0, p.head)
+		}},
+		{"a bypass names one head: after an update the new head is judged", rulesNoQueue, CodeNotApproved, "", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h)
+			bypass(w, p)
+			h2 := w.commit(h, "a2", "b\n")
+			w.event(p.ref, "alice", hubrefs.PRUpdated{Base: w.base(hubrefs.TypePRUpdated), Head: h2.String()})
+			p.head = h2
+			p.check("ci", h2, "success")
+			return up(main, w.c0, h2)
+		}},
+		{"allowBypass false", `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"allowBypass":false}}}`, CodeNotApproved, "", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n"))
+			bypass(w, p)
+			return up(main, w.c0, p.head)
+		}},
+		{"a bypassed draft does not land", rulesNoQueue, CodePRDraft, "", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n"))
+			bypass(w, p)
+			mark(w, p, hubrefs.TypePRDraft)
+			return up(main, w.c0, p.head)
+		}},
+		{"a bypass never lets a candidate land", queued, CodeNotApproved, "", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n"))
+			bypass(w, p)
+			c := w.merge(w.c0, p.head)
+			p.check("ci", c, "success")
+			return up(main, w.c0, c)
+		}},
+		{"nor a non-fast-forward", rulesNoQueue, CodeNonFastForward, "", func(w *world) Update {
+			w.refs[main] = w.commit(w.c0, "other", "o\n")
+			p := w.open(w.commit(w.c0, "a", "a\n"))
+			bypass(w, p)
+			return Update{Ref: main, Old: w.refs[main], New: p.head}
+		}},
 		{"a vetoed candidate cannot land", queued, CodeChangesRequested, "", func(w *world) Update {
 			p := w.ready(w.commit(w.c0, "a", "a\n"))
 			changes(w, p, "carol")
@@ -156,6 +215,10 @@ func TestAuditWhoMustApprove(t *testing.T) {
 			p.approve("carol")
 			w.event(p.ref, "alice", hubrefs.Base{Type: hubrefs.TypePRDraft, Repo: repoID})
 		}, []string{"carol"}, CodePRDraft, ""},
+		{"bypassed", func(w *world, p *prq) {
+			changes(w, p, "bob")
+			w.event(p.ref, "admin", hubrefs.PRBypassed{Base: w.base(hubrefs.TypePRBypassed), Head: p.head.String(), BaseRef: main, Reason: "hotfix"})
+		}, []string{"carol"}, "", "then"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t, "")
@@ -174,6 +237,13 @@ func TestAuditWhoMustApprove(t *testing.T) {
 			rep, err := auditAll(t, w)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.code == "" && len(rep.Landings) == 1 {
+				// A bypassed landing says who and why; no other does.
+				bp := rep.Landings[0].Bypass
+				if want := c.name == "bypassed"; (bp != nil) != want || want && (bp.By != "admin" || bp.Reason != "hotfix" || bp.Event.IsZero()) {
+					t.Fatalf("bypass %+v", bp)
+				}
 			}
 			switch {
 			case c.code == "" && (len(rep.Landings) != 1 || rep.Landings[0].Trust != c.trust || len(rep.Unjustified) != 0):

@@ -337,7 +337,7 @@ func TestPRHookFoldAgree(t *testing.T) {
 	for i := 0; i < 80; i++ {
 		typ := pick(hubrefs.TypePRUpdated, hubrefs.TypePRRetargeted, hubrefs.TypePRClosed, hubrefs.TypePRReopened, hubrefs.TypePRMerged,
 			hubrefs.TypeReviewSubmit, hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved, hubrefs.TypeCheckCompleted, hubrefs.TypeCheckStarted,
-			hubrefs.TypePRDraft, hubrefs.TypePRReady, hubrefs.TypeReviewDismiss)
+			hubrefs.TypePRDraft, hubrefs.TypePRReady, hubrefs.TypeReviewDismiss, hubrefs.TypePRBypassed)
 		m := map[string]any{"type": typ, "repo": repoID}
 		signer := "alice"
 		switch typ {
@@ -362,6 +362,9 @@ func TestPRHookFoldAgree(t *testing.T) {
 			signer = "ci"
 		case hubrefs.TypePRDraft, hubrefs.TypePRReady:
 			signer = pick("alice", "alice", "bob")
+		case hubrefs.TypePRBypassed:
+			m["head"], m["base"], m["reason"] = oid(), pick(main, "refs/heads/dev"), pick("hotfix", "")
+			signer = pick("admin", "bob")
 		case hubrefs.TypeReviewDismiss:
 			// An event of this log (maybe a changes request), or not.
 			m["review"], m["reason"] = all[rng.Intn(len(all))].String(), pick("overruled", " ")

@@ -14,7 +14,8 @@ package policy
 //	       approval count | approvals | unresolved threads |
 //	       check count | per check: name | revision | conclusion |
 //	       draft (one byte) | team count | per approver in a team: name | teams |
-//	       veto count | vetoes
+//	       veto count | vetoes |
+//	       bypass count | per bypass counting: event (20) | by | head | base | reason
 //
 // (strings as in the log entries of cache.go: a varint length, the bytes).
 // A summary is a pure function of the pull request's log (its tip) and the
@@ -58,6 +59,7 @@ type prSummary struct {
 	Draft         bool
 	ApproverTeams map[string][]string
 	Vetoes        []string
+	Bypassed      []pr.Bypass
 }
 
 type checkResult struct{ Name, Revision, Conclusion string }
@@ -65,7 +67,7 @@ type checkResult struct{ Name, Revision, Conclusion string }
 func summarize(ref string, tip plumbing.Hash, st *pr.State) prSummary {
 	s := prSummary{Ref: ref, Tip: tip, ID: st.ID, State: st.State, Base: st.Base, Head: st.Head,
 		Approvals: st.Approvals, Unresolved: st.UnresolvedThreads,
-		Draft: st.Draft, ApproverTeams: st.ApproverTeams, Vetoes: st.Vetoes}
+		Draft: st.Draft, ApproverTeams: st.ApproverTeams, Vetoes: st.Vetoes, Bypassed: st.Bypassed}
 	for k, c := range st.Checks {
 		s.Checks = append(s.Checks, checkResult{k.Name, k.Revision, c})
 	}
@@ -84,7 +86,7 @@ func summarize(ref string, tip plumbing.Hash, st *pr.State) prSummary {
 func (s prSummary) state() *pr.State {
 	st := &pr.State{ID: s.ID, State: s.State, Base: s.Base, Head: s.Head, Approvals: s.Approvals,
 		UnresolvedThreads: s.Unresolved, Checks: make(map[pr.CheckKey]string, len(s.Checks)),
-		Draft: s.Draft, ApproverTeams: s.ApproverTeams, Vetoes: s.Vetoes}
+		Draft: s.Draft, ApproverTeams: s.ApproverTeams, Vetoes: s.Vetoes, Bypassed: s.Bypassed}
 	for _, c := range s.Checks {
 		st.Checks[pr.CheckKey{Name: c.Name, Revision: c.Revision}] = c.Conclusion
 	}
@@ -158,15 +160,17 @@ func encodeIndexAs(magic []byte, t plumbing.Hash, sums []prSummary) []byte {
 			b = appendBytes(b, []byte(c.Revision))
 			b = appendBytes(b, []byte(c.Conclusion))
 		}
-		b = appendApprovalRules(b, s.Draft, s.ApproverTeams, s.Vetoes)
+		b = appendApprovalRules(b, s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed)
 	}
 	return b
 }
 
 // appendApprovalRules appends what a pull request's fold judged for
-// "approvers", drafts and vetoes: draft (one byte, 0 or 1), the approvers'
-// teams (count | per approver, by name: name | teams) and the vetoes.
-func appendApprovalRules(b []byte, draft bool, teams map[string][]string, vetoes []string) []byte {
+// "approvers", drafts, vetoes and bypasses: draft (one byte, 0 or 1), the
+// approvers' teams (count | per approver, by name: name | teams), the
+// vetoes and the bypasses that count (count | per bypass: event | by |
+// head | base | reason).
+func appendApprovalRules(b []byte, draft bool, teams map[string][]string, vetoes []string, bypassed []pr.Bypass) []byte {
 	if draft {
 		b = append(b, 1)
 	} else {
@@ -182,11 +186,19 @@ func appendApprovalRules(b []byte, draft bool, teams map[string][]string, vetoes
 		b = appendBytes(b, []byte(n))
 		b = appendStrings(b, teams[n])
 	}
-	return appendStrings(b, vetoes)
+	b = appendStrings(b, vetoes)
+	b = binary.AppendUvarint(b, uint64(len(bypassed)))
+	for _, bp := range bypassed {
+		b = append(b, bp.Event[:]...)
+		for _, v := range []string{bp.By, bp.Head, bp.Base, bp.Reason} {
+			b = appendBytes(b, []byte(v))
+		}
+	}
+	return b
 }
 
 // readApprovalRules reads what appendApprovalRules wrote.
-func readApprovalRules(r *entryReader, str func() string, strs func() []string) (draft bool, teams map[string][]string, vetoes []string) {
+func readApprovalRules(r *entryReader, str func() string, strs func() []string) (draft bool, teams map[string][]string, vetoes []string, bypassed []pr.Bypass) {
 	flag := r.bytesN(1)
 	if len(flag) != 1 || flag[0] > 1 {
 		r.bad = true
@@ -206,6 +218,12 @@ func readApprovalRules(r *entryReader, str func() string, strs func() []string) 
 		}
 	}
 	vetoes = strs()
+	if n := r.count(20 + 4); n > 0 {
+		bypassed = make([]pr.Bypass, n)
+		for i := range bypassed {
+			bypassed[i] = pr.Bypass{Event: r.hash(), By: str(), Head: str(), Base: str(), Reason: str()}
+		}
+	}
 	return
 }
 
@@ -247,7 +265,7 @@ func decodeIndexAs(magic []byte, t plumbing.Hash, b []byte) (map[string]prSummar
 				s.Checks[k] = checkResult{string(r.bytes()), string(r.bytes()), string(r.bytes())}
 			}
 		}
-		s.Draft, s.ApproverTeams, s.Vetoes = readApprovalRules(r, func() string { return string(r.bytes()) }, r.strings)
+		s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed = readApprovalRules(r, func() string { return string(r.bytes()) }, r.strings)
 		if r.bad || s.Ref == "" || s.Tip.IsZero() {
 			return nil, false
 		}

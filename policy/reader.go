@@ -246,7 +246,15 @@ func encodePRView(t plumbing.Hash, folds []PRFold) []byte {
 			b = appendBytes(b, []byte(m.Branch))
 			b = appendBytes(b, []byte(m.Commit))
 		}
-		b = appendApprovalRules(b, s.Draft, s.ApproverTeams, s.Vetoes)
+		b = appendApprovalRules(b, s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed)
+		b = binary.AppendUvarint(b, uint64(len(s.Bypasses)))
+		for _, bp := range s.Bypasses {
+			b = append(b, bp.Event[:]...)
+			b = appendKey(b, bp.Key)
+			for _, v := range []string{bp.Head, bp.Base, bp.Reason} {
+				b = appendBytes(b, []byte(v))
+			}
+		}
 		b = binary.AppendUvarint(b, uint64(len(s.Dismissals)))
 		for _, d := range s.Dismissals {
 			b = append(b, d.Event[:]...)
@@ -329,7 +337,13 @@ func decodePRView(t plumbing.Hash, b []byte, fresh bool) (map[string]prView, boo
 				s.Merged[k] = pr.MergedRecord{Event: r.hash(), Revision: str(), Branch: str(), Commit: str()}
 			}
 		}
-		s.Draft, s.ApproverTeams, s.Vetoes = readApprovalRules(r, str, strs)
+		s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed = readApprovalRules(r, str, strs)
+		if nb := r.count(20 + 4); nb > 0 {
+			s.Bypasses = make([]pr.Bypass, nb)
+			for k := range s.Bypasses {
+				s.Bypasses[k] = pr.Bypass{Event: r.hash(), Key: key(), Head: str(), Base: str(), Reason: str()}
+			}
+		}
 		if nd := r.count(20 + 1 + 20 + 1); nd > 0 {
 			s.Dismissals = make([]pr.Dismissal, nd)
 			for k := range s.Dismissals {

@@ -20,7 +20,8 @@ package policy
 //
 // (strings as in the log entries of cache.go; flags one byte, bit 0
 // requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
-// queueCandidates, 4 blockOnChangesRequested; integers signed varints). Keys are parsed from their
+// queueCandidates, 4 blockOnChangesRequested, 5 allowBypass false; integers
+// signed varints). Keys are parsed from their
 // lines as the fold parses them. An entry that does not decode, or decodes
 // to a state for another tip, is a miss and the log is folded. Like every
 // fold-cache entry it is exactly as trustworthy as the git directory that
@@ -51,6 +52,7 @@ const (
 	flagProvenance
 	flagQueueCandidates
 	flagBlockOnChanges
+	flagForbidBypass
 )
 
 func encodeTrustState(st *trust.State) []byte {
@@ -100,6 +102,9 @@ func encodeTrustState(st *trust.State) []byte {
 		}
 		if br.BlockOnChangesRequested {
 			f |= flagBlockOnChanges
+		}
+		if br.ForbidBypass {
+			f |= flagForbidBypass
 		}
 		b = append(b, f)
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
@@ -220,7 +225,7 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		r.b = r.b[1:]
 		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
 			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0,
-			BlockOnChangesRequested: f&flagBlockOnChanges != 0}
+			BlockOnChangesRequested: f&flagBlockOnChanges != 0, ForbidBypass: f&flagForbidBypass != 0}
 		br.RequiredApprovals, br.QueueDepth = r.int(), r.int()
 		br.CheckTimeout = time.Duration(r.varint())
 		br.CheckEvery = r.int()
@@ -244,7 +249,7 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 				br.Approvers[j] = string(r.bytes())
 			}
 		}
-		if _, dup := st.Rules.Protected[p]; dup || f > 0x1f {
+		if _, dup := st.Rules.Protected[p]; dup || f > 0x3f {
 			return nil, false
 		}
 		st.Rules.Protected[p] = br

@@ -31,7 +31,7 @@ func TestTrustStateRoundTrip(t *testing.T) {
 	odd.Skipped = []trust.Skip{{ID: plumbing.NewHash("1111111111111111111111111111111111111111"), Type: hubrefs.TypeMemberRemoved, Reason: "not a member"}}
 	states["globs, empty checks, ceilings, skipped events"] = odd
 	states["requireKnownPusher false"] = foldedTrust(t, `{"requireKnownPusher":false}`)
-	teams := foldedTrust(t, `{"protected":{"refs/heads/main":{"blockOnChangesRequested":true},"refs/heads/dev":{}}}`)
+	teams := foldedTrust(t, `{"protected":{"refs/heads/main":{"blockOnChangesRequested":true},"refs/heads/dev":{"allowBypass":false}}}`)
 	teams.Teams = map[string][]string{"docs": {"alice", "bob"}, "empty": {}}
 	main := teams.Rules.Protected["refs/heads/main"]
 	main.Approvers = []string{"team:docs", "bob"}
@@ -64,7 +64,7 @@ func TestTrustStateCodecCoversEveryField(t *testing.T) {
 		reflect.TypeOf(trust.State{}):    8,  // RepoID Name Members Teams Rules RulesID Tip Skipped
 		reflect.TypeOf(trust.Member{}):   5,  // Name Key KeyLine Caps wire (wire is derived from Key)
 		reflect.TypeOf(trust.Rules{}):    3,  // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   11, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested
+		reflect.TypeOf(trust.Branch{}):   12, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,
 	} {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -183,4 +184,88 @@ func TestWhoMustApproveE2E(t *testing.T) {
 		w.mustGP("dev", w.work, "", "pr", "ready", id)
 		land(head, "")
 	})
+}
+
+// TestBypassE2E: an audited bypass (docs/trust.md, "An audited bypass"):
+// pr bypass lets pr merge land a head whatever reviews, checks and vetoes
+// say; verify --branch lists it (exit 0, --strict 1). Refused: a bypass by
+// a member whose hub.bypass was removed, a head other than the one named
+// (the pull request updated after the bypass), a branch with allowBypass
+// false.
+func TestBypassE2E(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, map[string][]string{
+		"dev":  {"source.push", "hub.pr", "hub.queue"},
+		"ann":  {"hub.review"},
+		"boss": {"hub.review", "hub.bypass"},
+		"ci":   {"hub.check:ci"},
+	})
+	const main, release = "refs/heads/main", "refs/heads/release"
+	root := w.commit(nil, map[string]string{"README": "hello\n"}, "root")
+	w.expectAccepted(t, main, root, "origin", root+":"+main, root+":"+release)
+	w.mustGP("admin", w.work, `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"blockOnChangesRequested":true},"refs/heads/release":{"allowBypass":false}}}`, "rules", "set", "-")
+
+	n := 0
+	open := func(base string) (id, head string) {
+		t.Helper()
+		n++
+		head = w.commit([]string{w.ref(base)}, map[string]string{fmt.Sprintf("f%d.txt", n): "x\n"}, fmt.Sprintf("change %d", n))
+		w.git(w.work, "push", "-q", "origin", fmt.Sprintf("%s:refs/heads/topic%d", head, n))
+		id = e2eLastLine(w.mustGP("dev", w.work, "", "pr", "open", "--base", strings.TrimPrefix(base, "refs/heads/"), "--head", head, "--title", "change"))
+		return id, head
+	}
+	attempt := 0
+	refused := func(ref, head, code string) {
+		t.Helper()
+		attempt++
+		w.expectRefused(t, ref, code, "origin", head+":"+ref, fmt.Sprintf("%s:refs/heads/attempt%d", head, attempt))
+	}
+
+	// Unapproved, unchecked, vetoed: refused, then bypassed and landed.
+	id, head := open(main)
+	w.mustGP("ann", w.work, "", "pr", "review", id, "--request-changes")
+	refused(main, head, "not-approved")
+	if _, errOut, code := w.gp("ann", w.work, "", "pr", "bypass", id, "--reason", "mine"); code != 1 || !strings.Contains(errOut, "hub.bypass") {
+		t.Fatalf("bypass without hub.bypass: exit %d\n%s", code, errOut)
+	}
+	w.mustGP("boss", w.work, "", "pr", "bypass", id, "--reason", "prod is down")
+	w.mustGP("dev", w.work, "", "pr", "merge", id, "--remote", "origin")
+	if w.ref(main) != head {
+		t.Fatalf("after pr merge of a bypassed head: main = %s, want %s", w.ref(main), head)
+	}
+	// verify --branch lists it, who and why, and exits 0; --strict 1.
+	out, errOut, code := w.gp("", w.origin, "", "verify", "--branch", "main")
+	if code != 0 || !strings.Contains(out, "bypassed "+head+": pull request "+id+" landed by a bypass of boss") || !strings.Contains(out, "prod is down") || !strings.Contains(out, "1 bypassed") {
+		t.Fatalf("verify --branch: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, _, code := w.gp("", w.origin, "", "verify", "--branch", "main", "--strict"); code != 1 {
+		t.Fatalf("verify --branch --strict with a bypassed landing: exit %d, want 1", code)
+	}
+	var doc receive.AuditJSON
+	if err := json.Unmarshal([]byte(w.mustGP("", w.origin, "", "verify", "--branch", "main", "--json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Bypassed != 1 || !doc.OK || len(doc.Records) != 1 || doc.Records[0].Bypass == nil || doc.Records[0].Bypass.By != "boss" {
+		t.Fatalf("verify --json: %+v", doc)
+	}
+
+	// A bypass names one head: the pull request updated after it is judged
+	// by the rules.
+	id2, head2 := open(main)
+	w.mustGP("boss", w.work, "", "pr", "bypass", id2, "--reason", "urgent")
+	head2b := w.commit([]string{head2}, map[string]string{"more.txt": "more\n"}, "more")
+	w.git(w.work, "push", "-q", "origin", fmt.Sprintf("%s:refs/heads/topic%d", head2b, n))
+	w.mustGP("dev", w.work, "", "pr", "update", id2, "--head", head2b)
+	refused(main, head2b, "not-approved")
+
+	// A branch that forbids bypasses.
+	id3, head3 := open(release)
+	w.mustGP("boss", w.work, "", "pr", "bypass", id3, "--reason", "urgent")
+	refused(release, head3, "not-approved")
+
+	// A bypass whose author has since lost hub.bypass.
+	id4, head4 := open(main)
+	w.mustGP("boss", w.work, "", "pr", "bypass", id4, "--reason", "urgent")
+	w.mustGP("admin", w.work, "", "member", "change", "boss", "--remove-cap", "hub.bypass")
+	refused(main, head4, "not-approved")
 }

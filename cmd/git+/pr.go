@@ -110,6 +110,14 @@ func init() {
 			Action: prDismiss,
 		},
 		&cli.Command{
+			Name: "bypass", Usage: "let the current head land directly (pr merge) whatever reviews and checks say; audited (needs hub.bypass)", ArgsUsage: "ID",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "reason", Usage: "why (recorded, listed by verify --branch)"},
+				remoteFlag(),
+			},
+			Action: prBypass,
+		},
+		&cli.Command{
 			Name: "list", Usage: "list open pull requests (--all: every one)",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "all"}, jsonFlag(), remoteFlag()},
 			Action: nargs(0, 0, "usage: git+ pr list [--all] [--json]", prList),
@@ -308,6 +316,17 @@ func prDismiss(c *cli.Context) error {
 		return usageErr("git+ pr dismiss: --review EVENT and --reason TEXT are required")
 	}
 	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Dismiss(c.String("review"), c.String("reason")) })
+}
+
+func prBypass(c *cli.Context) error {
+	id, err := oneID(c, "bypass ID --reason TEXT")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.String("reason")) == "" {
+		return usageErr("git+ pr bypass: --reason TEXT is required")
+	}
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Bypass(c.String("reason")) })
 }
 
 // prWrite folds pull request id for writing, writes with write and prints

@@ -17,6 +17,9 @@ package main
 //     run by receive.AuditBranch; --ref is receive.VerifyUpdate.
 //     --since REV must be on the branch's first-parent chain; it is not
 //     judged itself. Without it the walk goes to the root commit.
+//   - --branch lists every landing a bypass justified (who, why) and still
+//     exits 0 for them; --strict exits 1 when there is one
+//     (docs/trust.md, "An audited bypass").
 
 import (
 	"fmt"
@@ -39,6 +42,7 @@ func init() {
 			&cli.StringFlag{Name: "new", Usage: "the proposed value (40 zeros: the ref is deleted)"},
 			&cli.StringFlag{Name: "branch", Usage: "audit every landing on this branch's first-parent chain"},
 			&cli.StringFlag{Name: "since", Usage: "audit only above this commit of the branch's first-parent chain (default: the root)"},
+			&cli.BoolFlag{Name: "strict", Usage: "with --branch: exit 1 when a landing was bypassed (pr bypass), too"},
 			jsonFlag(),
 		},
 		Action: verifyAction,
@@ -48,7 +52,7 @@ func init() {
 const zeroOID = "0000000000000000000000000000000000000000"
 
 func verifyAction(c *cli.Context) error {
-	const usage = "usage: git+ verify --ref R --old O --new N | git+ verify --branch B [--since REV] [--json]"
+	const usage = "usage: git+ verify --ref R --old O --new N | git+ verify --branch B [--since REV] [--strict] [--json]"
 	if c.NArg() != 0 {
 		return usageErr("%s", usage)
 	}
@@ -56,8 +60,8 @@ func verifyAction(c *cli.Context) error {
 	switch {
 	case ref != "" && branch != "", ref == "" && branch == "":
 		return usageErr("%s", usage)
-	case ref != "" && (c.String("since") != ""):
-		return usageErr("--since goes with --branch; %s", usage)
+	case ref != "" && (c.String("since") != "" || c.Bool("strict")):
+		return usageErr("--since and --strict go with --branch; %s", usage)
 	case branch != "" && (c.IsSet("old") || c.IsSet("new")):
 		return usageErr("--old and --new go with --ref; %s", usage)
 	case ref != "" && !c.IsSet("new"):
@@ -143,9 +147,12 @@ func verifyBranch(c *cli.Context, gitDir, branch string) error {
 		for _, f := range rep.Unjustified {
 			fmt.Fprintf(c.App.Writer, "unjustified %s: [%s] %s\n", f.Commit, f.Code, f.Reason)
 		}
+		for _, b := range receive.AuditBypasses(rep) {
+			fmt.Fprintln(c.App.Writer, b)
+		}
 		fmt.Fprintln(c.App.Writer, receive.AuditSummary(rep))
 	}
-	if len(rep.Unjustified) > 0 {
+	if len(rep.Unjustified) > 0 || c.Bool("strict") && len(receive.AuditBypasses(rep)) > 0 {
 		return fail(1, errSilent)
 	}
 	return nil

@@ -293,6 +293,8 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			it.Text = "marked the pull request ready"
 		case hubrefs.TypeReviewDismiss:
 			it.Text, it.Body = "dismissed the changes request "+short(f.Review), f.Reason
+		case hubrefs.TypePRBypassed:
+			it.Text, it.Body = "bypassed the rules for "+short(f.Head), f.Reason
 		case hubrefs.TypePRMerged:
 			it.Text = fmt.Sprintf("landed %s on %s in %s", short(f.Revision), f.Branch, short(f.Commit))
 		case hubrefs.TypeReviewSubmit:

@@ -141,3 +141,64 @@ func TestAuthorizeDraftsAndDismissals(t *testing.T) {
 		}
 	}
 }
+
+// TestBypassAt: which bypass lets a head land directly (docs/trust.md, "An
+// audited bypass").
+func TestBypassAt(t *testing.T) {
+	c := newCast(t)
+	tr := withCaps(c.t, "carol", "hub.review", "hub.bypass")
+	bypass := func(name string, k ssh.PublicKey, head string) hubrefs.Event {
+		return ev(name, "", k, hubrefs.TypePRBypassed, "head", head, "base", main, "reason", "hotfix")
+	}
+	forbid := trust.DefaultBranch()
+	forbid.ForbidBypass = true
+	for _, tc := range []struct {
+		name   string
+		evs    []hubrefs.Event
+		trust  *trust.State
+		branch trust.Branch
+		rev    string
+		by     string // "" none
+	}{
+		{"a bypass of the head", []hubrefs.Event{bypass("b", c.carol, h1)}, tr, trust.DefaultBranch(), h1, "carol"},
+		{"by an admin", []hubrefs.Event{bypass("b", c.dave, h1)}, tr, trust.DefaultBranch(), h1, "dave"},
+		{"allowBypass false", []hubrefs.Event{bypass("b", c.carol, h1)}, tr, forbid, h1, ""},
+		{"the signer lost hub.bypass", []hubrefs.Event{bypass("b", c.carol, h1)}, c.t, trust.DefaultBranch(), h1, ""},
+		{"the head moved on", []hubrefs.Event{bypass("b", c.carol, h1), ev("u", "", c.alice, hubrefs.TypePRUpdated, "head", h2)}, tr, trust.DefaultBranch(), h2, ""},
+		{"an older head", []hubrefs.Event{bypass("b", c.carol, h1), ev("u", "", c.alice, hubrefs.TypePRUpdated, "head", h2)}, tr, trust.DefaultBranch(), h1, ""},
+		{"retargeted", []hubrefs.Event{bypass("b", c.carol, h1), ev("r", "", c.alice, hubrefs.TypePRRetargeted, "base", dev)}, tr, trust.DefaultBranch(), h1, ""},
+		{"a draft", []hubrefs.Event{bypass("b", c.carol, h1), ev("d", "", c.alice, hubrefs.TypePRDraft)}, tr, trust.DefaultBranch(), h1, ""},
+		{"closed", []hubrefs.Event{bypass("b", c.carol, h1), ev("x", "", c.alice, hubrefs.TypePRClosed)}, tr, trust.DefaultBranch(), h1, ""},
+	} {
+		st, err := Fold(chain(append([]hubrefs.Event{opened(c)}, tc.evs...)...), tc.trust)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		bp, ok := st.BypassAt(tc.branch, tc.rev)
+		if ok != (tc.by != "") || bp.By != tc.by || ok && (bp.Reason != "hotfix" || bp.Head != tc.rev) {
+			t.Errorf("%s: %+v %v, want by %q", tc.name, bp, ok, tc.by)
+		}
+	}
+	// Who may write it, on what.
+	before, err := Fold(chain(opened(c), ev("u", "", c.alice, hubrefs.TypePRUpdated, "head", h2)), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		ev   hubrefs.Event
+		want error
+	}{
+		{"holder of hub.bypass", bypass("x", c.carol, h2), nil},
+		{"without hub.bypass", bypass("x", c.bob, h2), ErrUnauthorized},
+		{"not the current head", bypass("x", c.carol, h1), ErrState},
+		{"not the current base", ev("x", "", c.carol, hubrefs.TypePRBypassed, "head", h2, "base", dev, "reason", "r"), ErrState},
+		{"no reason", ev("x", "", c.carol, hubrefs.TypePRBypassed, "head", h2, "base", main, "reason", ""), ErrMalformed},
+	} {
+		e := tc.ev
+		e.Parents = []plumbing.Hash{before.Tip}
+		if err := Authorize(e, before, tr); tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+}

@@ -221,6 +221,21 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 			return p, field("reason", fmt.Errorf("%w: a dismissal says why, in 1 to 4096 bytes", ErrMalformed))
 		}
 		p.review, p.reason = v.Review, v.Reason
+	case hubrefs.TypePRBypassed:
+		var v hubrefs.PRBypassed
+		if err := unmarshal(&v, &v.Base); err != nil {
+			return p, err
+		}
+		if err := ValidOID(v.Head); err != nil {
+			return p, field("head", err)
+		}
+		if err := trust.ValidBranch(v.BaseRef); err != nil {
+			return p, field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+		if strings.TrimSpace(v.Reason) == "" || len(v.Reason) > 4096 {
+			return p, field("reason", fmt.Errorf("%w: a bypass says why, in 1 to 4096 bytes", ErrMalformed))
+		}
+		p.head, p.base, p.reason = v.Head, v.BaseRef, v.Reason
 	case hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved:
 		var v hubrefs.Thread
 		if err := unmarshal(&v, &v.Base); err != nil {

@@ -38,6 +38,17 @@ type Dismissal struct {
 	Reason string
 }
 
+// Bypass is one pr.bypassed (docs/trust.md, "An audited bypass"). By is
+// the member holding its key in the trust state it was judged against.
+type Bypass struct {
+	Event  plumbing.Hash
+	Key    hubrefs.PublicKey
+	By     string
+	Head   string
+	Base   string
+	Reason string
+}
+
 // CheckRun is one check.completed.
 type CheckRun struct {
 	Event      plumbing.Hash
@@ -91,8 +102,12 @@ type State struct {
 	Reviews           []Review    // every review, causal order
 	Runs              []CheckRun  // every check.completed, causal order
 	Dismissals        []Dismissal // every review.dismissed, causal order
-	Merged            []MergedRecord
-	Tip               plumbing.Hash
+	Bypasses          []Bypass    // every pr.bypassed, causal order (By not set)
+	// Bypassed are the bypasses whose signer holds hub.bypass in the trust
+	// state given to the fold, By set and Key nil: what BypassAt reads.
+	Bypassed []Bypass
+	Merged   []MergedRecord
+	Tip      plumbing.Hash
 
 	seen  map[plumbing.Hash]bool
 	heads map[string]bool // the set of Heads
@@ -248,6 +263,8 @@ func (s *State) applyDecoded(ev hubrefs.Event, repoID string, d *decoded) error 
 		s.Reviews = append(s.Reviews, Review{Event: ev.ID, Key: ev.Signer, Head: p.head, Base: p.base, Verdict: p.verdict})
 	case hubrefs.TypeReviewDismiss:
 		s.Dismissals = append(s.Dismissals, Dismissal{Event: ev.ID, Key: ev.Signer, Review: plumbing.NewHash(p.review), Reason: p.reason})
+	case hubrefs.TypePRBypassed:
+		s.Bypasses = append(s.Bypasses, Bypass{Event: ev.ID, Key: ev.Signer, Head: p.head, Base: p.base, Reason: p.reason})
 	case hubrefs.TypePRDraft:
 		s.Draft = true
 	case hubrefs.TypePRReady:
@@ -288,6 +305,13 @@ func (s *State) Rejudge(t *trust.State) {
 		}
 	}
 	s.Vetoes = s.vetoes(t)
+	s.Bypassed = nil
+	for _, b := range s.Bypasses {
+		if m, ok := t.MemberByKey(b.Key); ok && m.Has(trust.CapBypass) {
+			b.By, b.Key = m.Name, nil
+			s.Bypassed = append(s.Bypassed, b)
+		}
+	}
 	s.Checks = map[CheckKey]string{}
 	for _, r := range s.Runs {
 		if t.Has(r.Key, trust.CheckCap(r.Name)) {
@@ -457,6 +481,18 @@ func authorize(ev hubrefs.Event, before *State, t *trust.State) error {
 			return stateErr("it is a draft already")
 		case ev.Type == hubrefs.TypePRReady && !before.Draft:
 			return stateErr("it is not a draft")
+		}
+	case hubrefs.TypePRBypassed:
+		if err := need(trust.CapBypass); err != nil {
+			return err
+		}
+		switch {
+		case before.State != Open:
+			return stateErr("only an open pull request is bypassed")
+		case p.head != before.Head:
+			return fmt.Errorf("%w: pull request %s's head is %s, not %s: a bypass names the current head", ErrState, before.ID, before.Head, p.head)
+		case p.base != before.Base:
+			return fmt.Errorf("%w: pull request %s's base is %s, not %s: a bypass names the current base", ErrState, before.ID, before.Base, p.base)
 		}
 	case hubrefs.TypeReviewDismiss:
 		if err := need(trust.CapBypass); err != nil {

@@ -115,6 +115,25 @@ func (s *State) Satisfies(b trust.Branch, rev string) (ok bool, reasons []string
 	return v.OK(), v.Reasons()
 }
 
+// BypassAt reports the bypass that lets head rev land directly on the
+// pull request's base whatever the review and check halves say
+// (docs/trust.md, "An audited bypass"): the branch allows bypasses, the
+// pull request is open and not a draft, rev is its current head, and a
+// pr.bypassed by a current holder of hub.bypass names rev and the current
+// base. The latest such bypass is returned. It never applies to a queue
+// candidate: the caller asks only for a direct landing.
+func (s *State) BypassAt(b trust.Branch, rev string) (Bypass, bool) {
+	if b.ForbidBypass || s.State != Open || s.Draft || rev != s.Head {
+		return Bypass{}, false
+	}
+	for i := len(s.Bypassed) - 1; i >= 0; i-- {
+		if bp := s.Bypassed[i]; bp.Head == rev && bp.Base == s.Base {
+			return bp, true
+		}
+	}
+	return Bypass{}, false
+}
+
 // ChecksVerdict is the check half of the branch rules at one revision:
 // each required check, in the rules' order, is passed (success), failed
 // (failure) or missing (absent, or concluded otherwise: cancelled counts

@@ -55,6 +55,12 @@ type Branch struct {
 	// the head, until they review again or the review is dismissed
 	// (docs/trust.md, "Vetoes").
 	BlockOnChangesRequested bool
+	// ForbidBypass is rules "allowBypass": false (the default, true, lets
+	// a holder of hub.bypass bypass the review and check rules for the
+	// direct landing of a pull request's head named by pr.bypassed;
+	// docs/trust.md, "An audited bypass"). Held inverted so that the zero
+	// Branch allows it, as the rules do by default.
+	ForbidBypass bool
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -114,7 +120,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -272,6 +278,11 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 		}
 		b.CheckTimeout = d
 	}
+	allow := true
+	if err := field(m, "allowBypass", path, &allow); err != nil {
+		return Branch{}, err
+	}
+	b.ForbidBypass = !allow
 	if raw, ok := m["approvers"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		var approvers []string
 		if err := json.Unmarshal(raw, &approvers); err != nil {
@@ -376,6 +387,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		CheckEvery             int      `json:"checkEvery,omitempty"`
 		Approvers              []string `json:"approvers,omitempty"`
 		BlockOnChanges         bool     `json:"blockOnChangesRequested,omitempty"`
+		AllowBypass            *bool    `json:"allowBypass,omitempty"` // written only when false
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -400,7 +412,11 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckEvery > 1 {
 			every = b.CheckEvery
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Approvers, b.BlockOnChangesRequested}
+		var allow *bool
+		if b.ForbidBypass {
+			allow = new(bool)
+		}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Approvers, b.BlockOnChangesRequested, allow}
 	}
 	return json.Marshal(out)
 }

@@ -99,3 +99,32 @@ func TestTeamsApplyDoesNotShare(t *testing.T) {
 		t.Errorf("original changed: %v", st.Teams)
 	}
 }
+
+// TestAllowBypass: "allowBypass" defaults to true; false is held as
+// ForbidBypass and survives a marshal round trip.
+func TestAllowBypass(t *testing.T) {
+	for doc, forbid := range map[string]bool{
+		`{"protected":{"refs/heads/main":{}}}`:                    false,
+		`{"protected":{"refs/heads/main":{"allowBypass":true}}}`:  false,
+		`{"protected":{"refs/heads/main":{"allowBypass":false}}}`: true,
+	} {
+		r, err := ParseRulesStrict([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Protected["refs/heads/main"].ForbidBypass != forbid {
+			t.Errorf("%s: ForbidBypass %v", doc, !forbid)
+		}
+		b, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseRulesStrict(b)
+		if err != nil || !reflect.DeepEqual(again, r) {
+			t.Errorf("%s: round trip %s gives %+v (%v)", doc, b, again, err)
+		}
+	}
+	if _, err := ParseRulesStrict([]byte(`{"protected":{"refs/heads/main":{"allowBypass":"no"}}}`)); !errors.Is(err, ErrInvalidRules) {
+		t.Errorf("allowBypass \"no\": %v", err)
+	}
+}

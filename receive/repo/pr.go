@@ -282,6 +282,21 @@ func (p *PR) Ready() (string, error) {
 	return p.Write(p.base(hubrefs.TypePRReady))
 }
 
+// Bypass records pr.bypassed naming the pull request's current head and
+// base: the hook then accepts the direct landing of that head (`pr merge`)
+// whatever the review and check rules say, unless the branch sets
+// "allowBypass": false; never a non-fast-forward, never another head. The
+// signer needs hub.bypass (docs/trust.md, "An audited bypass").
+func (p *PR) Bypass(reason string) (string, error) {
+	if err := NeedCap(p.Member, trust.CapBypass); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(reason) == "" {
+		return "", usage("git+ pr bypass: --reason TEXT is required: a bypass is audited, say why")
+	}
+	return p.Write(hubrefs.PRBypassed{Base: p.base(hubrefs.TypePRBypassed), Head: p.State.Head, BaseRef: p.State.Base, Reason: reason})
+}
+
 // Dismiss dismisses review (its event id, or an unambiguous prefix of at
 // least 4 hex digits among the pull request's reviews), a changes request,
 // saying why; the signer needs hub.bypass (docs/trust.md, "Vetoes").

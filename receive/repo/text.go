@@ -38,6 +38,9 @@ func (j PRView) WriteText(wr io.Writer) {
 	if len(j.ChangesRequested) > 0 {
 		fmt.Fprintf(wr, "changes requested: %s\n", strings.Join(j.ChangesRequested, ", "))
 	}
+	for _, b := range j.Bypasses {
+		fmt.Fprintf(wr, "bypassed:  %s by %s: %s\n", Short(b.Head), b.By, b.Reason)
+	}
 	if q := j.Queue; q != nil {
 		if q.State == "queued" {
 			fmt.Fprintf(wr, "queue:     #%d for %s: %s\n", q.Position, q.Target, q.Waiting)

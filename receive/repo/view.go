@@ -98,10 +98,22 @@ type PRView struct {
 	// undismissed changes request; a branch with blockOnChangesRequested
 	// refuses to land it (docs/trust.md, "Vetoes").
 	ChangesRequested []string `json:"changesRequested,omitempty"`
+	// Bypasses: the pr.bypassed that count (their author holds
+	// hub.bypass now), oldest first (docs/trust.md, "An audited bypass").
+	Bypasses []PRBypass `json:"bypasses,omitempty"`
 	// pr show only:
 	Reviews []PRReview `json:"reviews,omitempty"`
 	Runs    []PRRun    `json:"runs,omitempty"`
 	Queue   *PRQueue   `json:"queue,omitempty"`
+}
+
+// PRBypass is one counting pr.bypassed.
+type PRBypass struct {
+	By     string `json:"by"`
+	Head   string `json:"head"`
+	Base   string `json:"base"`
+	Reason string `json:"reason"`
+	Event  string `json:"event"`
 }
 
 // PRMerged is one pr.merged record.
@@ -142,6 +154,9 @@ func NewPRView(st *pr.State, events int) PRView {
 	})
 	for _, m := range st.Merged {
 		out.Merged = append(out.Merged, PRMerged{Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
+	}
+	for _, b := range st.Bypassed {
+		out.Bypasses = append(out.Bypasses, PRBypass{By: b.By, Head: b.Head, Base: b.Base, Reason: b.Reason, Event: b.Event.String()})
 	}
 	return out
 }
