@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -247,6 +249,21 @@ func TestBypassE2E(t *testing.T) {
 	}
 	if doc.Bypassed != 1 || !doc.OK || len(doc.Records) != 1 || doc.Records[0].Bypass == nil || doc.Records[0].Bypass.By != "boss" {
 		t.Fatalf("verify --json: %+v", doc)
+	}
+	// queue stats and the page count it.
+	var stats queue.Stats
+	if err := json.Unmarshal([]byte(w.mustGP("", w.origin, "", "queue", "stats", "--target", "main", "--json")), &stats); err != nil {
+		t.Fatal(err)
+	}
+	if stats.Bypassed != 1 {
+		t.Fatalf("queue stats: bypassed %d, want 1", stats.Bypassed)
+	}
+	snap, err := webview.Load(w.origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Bypassed != 1 || len(snap.Landings) != 1 || snap.Landings[0].PRs[0].Bypass != "boss: prod is down" {
+		t.Fatalf("page: bypassed %d, landings %+v", snap.Bypassed, snap.Landings)
 	}
 
 	// A bypass names one head: the pull request updated after it is judged

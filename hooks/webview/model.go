@@ -48,6 +48,7 @@ type Snapshot struct {
 	PRList   []*PR // newest first
 	Queues   []*Queue
 	Landings []Landing // newest first
+	Bypassed int       // landed pull requests whose head a bypass named (LandedPR.Bypass)
 	Warnings []string  // records that could not be read
 	Read     time.Time
 }
@@ -159,6 +160,10 @@ type Landing struct {
 // LandedPR is one pull request a landing carried.
 type LandedPR struct {
 	ID, Title, Head string
+	// Bypass: "who: why" when a pr.bypassed by a current holder of
+	// hub.bypass named the landed head (docs/trust.md, "An audited
+	// bypass"); verify --branch says whether the bypass was needed.
+	Bypass string
 }
 
 // Load reads the hub state of the repository at gitDir.
@@ -566,7 +571,16 @@ func (s *Snapshot) landings() {
 					l.Time = it.Time
 				}
 			}
-			l.PRs = append(l.PRs, LandedPR{ID: p.ID, Title: p.Title, Head: m.Revision})
+			lp := LandedPR{ID: p.ID, Title: p.Title, Head: m.Revision}
+			for _, b := range p.State.Bypassed {
+				if b.Head == m.Revision && b.Base == m.Branch {
+					lp.Bypass = b.By + ": " + b.Reason
+				}
+			}
+			if lp.Bypass != "" {
+				s.Bypassed++
+			}
+			l.PRs = append(l.PRs, lp)
 		}
 	}
 	for _, l := range by {
