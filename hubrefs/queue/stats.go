@@ -68,23 +68,23 @@ type StatsThreshold struct {
 
 // Stats is how the queue for a target did (see the decisions above).
 type Stats struct {
-	Target          string           `json:"target"`
-	Queues          []string         `json:"queues"`
-	Unfolded        []string         `json:"unfolded,omitempty"` // "id: why", queue logs that do not fold
-	Since           string           `json:"since,omitempty"`
-	Days            []StatsDay       `json:"days"`
-	Entered         int              `json:"entered"`
-	Landed          int              `json:"landed"`
-	MedianMinutes   float64          `json:"medianMinutes"`
-	P95Minutes      float64          `json:"p95Minutes"`
-	Evicted         int              `json:"evicted"`
-	EvictedByReason map[string]int   `json:"evictedByReason"`
-	EvictedRate     float64          `json:"evictedRate"`
-	PassRate        float64          `json:"candidatePassRate"`
-	CandidatesBuilt int              `json:"candidatesBuilt"`
-	CandidatesPerPR float64          `json:"candidatesPerLandedPR"`
-	CheckRunsPerPR  float64          `json:"checkRunsPerLandedPR"`
-	Resets          int              `json:"resets"`
+	Target          string         `json:"target"`
+	Queues          []string       `json:"queues"`
+	Unfolded        []string       `json:"unfolded,omitempty"` // "id: why", queue logs that do not fold
+	Since           string         `json:"since,omitempty"`
+	Days            []StatsDay     `json:"days"`
+	Entered         int            `json:"entered"`
+	Landed          int            `json:"landed"`
+	MedianMinutes   float64        `json:"medianMinutes"`
+	P95Minutes      float64        `json:"p95Minutes"`
+	Evicted         int            `json:"evicted"`
+	EvictedByReason map[string]int `json:"evictedByReason"`
+	EvictedRate     float64        `json:"evictedRate"`
+	PassRate        float64        `json:"candidatePassRate"`
+	CandidatesBuilt int            `json:"candidatesBuilt"`
+	CandidatesPerPR float64        `json:"candidatesPerLandedPR"`
+	CheckRunsPerPR  float64        `json:"checkRunsPerLandedPR"`
+	Resets          int            `json:"resets"`
 	// Bypassed: pull requests landed on the target (a pr.merged at or after
 	// since) at a head a pr.bypassed named before, by a current holder of
 	// hub.bypass (docs/trust.md, "An audited bypass"). Direct landings,
