@@ -1,6 +1,7 @@
 package hubrefs
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strconv"
@@ -102,7 +103,7 @@ func flatFields(t reflect.Type) (map[string]flatField, bool) {
 			}
 			ff := flatField{index: idx, kind: f.Type.Kind()}
 			switch ff.kind {
-			case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			case reflect.Struct:
 				sub, ok := flatFields(f.Type)
 				if !ok {
@@ -148,7 +149,7 @@ func decodeTyped(typ string, b []byte) *typedPayload {
 // fields are fs) and returns the index past it. b must be valid JSON whose
 // keys passed checkKeys against dst's schema. It handles only what it
 // decodes exactly as json.Unmarshal does — unescaped keys naming a field,
-// strings into string fields, integer literals in range into integer
+// strings into string fields, true and false into bool fields, integer literals in range into integer
 // fields, objects into struct fields — and returns false on anything else
 // (null, a value of another kind, an escaped key), leaving that to
 // json.Unmarshal; dst is then partly written and must be discarded.
@@ -194,6 +195,17 @@ func decodeFlat(b []byte, i int, fs map[string]flatField, dst reflect.Value) (in
 				fv.SetString(string(b[i+1 : vend-1]))
 			}
 			i = vend
+		case reflect.Bool:
+			switch {
+			case bytes.HasPrefix(b[i:], []byte("true")):
+				fv.SetBool(true)
+				i += 4
+			case bytes.HasPrefix(b[i:], []byte("false")):
+				fv.SetBool(false)
+				i += 5
+			default:
+				return 0, false
+			}
 		case reflect.Struct:
 			vend, ok := decodeFlat(b, i, f.sub, fv)
 			if !ok {

@@ -35,13 +35,13 @@ func TestFlatTypes(t *testing.T) {
 		flat[typ] = true
 	}
 	for _, typ := range []string{TypePROpened, TypePRUpdated, TypePRRetargeted, TypePRClosed, TypePRReopened, TypePRMerged,
-		TypeReviewSubmit, TypeThreadOpened, TypeThreadResolved, TypeCheckStarted, TypeCheckCompleted,
+		TypeReviewSubmit, TypeReviewDismiss, TypePRDraft, TypePRReady, TypePRBypassed, TypeThreadOpened, TypeThreadResolved, TypeCheckStarted, TypeCheckCompleted,
 		TypeRepoCreated, TypeMemberRemoved, TypeQueueOpened, TypeQueueEntered, TypeQueueLeft, TypeQueueReset, TypeQueueClosed} {
 		if !flat[typ] {
 			t.Errorf("%s is not flat", typ)
 		}
 	}
-	for _, typ := range []string{TypeMemberAdded, TypeMemberChanged, TypeRulesSet, TypeQueueCandidate} {
+	for _, typ := range []string{TypeMemberAdded, TypeMemberChanged, TypeRulesSet, TypeTeamSet, TypeQueueCandidate} {
 		if flat[typ] {
 			t.Errorf("%s is flat, but holds a slice or raw JSON", typ)
 		}

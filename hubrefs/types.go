@@ -13,6 +13,7 @@ const (
 	TypeMemberChanged = "member.changed"
 	TypeMemberRemoved = "member.removed"
 	TypeRulesSet      = "rules.set"
+	TypeTeamSet       = "team.set"
 
 	TypePROpened       = "pr.opened"
 	TypePRUpdated      = "pr.updated"
@@ -21,6 +22,10 @@ const (
 	TypePRReopened     = "pr.reopened"
 	TypePRMerged       = "pr.merged"
 	TypeReviewSubmit   = "review.submitted"
+	TypeReviewDismiss  = "review.dismissed"
+	TypePRDraft        = "pr.draft"
+	TypePRReady        = "pr.ready"
+	TypePRBypassed     = "pr.bypassed"
 	TypeThreadOpened   = "thread.opened"
 	TypeThreadResolved = "thread.resolved"
 	TypeCheckStarted   = "check.started"
@@ -87,6 +92,14 @@ type MemberRemoved struct {
 	Name string `json:"name"`
 }
 
+// TeamSet is team.set: the whole membership of one team (docs/trust.md,
+// "Teams").
+type TeamSet struct {
+	Base
+	Team    string   `json:"team"`
+	Members []string `json:"members"`
+}
+
 // RulesSet is rules.set; Rules is decoded by the trust fold.
 type RulesSet struct {
 	Base
@@ -104,6 +117,10 @@ type PROpened struct {
 	// Source is the branch the head was proposed from (refs/heads/...),
 	// when the opener named one; informational (docs/cli.md).
 	Source string `json:"source,omitempty"`
+	// Draft opens the pull request as a draft (docs/events.md, "Drafts"):
+	// it cannot enter a queue nor land until pr.ready. Written only when
+	// true.
+	Draft bool `json:"draft,omitempty"`
 }
 
 // PRUpdated is pr.updated.
@@ -133,6 +150,24 @@ type Review struct {
 	BaseRef string `json:"base"`
 	Verdict string `json:"verdict"` // approve, changes, comment
 	Body    string `json:"body,omitempty"`
+}
+
+// ReviewDismissed is review.dismissed: it lifts the veto of one
+// review.submitted with verdict changes (docs/events.md, "Vetoes").
+type ReviewDismissed struct {
+	Base
+	Review string `json:"review"` // the review.submitted event's id
+	Reason string `json:"reason"`
+}
+
+// PRBypassed is pr.bypassed: a holder of hub.bypass lets head land
+// directly on base whatever the review and check rules say (docs/trust.md,
+// "An audited bypass").
+type PRBypassed struct {
+	Base
+	Head    string `json:"head"`
+	BaseRef string `json:"base"`
+	Reason  string `json:"reason"`
 }
 
 // Thread is thread.opened and thread.resolved.

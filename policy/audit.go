@@ -85,6 +85,16 @@ type AuditLanding struct {
 	Record string // "pr.merged <event id>", or "records" when no pr.merged names it
 	Covers int    // commits below it it justifies (a direct landing's own commits)
 	Trust  string // "then" or "current"
+	// Bypass: the direct landing was justified by a bypass, not by its
+	// reviews and checks (docs/trust.md, "An audited bypass").
+	Bypass *AuditBypass
+}
+
+// AuditBypass is who bypassed the rules for a landing, and why.
+type AuditBypass struct {
+	By     string
+	Reason string
+	Event  plumbing.Hash // the pr.bypassed
 }
 
 // AuditFinding is one unjustified commit.
@@ -570,11 +580,11 @@ func (a *auditor) atMerged(c *commit, m *mergedRef) (AuditLanding, error) {
 	then := m.then
 	l := AuditLanding{Commit: c.id, Kind: kind, PR: m.p.st.ID, Record: "pr.merged " + m.ev.ID.String(), Trust: "then"}
 	first := a.finish(c, m.atThen, then, kind)
-	if first == nil {
+	if justified(first, &l) {
 		return l, nil
 	}
 	if then != a.now {
-		if a.finish(c, m.atNow, a.now, kind) == nil {
+		if justified(a.finish(c, m.atNow, a.now, kind), &l) {
 			l.Trust = "current"
 			return l, nil
 		}
@@ -595,8 +605,8 @@ func (a *auditor) scan(c *commit, p *prLog, rev plumbing.Hash, kind string) (Aud
 	var whole, open error
 	for k := len(p.evs); k >= 1; k-- {
 		err := a.judgeAt(c, p.evs[:k], a.now, rev, kind)
-		if err == nil {
-			return AuditLanding{Commit: c.id, Kind: kind, PR: p.st.ID, Record: "records", Trust: "current"}, nil
+		if l := (AuditLanding{Commit: c.id, Kind: kind, PR: p.st.ID, Record: "records", Trust: "current"}); justified(err, &l) {
+			return l, nil
 		}
 		if whole == nil {
 			whole = err
@@ -646,13 +656,35 @@ func (a *auditor) finish(c *commit, v stateVerdict, t *trust.State, kind string)
 		return a.provenance(c, v.b, t)
 	}
 	var g *groupPending
-	if v.err != nil && !errors.As(v.err, &g) {
+	var bp *bypassed
+	if v.err != nil && !errors.As(v.err, &g) && !errors.As(v.err, &bp) {
 		return v.err
 	}
 	if err := a.landed(c, v.b, t, kind); err != nil {
 		return err
 	}
 	return v.err
+}
+
+// bypassed is the "error" of a direct landing the review or check rules
+// refuse but a bypass justifies (landDirect): the landing is justified,
+// and the audit reports it with who bypassed and why (docs/trust.md, "An
+// audited bypass").
+type bypassed struct{ bp pr.Bypass }
+
+func (e *bypassed) Error() string {
+	return fmt.Sprintf("bypassed by %s: %s", e.bp.By, e.bp.Reason)
+}
+
+// justified reports whether err, from finish, justifies the landing, and
+// notes on l the bypass that did, if one did.
+func justified(err error, l *AuditLanding) bool {
+	var bp *bypassed
+	if errors.As(err, &bp) {
+		l.Bypass = &AuditBypass{By: bp.bp.By, Reason: bp.bp.Reason, Event: bp.bp.Event}
+		return true
+	}
+	return err == nil
 }
 
 // stateErr judges the pull request state st (foldErr: it cannot be folded)
@@ -671,11 +703,15 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 	if st.Head != rev.String() {
 		return refuse(CodeNotAPRHead, "%s was not the current head of pull request %s (its head was %s) when %s landed", short(rev), st.ID, st.Head[:12], short(landed))
 	}
-	if err := review(st, b, rev.String()); err != nil {
+	if kind == LandingDirect {
+		bp, err := landDirect(st, b, rev.String())
+		if bp != nil {
+			return &bypassed{bp: *bp}
+		}
 		return err
 	}
-	if kind == LandingDirect {
-		return checks(st, b, rev.String(), "head")
+	if err := review(st, b, rev.String()); err != nil {
+		return err
 	}
 	if !b.QueueCandidates {
 		return refuse(CodeCandidatesOff, "%s is a candidate merging %s, but %s did not take queue candidates (queueCandidates was false)", short(landed), short(rev), a.branch)

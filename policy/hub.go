@@ -37,7 +37,7 @@ func hubNamespace(ref string) (ns, id string, ok bool) {
 // typeNamespace is the namespace an event type belongs to.
 func typeNamespace(t string) string {
 	switch {
-	case t == hubrefs.TypeRepoCreated || strings.HasPrefix(t, "member.") || t == hubrefs.TypeRulesSet:
+	case t == hubrefs.TypeRepoCreated || strings.HasPrefix(t, "member.") || t == hubrefs.TypeRulesSet || t == hubrefs.TypeTeamSet:
 		return nsTrust
 	case strings.HasPrefix(t, "queue."):
 		return nsQueue

@@ -336,7 +336,8 @@ func TestPRHookFoldAgree(t *testing.T) {
 	accepted, refused := 0, 0
 	for i := 0; i < 80; i++ {
 		typ := pick(hubrefs.TypePRUpdated, hubrefs.TypePRRetargeted, hubrefs.TypePRClosed, hubrefs.TypePRReopened, hubrefs.TypePRMerged,
-			hubrefs.TypeReviewSubmit, hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved, hubrefs.TypeCheckCompleted, hubrefs.TypeCheckStarted)
+			hubrefs.TypeReviewSubmit, hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved, hubrefs.TypeCheckCompleted, hubrefs.TypeCheckStarted,
+			hubrefs.TypePRDraft, hubrefs.TypePRReady, hubrefs.TypeReviewDismiss, hubrefs.TypePRBypassed)
 		m := map[string]any{"type": typ, "repo": repoID}
 		signer := "alice"
 		switch typ {
@@ -359,6 +360,15 @@ func TestPRHookFoldAgree(t *testing.T) {
 				m["conclusion"] = pick("success", "failure", "cancelled", "meh")
 			}
 			signer = "ci"
+		case hubrefs.TypePRDraft, hubrefs.TypePRReady:
+			signer = pick("alice", "alice", "bob")
+		case hubrefs.TypePRBypassed:
+			m["head"], m["base"], m["reason"] = oid(), pick(main, "refs/heads/dev"), pick("hotfix", "")
+			signer = pick("admin", "bob")
+		case hubrefs.TypeReviewDismiss:
+			// An event of this log (maybe a changes request), or not.
+			m["review"], m["reason"] = all[rng.Intn(len(all))].String(), pick("overruled", " ")
+			signer = pick("admin", "admin", "bob")
 		}
 		body, _ := json.Marshal(m)
 		switch rng.Intn(8) {

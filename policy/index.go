@@ -8,11 +8,14 @@ package policy
 // request ref and tip, for one trust tip, in the fold cache, so a warm push
 // reads no pull request log at all:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus pr index v2\n" + trust tip)
-//	entry: "gpix" 2 | trust tip (20) | count |
+//	key:   the first 20 bytes of SHA-256("gitplus pr index v3\n" + trust tip)
+//	entry: "gpix" 3 | trust tip (20) | count |
 //	       per pull request: ref | tip (20) | id | state | base | head |
 //	       approval count | approvals | unresolved threads |
-//	       check count | per check: name | revision | conclusion
+//	       check count | per check: name | revision | conclusion |
+//	       draft (one byte) | team count | per approver in a team: name | teams |
+//	       veto count | vetoes |
+//	       bypass count | per bypass counting: event (20) | by | head | base | reason
 //
 // (strings as in the log entries of cache.go: a varint length, the bytes).
 // A summary is a pure function of the pull request's log (its tip) and the
@@ -22,7 +25,7 @@ package policy
 // folded is never indexed.
 //
 // The open index is the same for the open pull requests alone, under
-// SHA-256("gitplus open pr index v2\n" + trust tip) with magic "gpio" 2 (a base
+// SHA-256("gitplus open pr index v3\n" + trust tip) with magic "gpio" 3 (a base
 // and patches, indexpatch.go):
 // what a landing judged from the index reads (Input.PRRefs), so that its
 // cost follows the pull requests open, not every one ever opened (a
@@ -52,13 +55,19 @@ type prSummary struct {
 	Approvals  []string
 	Unresolved int
 	Checks     []checkResult // sorted by name, then revision
+	// What "approvers", drafts and vetoes read (pr.State.ReviewAt).
+	Draft         bool
+	ApproverTeams map[string][]string
+	Vetoes        []string
+	Bypassed      []pr.Bypass
 }
 
 type checkResult struct{ Name, Revision, Conclusion string }
 
 func summarize(ref string, tip plumbing.Hash, st *pr.State) prSummary {
 	s := prSummary{Ref: ref, Tip: tip, ID: st.ID, State: st.State, Base: st.Base, Head: st.Head,
-		Approvals: st.Approvals, Unresolved: st.UnresolvedThreads}
+		Approvals: st.Approvals, Unresolved: st.UnresolvedThreads,
+		Draft: st.Draft, ApproverTeams: st.ApproverTeams, Vetoes: st.Vetoes, Bypassed: st.Bypassed}
 	for k, c := range st.Checks {
 		s.Checks = append(s.Checks, checkResult{k.Name, k.Revision, c})
 	}
@@ -72,11 +81,12 @@ func summarize(ref string, tip plumbing.Hash, st *pr.State) prSummary {
 }
 
 // state is the pull request state the branch rules read (review and
-// checks): id, state, base, head, approvals, unresolved threads and check
-// conclusions. Nothing else of a pr.State is filled in.
+// checks): id, state, base, head, approvals (with the approvers' teams),
+// unresolved threads, check conclusions, draft and vetoes. Nothing else of a pr.State is filled in.
 func (s prSummary) state() *pr.State {
 	st := &pr.State{ID: s.ID, State: s.State, Base: s.Base, Head: s.Head, Approvals: s.Approvals,
-		UnresolvedThreads: s.Unresolved, Checks: make(map[pr.CheckKey]string, len(s.Checks))}
+		UnresolvedThreads: s.Unresolved, Checks: make(map[pr.CheckKey]string, len(s.Checks)),
+		Draft: s.Draft, ApproverTeams: s.ApproverTeams, Vetoes: s.Vetoes, Bypassed: s.Bypassed}
 	for _, c := range s.Checks {
 		st.Checks[pr.CheckKey{Name: c.Name, Revision: c.Revision}] = c.Conclusion
 	}
@@ -84,18 +94,18 @@ func (s prSummary) state() *pr.State {
 }
 
 var (
-	indexMagic     = []byte("gpix\x02")
-	openIndexMagic = []byte("gpio\x02")
+	indexMagic     = []byte("gpix\x03")
+	openIndexMagic = []byte("gpio\x03")
 )
 
 // indexKey is the cache key of the index for trust tip t.
 func indexKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus pr index v2\n", t[:])
+	return derivedKey("gitplus pr index v3\n", t[:])
 }
 
 // openIndexKey is the cache key of the open index for trust tip t.
 func openIndexKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus open pr index v2\n", t[:])
+	return derivedKey("gitplus open pr index v3\n", t[:])
 }
 
 // derivedKey is the fold-cache key of an entry kind for the ids in parts:
@@ -150,8 +160,71 @@ func encodeIndexAs(magic []byte, t plumbing.Hash, sums []prSummary) []byte {
 			b = appendBytes(b, []byte(c.Revision))
 			b = appendBytes(b, []byte(c.Conclusion))
 		}
+		b = appendApprovalRules(b, s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed)
 	}
 	return b
+}
+
+// appendApprovalRules appends what a pull request's fold judged for
+// "approvers", drafts, vetoes and bypasses: draft (one byte, 0 or 1), the
+// approvers' teams (count | per approver, by name: name | teams), the
+// vetoes and the bypasses that count (count | per bypass: event | by |
+// head | base | reason).
+func appendApprovalRules(b []byte, draft bool, teams map[string][]string, vetoes []string, bypassed []pr.Bypass) []byte {
+	if draft {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	names := make([]string, 0, len(teams))
+	for n := range teams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		b = appendBytes(b, []byte(n))
+		b = appendStrings(b, teams[n])
+	}
+	b = appendStrings(b, vetoes)
+	b = binary.AppendUvarint(b, uint64(len(bypassed)))
+	for _, bp := range bypassed {
+		b = append(b, bp.Event[:]...)
+		for _, v := range []string{bp.By, bp.Head, bp.Base, bp.Reason} {
+			b = appendBytes(b, []byte(v))
+		}
+	}
+	return b
+}
+
+// readApprovalRules reads what appendApprovalRules wrote.
+func readApprovalRules(r *entryReader, str func() string, strs func() []string) (draft bool, teams map[string][]string, vetoes []string, bypassed []pr.Bypass) {
+	flag := r.bytesN(1)
+	if len(flag) != 1 || flag[0] > 1 {
+		r.bad = true
+		return
+	}
+	draft = flag[0] == 1
+	if n := r.count(2); n > 0 {
+		teams = make(map[string][]string, n)
+		for i := 0; i < n && !r.bad; i++ {
+			name := str()
+			ts := strs()
+			if _, dup := teams[name]; dup || len(ts) == 0 {
+				r.bad = true
+				return
+			}
+			teams[name] = ts
+		}
+	}
+	vetoes = strs()
+	if n := r.count(20 + 4); n > 0 {
+		bypassed = make([]pr.Bypass, n)
+		for i := range bypassed {
+			bypassed[i] = pr.Bypass{Event: r.hash(), By: str(), Head: str(), Base: str(), Reason: str()}
+		}
+	}
+	return
 }
 
 // decodeIndexAs returns the summaries of an index entry for trust tip t by
@@ -192,6 +265,7 @@ func decodeIndexAs(magic []byte, t plumbing.Hash, b []byte) (map[string]prSummar
 				s.Checks[k] = checkResult{string(r.bytes()), string(r.bytes()), string(r.bytes())}
 			}
 		}
+		s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed = readApprovalRules(r, func() string { return string(r.bytes()) }, r.strings)
 		if r.bad || s.Ref == "" || s.Tip.IsZero() {
 			return nil, false
 		}

@@ -9,13 +9,15 @@ package policy
 // the summaries of the pull requests it moved, under the next patch number
 // of the index. The index is a base and the patches after it:
 //
-//	base:  key SHA-256("gitplus open pr index v2\n" + trust tip)
-//	       "gpio" 2 | trust tip (20) | first patch number | summaries
-//	patch: key SHA-256("gitplus open pr index patch v1\n" + trust tip + n)
-//	       "gpip" 1 | key (20) | summaries (a pull request no longer open
+//	base:  key SHA-256("gitplus open pr index v3\n" + trust tip)
+//	       "gpio" 3 | trust tip (20) | first patch number | summaries
+//	patch: key SHA-256("gitplus open pr index patch v2\n" + trust tip + n)
+//	       "gpip" 2 | key (20) | summaries (a pull request no longer open
 //	       is removed)
-//	head:  key SHA-256("gitplus open pr index head v1\n" + trust tip)
-//	       "gpih" 1 | key (20) | the base's first patch number | next free
+//	head:  key SHA-256("gitplus open pr index head v2\n" + trust tip)
+//	       "gpih" 2 | key (20) | the base's first patch number | next free
+//
+// (v3/v2: summaries carry drafts, vetoes and approvers' teams, index.go.)
 //
 // A reader takes the base and applies patches from its first number up to
 // the first one missing. A writer reads the head, takes the first free
@@ -38,8 +40,8 @@ import (
 )
 
 var (
-	indexPatchMagic = []byte("gpip\x01")
-	indexHeadMagic  = []byte("gpih\x01")
+	indexPatchMagic = []byte("gpip\x02")
+	indexHeadMagic  = []byte("gpih\x02")
 )
 
 // maxIndexPatches is how many patches a base may have before a writer folds
@@ -47,11 +49,11 @@ var (
 var maxIndexPatches = 64
 
 func indexPatchKey(t plumbing.Hash, n uint64) plumbing.Hash {
-	return derivedKey("gitplus open pr index patch v1\n", t[:], binary.BigEndian.AppendUint64(nil, n))
+	return derivedKey("gitplus open pr index patch v2\n", t[:], binary.BigEndian.AppendUint64(nil, n))
 }
 
 func indexHeadKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus open pr index head v1\n", t[:])
+	return derivedKey("gitplus open pr index head v2\n", t[:])
 }
 
 // encodeOpenIndex is the base entry: the open summaries, patches from next.

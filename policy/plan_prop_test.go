@@ -25,7 +25,10 @@ import (
 // group marks published under a larger checkEvery stay in the queue log),
 // members who leave or lose a capability between passes, pull requests
 // approved or not, approvals made stale by a pushed head, unresolved
-// threads, conflicting heads, a queue of several entries at either
+// threads, approvers (a member, the team "rev", both) with the team changed
+// between passes, changes requested under blockOnChangesRequested (some
+// dismissed, some lifted by a new approval), drafts made ready and back,
+// conflicting heads, a queue of several entries at either
 // priority, and check results (success, failure, cancelled or none) on the
 // candidate steps — go through a few queue passes, each carried out as the
 // runner records it (settles, landings, evictions, and candidates with
@@ -47,9 +50,11 @@ func TestPlannerHookAgree(t *testing.T) {
 		}
 	})
 	// The generator reaches both verdicts, batch vouching and the held back.
-	t.Logf("prefixes landed %d, refused %d (of which under checkEvery > 1: %d landed with an unchecked step, %d refused; %d all green under marks of a larger checkEvery); held back %d",
-		seen.landed.Load(), seen.refused.Load(), seen.vouched.Load(), seen.batchRefused.Load(), seen.staleMarks.Load(), seen.notReady.Load())
-	if !t.Failed() && (seen.landed.Load() == 0 || seen.refused.Load() == 0 || seen.vouched.Load() == 0 || seen.batchRefused.Load() == 0 || seen.staleMarks.Load() == 0 || seen.notReady.Load() == 0) {
+	t.Logf("prefixes landed %d, refused %d (of which under checkEvery > 1: %d landed with an unchecked step, %d refused; %d all green under marks of a larger checkEvery); held back %d (drafts %d, vetoes %d, approved by others than the approvers %d)",
+		seen.landed.Load(), seen.refused.Load(), seen.vouched.Load(), seen.batchRefused.Load(), seen.staleMarks.Load(), seen.notReady.Load(),
+		seen.draft.Load(), seen.veto.Load(), seen.notApprover.Load())
+	if !t.Failed() && (seen.landed.Load() == 0 || seen.refused.Load() == 0 || seen.vouched.Load() == 0 || seen.batchRefused.Load() == 0 || seen.staleMarks.Load() == 0 || seen.notReady.Load() == 0 ||
+		seen.draft.Load() == 0 || seen.veto.Load() == 0 || seen.notApprover.Load() == 0) {
 		t.Errorf("the generated states miss a case the property is about")
 	}
 }
@@ -63,6 +68,9 @@ type propSeen struct {
 	// staleMarks: all-green prefixes holding a group mark longer than a
 	// checkEvery lowered since it was published.
 	staleMarks atomic.Int64
+	// Held back and refused as a draft, by a veto, and for approvals by
+	// others than the branch's approvers.
+	draft, veto, notApprover atomic.Int64
 }
 
 // propWorld is a world with its queue and pull requests as the property
@@ -73,6 +81,8 @@ type propWorld struct {
 	seed int64
 	seen *propSeen
 	gone map[string]bool // members removed
+	// drafts: the pull requests that are drafts now.
+	drafts map[string]bool
 	// innerSkip: of 4 inner steps of a batch group, how many CI leaves
 	// alone (CI is asked for the group's last step only).
 	innerSkip int
@@ -88,12 +98,22 @@ type propRules struct {
 	approvals, depth, every int
 	checks                  []string
 	threads                 bool
+	approvers               []string // nil: any hub.review holder
+	veto                    bool     // blockOnChangesRequested
 }
 
 func (r propRules) json() string {
 	checks, _ := json.Marshal(r.checks)
-	return fmt.Sprintf(`{"protected":{"refs/heads/main":{"requiredApprovals":%d,"requiredChecks":%s,"requireResolvedThreads":%v,"queueCandidates":true,"queueDepth":%d,"checkEvery":%d}}}`,
-		r.approvals, checks, r.threads, r.depth, r.every)
+	extra := ""
+	if r.approvers != nil {
+		a, _ := json.Marshal(r.approvers)
+		extra += fmt.Sprintf(`,"approvers":%s`, a)
+	}
+	if r.veto {
+		extra += `,"blockOnChangesRequested":true`
+	}
+	return fmt.Sprintf(`{"protected":{"refs/heads/main":{"requiredApprovals":%d,"requiredChecks":%s,"requireResolvedThreads":%v,"queueCandidates":true,"queueDepth":%d,"checkEvery":%d%s}}}`,
+		r.approvals, checks, r.threads, r.depth, r.every, extra)
 }
 
 func (w *propWorld) randRules() propRules {
@@ -104,12 +124,17 @@ func (w *propWorld) randRules() propRules {
 		every:     1 + w.rng.Intn(min(4, depth)), // checkEvery ≤ queueDepth
 		checks:    [][]string{{}, {"ci"}, {"ci", "lint"}}[w.rng.Intn(3)],
 		threads:   w.rng.Intn(3) == 0,
+		// Approvers name bob or the team "rev" (never carol by name:
+		// carol may be removed, and rules must name existing members).
+		approvers: [][]string{nil, nil, {"bob"}, {"team:rev"}, {"team:rev", "bob"}}[w.rng.Intn(5)],
+		veto:      w.rng.Intn(2) == 0,
 	}
 	if w.batch {
 		r.every = 3 + w.rng.Intn(2)
 		r.depth = r.every + 1
 		r.approvals = w.rng.Intn(2)
 		r.checks = []string{"ci"} // some check, or every chain lands at once
+		r.approvers, r.veto = nil, false
 	}
 	return r
 }
@@ -133,14 +158,16 @@ func (w *propWorld) fatalf(format string, args ...any) {
 
 func plannerHook(t *testing.T, seed int64, seen *propSeen) {
 	rng := rand.New(rand.NewSource(seed))
-	w := &propWorld{rng: rng, seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}}
+	w := &propWorld{rng: rng, seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}}
 	w.green = []int{11, 15}[rng.Intn(2)]
 	w.innerSkip = 2
 	if w.batch = rng.Intn(3) == 0; w.batch {
 		w.green, w.innerSkip = 18, 0
 	}
 	w.rules = w.randRules()
-	w.world = newWorld(t, w.rules.json())
+	w.world = newWorld(t, "")
+	w.setTeam()
+	w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet), Rules: json.RawMessage(w.rules.json())})
 	w.qref = hubrefs.QueueRefPrefix + queueID
 	w.event(w.qref, "queuer", hubrefs.QueueOpened{Base: w.base(hubrefs.TypeQueueOpened), ID: queueID, Target: main})
 
@@ -159,6 +186,7 @@ func plannerHook(t *testing.T, seed int64, seen *propSeen) {
 				p.approve(who)
 			}
 		}
+		w.objectOrDraft(p)
 		if rng.Intn(5) == 0 {
 			w.thread(p, rng.Intn(2) == 0)
 		}
@@ -190,6 +218,9 @@ func plannerHook(t *testing.T, seed int64, seen *propSeen) {
 		}
 		if pass > 0 && rng.Intn(5) == 0 {
 			w.changeMembers()
+		}
+		if pass > 0 && rng.Intn(3) == 0 {
+			w.objectOrDraft(w.prs[rng.Intn(len(w.prs))])
 		}
 		in := w.planInput()
 		plan, err := queue.PlanPass(in)
@@ -224,6 +255,47 @@ func (w *propWorld) changeMembers() {
 	case 3:
 		changed("bob", members["bob"]...)
 		changed("ci", members["ci"]...)
+	}
+	if w.rng.Intn(2) == 0 {
+		w.setTeam() // judged as the team stands now, not when they approved
+	}
+}
+
+// setTeam sets the team "rev" to a random subset of the current reviewers.
+func (w *propWorld) setTeam() {
+	team := []string{}
+	for _, name := range []string{"bob", "carol"} {
+		if !w.gone[name] && w.rng.Intn(2) == 0 {
+			team = append(team, name)
+		}
+	}
+	w.event(hubrefs.TrustRef, "admin", hubrefs.TeamSet{Base: w.base(hubrefs.TypeTeamSet), Team: "rev", Members: team})
+}
+
+// objectOrDraft maybe has bob request changes (a veto under
+// blockOnChangesRequested; sometimes dismissed by the admin, who holds
+// hub.bypass through repo.admin, or lifted by bob approving again), and
+// maybe makes the pull request a draft or ready again.
+func (w *propWorld) objectOrDraft(p *prq) {
+	if w.batch {
+		return // batch worlds are about vouching: keep their entries ready
+	}
+	if !w.gone["bob"] && w.rng.Intn(4) == 0 {
+		id := w.event(p.ref, "bob", hubrefs.Review{Base: w.base(hubrefs.TypeReviewSubmit), Head: p.head.String(), BaseRef: main, Verdict: "changes"})
+		switch w.rng.Intn(3) {
+		case 0:
+			w.event(p.ref, "admin", hubrefs.ReviewDismissed{Base: w.base(hubrefs.TypeReviewDismiss), Review: id.String(), Reason: "overruled"})
+		case 1:
+			p.approve("bob")
+		}
+	}
+	if w.rng.Intn(8) == 0 {
+		typ := hubrefs.TypePRDraft
+		if w.drafts[p.id] {
+			typ = hubrefs.TypePRReady
+		}
+		w.drafts[p.id] = !w.drafts[p.id]
+		w.event(p.ref, "alice", hubrefs.Base{Type: typ, Repo: repoID})
 	}
 }
 
@@ -367,8 +439,19 @@ func (w *propWorld) agree(pass int, in queue.PlanInput, plan queue.Plan) {
 			}
 		}
 		u := Update{Ref: main, Old: in.Tip, New: step}
-		if v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{u}})[0]; v.Accepted() {
+		v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{u}})[0]
+		if v.Accepted() {
 			w.fatalf("pass %d: %s waits (%s), but the hook accepts its candidate %s", pass, wt.PR, wt.Reason, step)
+		}
+		switch v.Code {
+		case CodePRDraft:
+			w.seen.draft.Add(1)
+		case CodeChangesRequested:
+			w.seen.veto.Add(1)
+		case CodeNotApproved:
+			if in.Branch.Approvers != nil && len(p.Approvals) >= in.Branch.RequiredApprovals {
+				w.seen.notApprover.Add(1) // approved enough, but not by the approvers
+			}
 		}
 	}
 }

@@ -101,7 +101,9 @@ const (
 	CodeDuplicatePR       = "duplicate-pr"
 	CodeProvenance        = "provenance"
 	CodePRInvalid         = "pr-invalid"
-	CodeGroupTooLong      = "group-too-long" // a batch group mark claims more steps than checkEvery
+	CodeGroupTooLong      = "group-too-long"    // a batch group mark claims more steps than checkEvery
+	CodePRDraft           = "pr-draft"          // the pull request is a draft (docs/events.md, "Drafts")
+	CodeChangesRequested  = "changes-requested" // blockOnChangesRequested and a reviewer's latest verdict is changes (docs/trust.md, "Vetoes")
 )
 
 // Objects is what policy reads: go-git's encoded object storer (for the
@@ -358,6 +360,7 @@ func (j *judge) prDependent(err error) bool {
 var dependsOnPRs = map[string]bool{
 	CodeNotAPRHead: true, CodePRClosed: true, CodeNotApproved: true, CodeUnresolvedThreads: true,
 	CodeChecksMissing: true, CodeChecksFailed: true, CodeCandidatesOff: true, CodeDuplicatePR: true,
+	CodePRDraft: true, CodeChangesRequested: true,
 }
 
 func short(h plumbing.Hash) string {

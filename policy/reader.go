@@ -10,8 +10,8 @@ package policy
 // view, so that listing N pull requests reads one file and folds only the
 // pull requests whose ref moved:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus pr view v1\n" + trust tip)
-//	entry: "gpvw" 1 | trust tip (20) | count |
+//	key:   the first 20 bytes of SHA-256("gitplus pr view v2\n" + trust tip)
+//	entry: "gpvw" 2 | trust tip (20) | count |
 //	       per pull request: ref | tip (20) | event count | folded state
 //
 // A folded state is a pure function of the pull request's log (its tip)
@@ -147,10 +147,10 @@ func (r *Reader) PRs(trustTip plumbing.Hash, t *trust.State, refs map[string]plu
 	return out
 }
 
-var prViewMagic = []byte("gpvw\x01")
+var prViewMagic = []byte("gpvw\x02")
 
 // prViewKey is the cache key of the pull request view for trust tip t.
-func prViewKey(t plumbing.Hash) plumbing.Hash { return derivedKey("gitplus pr view v1\n", t[:]) }
+func prViewKey(t plumbing.Hash) plumbing.Hash { return derivedKey("gitplus pr view v2\n", t[:]) }
 
 // prView is one record of the view.
 type prView struct {
@@ -246,6 +246,22 @@ func encodePRView(t plumbing.Hash, folds []PRFold) []byte {
 			b = appendBytes(b, []byte(m.Branch))
 			b = appendBytes(b, []byte(m.Commit))
 		}
+		b = appendApprovalRules(b, s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed)
+		b = binary.AppendUvarint(b, uint64(len(s.Bypasses)))
+		for _, bp := range s.Bypasses {
+			b = append(b, bp.Event[:]...)
+			b = appendKey(b, bp.Key)
+			for _, v := range []string{bp.Head, bp.Base, bp.Reason} {
+				b = appendBytes(b, []byte(v))
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(len(s.Dismissals)))
+		for _, d := range s.Dismissals {
+			b = append(b, d.Event[:]...)
+			b = appendKey(b, d.Key)
+			b = append(b, d.Review[:]...)
+			b = appendBytes(b, []byte(d.Reason))
+		}
 		b = append(b, s.Tip[:]...)
 	}
 	return b
@@ -319,6 +335,19 @@ func decodePRView(t plumbing.Hash, b []byte, fresh bool) (map[string]prView, boo
 			s.Merged = make([]pr.MergedRecord, nm)
 			for k := range s.Merged {
 				s.Merged[k] = pr.MergedRecord{Event: r.hash(), Revision: str(), Branch: str(), Commit: str()}
+			}
+		}
+		s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed = readApprovalRules(r, str, strs)
+		if nb := r.count(20 + 4); nb > 0 {
+			s.Bypasses = make([]pr.Bypass, nb)
+			for k := range s.Bypasses {
+				s.Bypasses[k] = pr.Bypass{Event: r.hash(), Key: key(), Head: str(), Base: str(), Reason: str()}
+			}
+		}
+		if nd := r.count(20 + 1 + 20 + 1); nd > 0 {
+			s.Dismissals = make([]pr.Dismissal, nd)
+			for k := range s.Dismissals {
+				s.Dismissals[k] = pr.Dismissal{Event: r.hash(), Key: key(), Review: r.hash(), Reason: str()}
 			}
 		}
 		s.Tip = r.hash()

@@ -50,7 +50,7 @@ func exported(st *pr.State) pr.State {
 	return pr.State{ID: c.ID, State: c.State, Base: c.Base, Head: c.Head, Title: c.Title, Body: c.Body,
 		Opener: c.Opener, Heads: c.Heads, Source: c.Source, Approvals: c.Approvals, Checks: c.Checks,
 		Threads: c.Threads, UnresolvedThreads: c.UnresolvedThreads, Reviews: c.Reviews, Runs: c.Runs,
-		Merged: c.Merged, Tip: c.Tip}
+		Merged: c.Merged, Tip: c.Tip, Draft: c.Draft, ApproverTeams: c.ApproverTeams, Vetoes: c.Vetoes, Dismissals: c.Dismissals, Bypasses: c.Bypasses, Bypassed: c.Bypassed}
 }
 
 // prRefs is the pull request refs of w.
@@ -92,6 +92,14 @@ func testReaderPRs(t *testing.T, fresh bool) {
 	w.event(b.ref, "bob", hubrefs.Thread{Base: w.base(hubrefs.TypeThreadOpened), Thread: "t1", Body: "why?"})
 	w.event(b.ref, "ci", hubrefs.Check{Base: w.base(hubrefs.TypeCheckCompleted), Name: "lint", Head: b.head.String(), Conclusion: "failure", URL: "https://ci.invalid/1"})
 	w.open(w.commit(w.c0, "c", "c\n")).close()
+	// Teams, a veto, a dismissal and a draft (docs/trust.md, "Teams",
+	// "Vetoes"; docs/events.md, "Drafts") are in the view too.
+	w.event(hubrefs.TrustRef, "admin", hubrefs.TeamSet{Base: w.base(hubrefs.TypeTeamSet), Team: "rev", Members: []string{"carol"}})
+	w.event(b.ref, "alice", hubrefs.Base{Type: hubrefs.TypePRDraft, Repo: repoID})
+	no := w.event(a.ref, "bob", hubrefs.Review{Base: w.base(hubrefs.TypeReviewSubmit), Head: a.head.String(), BaseRef: main, Verdict: "changes"})
+	w.event(b.ref, "bob", hubrefs.Review{Base: w.base(hubrefs.TypeReviewSubmit), Head: b.head.String(), BaseRef: main, Verdict: "changes"})
+	w.event(a.ref, "admin", hubrefs.ReviewDismissed{Base: w.base(hubrefs.TypeReviewDismiss), Review: no.String(), Reason: "overruled"})
+	w.event(a.ref, "admin", hubrefs.PRBypassed{Base: w.base(hubrefs.TypePRBypassed), Head: a.head.String(), BaseRef: main, Reason: "hotfix"})
 	trustTip := w.refs[hubrefs.TrustRef]
 
 	objs := &counting{Objects: GoGitObjects(w.store), n: map[plumbing.Hash]int{}}

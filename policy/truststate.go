@@ -6,19 +6,22 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v4\n" + trust tip)
-//	entry: "gpts" 3 | trust tip (20) | repo id | name | rules id (20) |
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v5\n" + trust tip)
+//	entry: "gpts" 5 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
+//	       team count | per team: name | member count | members |
 //	       branch count | per branch: pattern | flags | approvals | depth |
-//	       check timeout (nanoseconds) |
+//	       check timeout (nanoseconds) | check every |
 //	       check count + 1 (0: none) | checks |
+//	       approver count + 1 (0: none) | approvers |
 //	       events per ref | event bytes | parents per event |
 //	       skipped count | per skip: id (20) | type | reason |
 //	       requireKnownPusher (one byte: 0 absent, 1 false, 2 true)
 //
 // (strings as in the log entries of cache.go; flags one byte, bit 0
 // requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
-// queueCandidates; integers signed varints). Keys are parsed from their
+// queueCandidates, 4 blockOnChangesRequested, 5 allowBypass false; integers
+// signed varints). Keys are parsed from their
 // lines as the fold parses them. An entry that does not decode, or decodes
 // to a state for another tip, is a miss and the log is folded. Like every
 // fold-cache entry it is exactly as trustworthy as the git directory that
@@ -36,11 +39,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x04")
+var trustStateMagic = []byte("gpts\x05")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v4\n", t[:])
+	return derivedKey("gitplus trust state v5\n", t[:])
 }
 
 const (
@@ -48,6 +51,8 @@ const (
 	flagResolvedThreads
 	flagProvenance
 	flagQueueCandidates
+	flagBlockOnChanges
+	flagForbidBypass
 )
 
 func encodeTrustState(st *trust.State) []byte {
@@ -66,6 +71,12 @@ func encodeTrustState(st *trust.State) []byte {
 		b = appendBytes(b, []byte(m.Name))
 		b = appendBytes(b, []byte(m.KeyLine))
 		b = appendStrings(b, m.Caps)
+	}
+	teams := st.TeamNames()
+	b = binary.AppendUvarint(b, uint64(len(teams)))
+	for _, t := range teams {
+		b = appendBytes(b, []byte(t))
+		b = appendStrings(b, st.Teams[t])
 	}
 	patterns := make([]string, 0, len(st.Rules.Protected))
 	for p := range st.Rules.Protected {
@@ -89,6 +100,12 @@ func encodeTrustState(st *trust.State) []byte {
 		if br.QueueCandidates {
 			f |= flagQueueCandidates
 		}
+		if br.BlockOnChangesRequested {
+			f |= flagBlockOnChanges
+		}
+		if br.ForbidBypass {
+			f |= flagForbidBypass
+		}
 		b = append(b, f)
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
 		b = binary.AppendVarint(b, int64(br.QueueDepth))
@@ -100,6 +117,14 @@ func encodeTrustState(st *trust.State) []byte {
 			b = binary.AppendUvarint(b, uint64(len(br.RequiredChecks))+1)
 			for _, c := range br.RequiredChecks {
 				b = appendBytes(b, []byte(c))
+			}
+		}
+		if br.Approvers == nil {
+			b = binary.AppendUvarint(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(br.Approvers))+1)
+			for _, a := range br.Approvers {
+				b = appendBytes(b, []byte(a))
 			}
 		}
 	}
@@ -173,6 +198,21 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		}
 		st.Members[name] = trust.NewMember(name, key, line, caps)
 	}
+	n = r.count(2)
+	if n > 0 {
+		st.Teams = make(map[string][]string, n)
+	}
+	for i := 0; i < n && !r.bad; i++ {
+		name := string(r.bytes())
+		members := r.strings()
+		if members == nil {
+			members = []string{}
+		}
+		if _, dup := st.Teams[name]; dup || name == "" {
+			return nil, false
+		}
+		st.Teams[name] = members
+	}
 	n = r.count(5)
 	st.Rules.Protected = make(map[string]trust.Branch, n)
 	for i := 0; i < n && !r.bad; i++ {
@@ -184,7 +224,8 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		f := r.b[0]
 		r.b = r.b[1:]
 		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
-			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0}
+			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0,
+			BlockOnChangesRequested: f&flagBlockOnChanges != 0, ForbidBypass: f&flagForbidBypass != 0}
 		br.RequiredApprovals, br.QueueDepth = r.int(), r.int()
 		br.CheckTimeout = time.Duration(r.varint())
 		br.CheckEvery = r.int()
@@ -198,7 +239,17 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 				br.RequiredChecks[j] = string(r.bytes())
 			}
 		}
-		if _, dup := st.Rules.Protected[p]; dup || f > 0x0f {
+		if k := r.uvarint(); k > 0 && !r.bad {
+			if k-1 > uint64(len(r.b)) {
+				r.bad = true
+				break
+			}
+			br.Approvers = make([]string, k-1)
+			for j := range br.Approvers {
+				br.Approvers[j] = string(r.bytes())
+			}
+		}
+		if _, dup := st.Rules.Protected[p]; dup || f > 0x3f {
 			return nil, false
 		}
 		st.Rules.Protected[p] = br

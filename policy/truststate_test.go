@@ -31,6 +31,12 @@ func TestTrustStateRoundTrip(t *testing.T) {
 	odd.Skipped = []trust.Skip{{ID: plumbing.NewHash("1111111111111111111111111111111111111111"), Type: hubrefs.TypeMemberRemoved, Reason: "not a member"}}
 	states["globs, empty checks, ceilings, skipped events"] = odd
 	states["requireKnownPusher false"] = foldedTrust(t, `{"requireKnownPusher":false}`)
+	teams := foldedTrust(t, `{"protected":{"refs/heads/main":{"blockOnChangesRequested":true},"refs/heads/dev":{"allowBypass":false}}}`)
+	teams.Teams = map[string][]string{"docs": {"alice", "bob"}, "empty": {}}
+	main := teams.Rules.Protected["refs/heads/main"]
+	main.Approvers = []string{"team:docs", "bob"}
+	teams.Rules.Protected["refs/heads/main"] = main
+	states["teams, approvers, veto"] = teams
 	for name, st := range states {
 		got, ok := decodeTrustState(st.Tip, encodeTrustState(st))
 		if !ok {
@@ -55,10 +61,10 @@ func TestTrustStateRoundTrip(t *testing.T) {
 // it, or a cached state would silently lack it.
 func TestTrustStateCodecCoversEveryField(t *testing.T) {
 	for typ, want := range map[reflect.Type]int{
-		reflect.TypeOf(trust.State{}):    7, // RepoID Name Members Rules RulesID Tip Skipped
-		reflect.TypeOf(trust.Member{}):   5, // Name Key KeyLine Caps wire (wire is derived from Key)
-		reflect.TypeOf(trust.Rules{}):    3, // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   9, // ... QueueDepth CheckTimeout CheckEvery
+		reflect.TypeOf(trust.State{}):    8,  // RepoID Name Members Teams Rules RulesID Tip Skipped
+		reflect.TypeOf(trust.Member{}):   5,  // Name Key KeyLine Caps wire (wire is derived from Key)
+		reflect.TypeOf(trust.Rules{}):    3,  // Protected Ceilings RequireKnownPusher
+		reflect.TypeOf(trust.Branch{}):   12, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,
 	} {

@@ -87,6 +87,16 @@ type AuditLandingJSON struct {
 	Record string `json:"record"`
 	Covers int    `json:"covers,omitempty"`
 	Trust  string `json:"trust"`
+	// Bypass: who bypassed the rules for this landing and why
+	// (docs/trust.md, "An audited bypass").
+	Bypass *AuditBypassJSON `json:"bypass,omitempty"`
+}
+
+// AuditBypassJSON is a bypassed landing's bypass.
+type AuditBypassJSON struct {
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+	Event  string `json:"event"`
 }
 
 // AuditJSON is `git+ verify --branch --json`.
@@ -102,6 +112,7 @@ type AuditJSON struct {
 	Covered     int                `json:"covered"`
 	Justified   int                `json:"justified"`
 	OK          bool               `json:"ok"`
+	Bypassed    int                `json:"bypassed"`
 	Unjustified []AuditFindingJSON `json:"unjustified"`
 	Records     []AuditLandingJSON `json:"landingRecords"`
 }
@@ -117,7 +128,12 @@ func NewAuditJSON(rep *policy.AuditReport) AuditJSON {
 		out.Unjustified = append(out.Unjustified, AuditFindingJSON{Commit: f.Commit.String(), Code: f.Code, Reason: f.Reason})
 	}
 	for _, l := range rep.Landings {
-		out.Records = append(out.Records, AuditLandingJSON{Commit: l.Commit.String(), Kind: l.Kind, PR: l.PR, Record: l.Record, Covers: l.Covers, Trust: l.Trust})
+		lj := AuditLandingJSON{Commit: l.Commit.String(), Kind: l.Kind, PR: l.PR, Record: l.Record, Covers: l.Covers, Trust: l.Trust}
+		if b := l.Bypass; b != nil {
+			lj.Bypass = &AuditBypassJSON{By: b.By, Reason: b.Reason, Event: b.Event.String()}
+			out.Bypassed++
+		}
+		out.Records = append(out.Records, lj)
 	}
 	return out
 }
@@ -125,6 +141,22 @@ func NewAuditJSON(rep *policy.AuditReport) AuditJSON {
 // AuditSummary is the last line `git+ verify --branch` prints.
 func AuditSummary(rep *policy.AuditReport) string {
 	direct, cands, unprot, covered := rep.Counts()
-	return fmt.Sprintf("%s: %d commits above %s audited: %d landings (%d direct covering %d more commits, %d candidates, %d without pull request rules), %d unjustified",
+	s := fmt.Sprintf("%s: %d commits above %s audited: %d landings (%d direct covering %d more commits, %d candidates, %d without pull request rules), %d unjustified",
 		rep.Branch, rep.Commits, rep.Since.String()[:12], len(rep.Landings), direct, covered, cands, unprot, len(rep.Unjustified))
+	if n := len(AuditBypasses(rep)); n > 0 {
+		s += fmt.Sprintf(", %d bypassed", n)
+	}
+	return s
+}
+
+// AuditBypasses are the landings a bypass justified, in order, each as
+// `git+ verify --branch` lists it: commit, pull request, who and why.
+func AuditBypasses(rep *policy.AuditReport) []string {
+	var out []string
+	for _, l := range rep.Landings {
+		if b := l.Bypass; b != nil {
+			out = append(out, fmt.Sprintf("bypassed %s: pull request %s landed by a bypass of %s (%s): %s", l.Commit, l.PR, b.By, b.Event, b.Reason))
+		}
+	}
+	return out
 }

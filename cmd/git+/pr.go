@@ -29,9 +29,10 @@ func init() {
 				&cli.StringFlag{Name: "body", Usage: "description"},
 				&cli.StringFlag{Name: "source", Usage: "the branch the head comes from (default: the branch --head names)"},
 				&cli.BoolFlag{Name: "push", Usage: "push the head to its source branch on the remote first"},
+				&cli.BoolFlag{Name: "draft", Usage: "open it as a draft: it cannot enter a queue nor land until git+ pr ready"},
 				remoteFlag(),
 			},
-			Action: nargs(0, 0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push]", prOpen),
+			Action: nargs(0, 0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push] [--draft]", prOpen),
 		},
 		&cli.Command{
 			Name: "update", Usage: "propose a new head (stales every approval)", ArgsUsage: "ID",
@@ -90,6 +91,33 @@ func init() {
 			Action: prCloseReopen(hubrefs.TypePRReopened),
 		},
 		&cli.Command{
+			Name: "draft", Usage: "make an open pull request a draft (opener or admin): it cannot enter a queue nor land", ArgsUsage: "ID",
+			Flags:  []cli.Flag{remoteFlag()},
+			Action: prDraftReady(hubrefs.TypePRDraft),
+		},
+		&cli.Command{
+			Name: "ready", Usage: "mark a draft ready (opener or admin)", ArgsUsage: "ID",
+			Flags:  []cli.Flag{remoteFlag()},
+			Action: prDraftReady(hubrefs.TypePRReady),
+		},
+		&cli.Command{
+			Name: "dismiss", Usage: "dismiss a changes request so it no longer blocks (needs hub.bypass)", ArgsUsage: "ID",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "review", Usage: "the review's event id (or a prefix of it; see pr show)"},
+				&cli.StringFlag{Name: "reason", Usage: "why it no longer holds (recorded)"},
+				remoteFlag(),
+			},
+			Action: prDismiss,
+		},
+		&cli.Command{
+			Name: "bypass", Usage: "let the current head land directly (pr merge) whatever reviews and checks say; audited (needs hub.bypass)", ArgsUsage: "ID",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "reason", Usage: "why (recorded, listed by verify --branch)"},
+				remoteFlag(),
+			},
+			Action: prBypass,
+		},
+		&cli.Command{
 			Name: "list", Usage: "list open pull requests (--all: every one)",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "all"}, jsonFlag(), remoteFlag()},
 			Action: nargs(0, 0, "usage: git+ pr list [--all] [--json]", prList),
@@ -140,11 +168,15 @@ func prOpen(c *cli.Context) error {
 		return fail(1, err)
 	}
 	p, head, base, err := s.OpenPR(repo.OpenPR{Base: c.String("base"), Head: c.String("head"), Title: c.String("title"),
-		Body: c.String("body"), Source: c.String("source"), Push: c.Bool("push")})
+		Body: c.String("body"), Source: c.String("source"), Push: c.Bool("push"), Draft: c.Bool("draft")})
 	if err != nil {
 		return failed(err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "opened pull request %s: %s onto %s\n", p.ID, head, base)
+	draft := ""
+	if c.Bool("draft") {
+		draft = " (a draft)"
+	}
+	fmt.Fprintf(c.App.ErrWriter, "opened pull request %s: %s onto %s%s\n", p.ID, head, base, draft)
 	fmt.Fprintln(c.App.Writer, p.ID)
 	return nil
 }
@@ -258,6 +290,43 @@ func prCloseReopen(typ string) cli.ActionFunc {
 			return p.Reopen()
 		})
 	}
+}
+
+func prDraftReady(typ string) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		id, err := oneID(c, strings.TrimPrefix(typ, "pr.")+" ID")
+		if err != nil {
+			return err
+		}
+		return prWrite(c, id, func(p *repo.PR) (string, error) {
+			if typ == hubrefs.TypePRDraft {
+				return p.MarkDraft()
+			}
+			return p.Ready()
+		})
+	}
+}
+
+func prDismiss(c *cli.Context) error {
+	id, err := oneID(c, "dismiss ID --review EVENT --reason TEXT")
+	if err != nil {
+		return err
+	}
+	if c.String("review") == "" || strings.TrimSpace(c.String("reason")) == "" {
+		return usageErr("git+ pr dismiss: --review EVENT and --reason TEXT are required")
+	}
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Dismiss(c.String("review"), c.String("reason")) })
+}
+
+func prBypass(c *cli.Context) error {
+	id, err := oneID(c, "bypass ID --reason TEXT")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.String("reason")) == "" {
+		return usageErr("git+ pr bypass: --reason TEXT is required")
+	}
+	return prWrite(c, id, func(p *repo.PR) (string, error) { return p.Bypass(c.String("reason")) })
 }
 
 // prWrite folds pull request id for writing, writes with write and prints

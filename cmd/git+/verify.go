@@ -23,6 +23,9 @@ package main
 //     run by receive.AuditBranch; --ref is receive.VerifyUpdate.
 //     --since REV must be on the branch's first-parent chain; it is not
 //     judged itself. Without it the walk goes to the root commit.
+//   - --branch lists every landing a bypass justified (who, why) and still
+//     exits 0 for them; --strict exits 1 when there is one
+//     (docs/trust.md, "An audited bypass").
 
 import (
 	"context"
@@ -48,6 +51,7 @@ func init() {
 			&cli.StringFlag{Name: "since", Usage: "audit only above this commit of the branch's first-parent chain (default: the root)"},
 			&cli.BoolFlag{Name: "no-fetch", Usage: "with --branch in a clone: judge this clone's copy of the branch and records as they are, fetching nothing"},
 			&cli.StringFlag{Name: "remote", Usage: "with --branch: the remote whose branch is judged (default: the current branch's upstream remote, then origin; . for this repository's own)"},
+			&cli.BoolFlag{Name: "strict", Usage: "with --branch: exit 1 when a landing was bypassed (pr bypass), too"},
 			jsonFlag(),
 		},
 		Action: verifyAction,
@@ -57,7 +61,7 @@ func init() {
 const zeroOID = "0000000000000000000000000000000000000000"
 
 func verifyAction(c *cli.Context) error {
-	const usage = "usage: git+ verify --ref R --old O --new N | git+ verify --branch B [--since REV] [--no-fetch] [--remote R] [--json]"
+	const usage = "usage: git+ verify --ref R --old O --new N | git+ verify --branch B [--since REV] [--strict] [--no-fetch] [--remote R] [--json]"
 	if c.NArg() != 0 {
 		return usageErr("%s", usage)
 	}
@@ -65,8 +69,8 @@ func verifyAction(c *cli.Context) error {
 	switch {
 	case ref != "" && branch != "", ref == "" && branch == "":
 		return usageErr("%s", usage)
-	case ref != "" && (c.String("since") != ""):
-		return usageErr("--since goes with --branch; %s", usage)
+	case ref != "" && (c.String("since") != "" || c.Bool("strict")):
+		return usageErr("--since and --strict go with --branch; %s", usage)
 	case ref != "" && (c.Bool("no-fetch") || c.IsSet("remote")):
 		return usageErr("--no-fetch and --remote go with --branch (--ref never fetches); %s", usage)
 	case branch != "" && (c.IsSet("old") || c.IsSet("new")):
@@ -161,9 +165,12 @@ func verifyBranch(c *cli.Context, gitDir string, bare bool, branch string) error
 		for _, f := range rep.Unjustified {
 			fmt.Fprintf(c.App.Writer, "unjustified %s: [%s] %s\n", f.Commit, f.Code, f.Reason)
 		}
+		for _, b := range receive.AuditBypasses(rep) {
+			fmt.Fprintln(c.App.Writer, b)
+		}
 		fmt.Fprintln(c.App.Writer, receive.AuditSummary(rep))
 	}
-	if len(rep.Unjustified) > 0 {
+	if len(rep.Unjustified) > 0 || c.Bool("strict") && len(receive.AuditBypasses(rep)) > 0 {
 		return fail(1, errSilent)
 	}
 	return nil

@@ -48,6 +48,7 @@ type Snapshot struct {
 	PRList   []*PR // newest first
 	Queues   []*Queue
 	Landings []Landing // newest first
+	Bypassed int       // landed pull requests whose head a bypass named (LandedPR.Bypass)
 	Warnings []string  // records that could not be read
 	Read     time.Time
 }
@@ -159,6 +160,10 @@ type Landing struct {
 // LandedPR is one pull request a landing carried.
 type LandedPR struct {
 	ID, Title, Head string
+	// Bypass: "who: why" when a pr.bypassed by a current holder of
+	// hub.bypass named the landed head (docs/trust.md, "An audited
+	// bypass"); verify --branch says whether the bypass was needed.
+	Bypass string
 }
 
 // Load reads the hub state of the repository at gitDir.
@@ -267,6 +272,8 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			Branch     string `json:"branch"`
 			Commit     string `json:"commit"`
 			Source     string `json:"source"`
+			Review     string `json:"review"`
+			Reason     string `json:"reason"`
 		}
 		_ = json.Unmarshal(ev.Payload, &f)
 		switch ev.Type {
@@ -285,6 +292,14 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			it.Text = "closed the pull request"
 		case hubrefs.TypePRReopened:
 			it.Text = "reopened the pull request"
+		case hubrefs.TypePRDraft:
+			it.Text = "marked the pull request a draft"
+		case hubrefs.TypePRReady:
+			it.Text = "marked the pull request ready"
+		case hubrefs.TypeReviewDismiss:
+			it.Text, it.Body = "dismissed the changes request "+short(f.Review), f.Reason
+		case hubrefs.TypePRBypassed:
+			it.Text, it.Body = "bypassed the rules for "+short(f.Head), f.Reason
 		case hubrefs.TypePRMerged:
 			it.Text = fmt.Sprintf("landed %s on %s in %s", short(f.Revision), f.Branch, short(f.Commit))
 		case hubrefs.TypeReviewSubmit:
@@ -556,7 +571,16 @@ func (s *Snapshot) landings() {
 					l.Time = it.Time
 				}
 			}
-			l.PRs = append(l.PRs, LandedPR{ID: p.ID, Title: p.Title, Head: m.Revision})
+			lp := LandedPR{ID: p.ID, Title: p.Title, Head: m.Revision}
+			for _, b := range p.State.Bypassed {
+				if b.Head == m.Revision && b.Base == m.Branch {
+					lp.Bypass = b.By + ": " + b.Reason
+				}
+			}
+			if lp.Bypass != "" {
+				s.Bypassed++
+			}
+			l.PRs = append(l.PRs, lp)
 		}
 	}
 	for _, l := range by {

@@ -15,8 +15,13 @@ func (p *PR) View() repo.PRView {
 		j.Threads = append(j.Threads, tj)
 	}
 	j.Reviews = []repo.PRReview{}
+	dismissed := map[string]bool{}
+	for _, d := range p.State.Dismissals {
+		dismissed[d.Review.String()] = true
+	}
 	for _, r := range p.Reviews {
-		j.Reviews = append(j.Reviews, repo.PRReview{Reviewer: r.Who, Verdict: r.Verdict, Head: r.Head, Current: r.Current, Body: r.Body, Time: r.Time.Unix(), Event: r.Event})
+		j.Reviews = append(j.Reviews, repo.PRReview{Reviewer: r.Who, Verdict: r.Verdict, Head: r.Head, Current: r.Current, Body: r.Body, Time: r.Time.Unix(), Event: r.Event,
+			Dismissed: dismissed[r.Event]})
 	}
 	j.Runs = []repo.PRRun{}
 	for _, rr := range p.RunsByRevision() {

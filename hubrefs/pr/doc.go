@@ -18,11 +18,25 @@
 //     hub.review and is not the opener. A comment carries no verdict and
 //     neither grants nor withdraws an approval; changes after approve
 //     withdraws it; moving the head or retargeting stales every approval.
+//   - ApproverTeams: the teams (in t) of each member whose approval counts
+//     above, which a branch's "approvers" are matched against
+//     (State.ReviewAt; docs/trust.md, "Who counts").
+//   - Vetoes: the current members holding hub.review, not the opener,
+//     whose latest verdict is changes — whatever head it named — and not
+//     dismissed by a review.dismissed whose signer currently holds
+//     hub.bypass (docs/trust.md, "Vetoes").
 //   - Checks: the latest check.completed per (name, revision) among those
 //     whose signer currently holds hub.check:<name> (repo.admin implies it).
 //     Filtering comes first: removing a rogue CI key brings back the honest
 //     result it overwrote. check.started records nothing; a re-run is a newer
 //     check.completed for the same key.
+//
+// Drafts (docs/events.md, "Drafts"): pr.opened with "draft": true, or
+// pr.draft, makes Draft true; pr.ready makes it false. A draft never passes
+// ReviewAt. pr.draft and pr.ready need the opener holding hub.pr or a
+// repo.admin, an open pull request and a real change; review.dismissed
+// needs hub.bypass and names a changes review of this pull request not
+// dismissed before.
 //
 // Decisions where the design is silent:
 //   - The opener is the key that signed pr.opened; "not the opener" also

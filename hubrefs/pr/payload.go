@@ -92,6 +92,8 @@ type payload struct {
 	name, conclusion, url       string
 	revision, branch, commit    string
 	source                      string
+	draft                       bool
+	review, reason              string // review.dismissed
 }
 
 func field(name string, err error) error {
@@ -166,7 +168,7 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 				return p, field("source", fmt.Errorf("%w: %w", ErrMalformed, err))
 			}
 		}
-		p.id, p.base, p.head, p.title, p.body, p.source = v.ID, v.BaseRef, v.Head, v.Title, v.Body, v.Source
+		p.id, p.base, p.head, p.title, p.body, p.source, p.draft = v.ID, v.BaseRef, v.Head, v.Title, v.Body, v.Source, v.Draft
 	case hubrefs.TypePRUpdated:
 		var v hubrefs.PRUpdated
 		if err := unmarshal(&v, &v.Base); err != nil {
@@ -185,7 +187,7 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 			return p, field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
 		}
 		p.base = v.BaseRef
-	case hubrefs.TypePRClosed, hubrefs.TypePRReopened:
+	case hubrefs.TypePRClosed, hubrefs.TypePRReopened, hubrefs.TypePRDraft, hubrefs.TypePRReady:
 		var v hubrefs.Base
 		if err := unmarshal(&v, &v); err != nil {
 			return p, err
@@ -207,6 +209,33 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 			return p, field("verdict", fmt.Errorf("%w: %q; use approve, changes or comment", ErrMalformed, v.Verdict))
 		}
 		p.head, p.base, p.verdict, p.body = v.Head, v.BaseRef, v.Verdict, v.Body
+	case hubrefs.TypeReviewDismiss:
+		var v hubrefs.ReviewDismissed
+		if err := unmarshal(&v, &v.Base); err != nil {
+			return p, err
+		}
+		if err := ValidOID(v.Review); err != nil {
+			return p, field("review", err)
+		}
+		if strings.TrimSpace(v.Reason) == "" || len(v.Reason) > 4096 {
+			return p, field("reason", fmt.Errorf("%w: a dismissal says why, in 1 to 4096 bytes", ErrMalformed))
+		}
+		p.review, p.reason = v.Review, v.Reason
+	case hubrefs.TypePRBypassed:
+		var v hubrefs.PRBypassed
+		if err := unmarshal(&v, &v.Base); err != nil {
+			return p, err
+		}
+		if err := ValidOID(v.Head); err != nil {
+			return p, field("head", err)
+		}
+		if err := trust.ValidBranch(v.BaseRef); err != nil {
+			return p, field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
+		}
+		if strings.TrimSpace(v.Reason) == "" || len(v.Reason) > 4096 {
+			return p, field("reason", fmt.Errorf("%w: a bypass says why, in 1 to 4096 bytes", ErrMalformed))
+		}
+		p.head, p.base, p.reason = v.Head, v.BaseRef, v.Reason
 	case hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved:
 		var v hubrefs.Thread
 		if err := unmarshal(&v, &v.Base); err != nil {

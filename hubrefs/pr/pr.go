@@ -29,6 +29,26 @@ type Review struct {
 	Verdict string
 }
 
+// Dismissal is one review.dismissed: it lifts the veto of the review
+// event Review (docs/trust.md, "Vetoes").
+type Dismissal struct {
+	Event  plumbing.Hash
+	Key    hubrefs.PublicKey
+	Review plumbing.Hash
+	Reason string
+}
+
+// Bypass is one pr.bypassed (docs/trust.md, "An audited bypass"). By is
+// the member holding its key in the trust state it was judged against.
+type Bypass struct {
+	Event  plumbing.Hash
+	Key    hubrefs.PublicKey
+	By     string
+	Head   string
+	Base   string
+	Reason string
+}
+
 // CheckRun is one check.completed.
 type CheckRun struct {
 	Event      plumbing.Hash
@@ -61,17 +81,33 @@ type State struct {
 	Opener Opener
 	Heads  []string // every head the pull request proposed, oldest first
 	Source string   // the branch pr.opened named as the head's source ("" if none)
+	// Draft: opened with "draft": true or marked pr.draft, and not pr.ready
+	// since (docs/events.md, "Drafts"). A draft cannot enter a queue nor
+	// land.
+	Draft bool
 
 	// Judged against the trust state given to Fold (or Rejudge).
 	Approvals []string            // member names, sorted
 	Checks    map[CheckKey]string // latest conclusion per (name, revision)
+	// ApproverTeams holds, for each name in Approvals that belongs to a
+	// team, its teams (sorted): what a branch's "approvers" are matched
+	// against (ReviewAt; docs/trust.md, "Who counts").
+	ApproverTeams map[string][]string
+	// Vetoes are the members whose latest verdict is changes, not
+	// dismissed (sorted): what blockOnChangesRequested reads.
+	Vetoes []string
 
 	Threads           map[string]bool // thread id → resolved
 	UnresolvedThreads int
-	Reviews           []Review   // every review, causal order
-	Runs              []CheckRun // every check.completed, causal order
-	Merged            []MergedRecord
-	Tip               plumbing.Hash
+	Reviews           []Review    // every review, causal order
+	Runs              []CheckRun  // every check.completed, causal order
+	Dismissals        []Dismissal // every review.dismissed, causal order
+	Bypasses          []Bypass    // every pr.bypassed, causal order (By not set)
+	// Bypassed are the bypasses whose signer holds hub.bypass in the trust
+	// state given to the fold, By set and Key nil: what BypassAt reads.
+	Bypassed []Bypass
+	Merged   []MergedRecord
+	Tip      plumbing.Hash
 
 	seen  map[plumbing.Hash]bool
 	heads map[string]bool // the set of Heads
@@ -151,7 +187,7 @@ func decodeOnce(ev hubrefs.Event, repoID string, d *decoded) (payload, error) {
 
 func open(ev hubrefs.Event, p payload) *State {
 	return &State{
-		ID: p.id, State: Open, Base: p.base, Head: p.head, Title: p.title, Body: p.body, Source: p.source,
+		ID: p.id, State: Open, Base: p.base, Head: p.head, Title: p.title, Body: p.body, Source: p.source, Draft: p.draft,
 		Opener:  Opener{Key: ev.Signer},
 		Heads:   []string{p.head},
 		Threads: map[string]bool{},
@@ -225,6 +261,14 @@ func (s *State) applyDecoded(ev hubrefs.Event, repoID string, d *decoded) error 
 		s.Merged = append(s.Merged, MergedRecord{Event: ev.ID, Revision: p.revision, Branch: p.branch, Commit: p.commit})
 	case hubrefs.TypeReviewSubmit:
 		s.Reviews = append(s.Reviews, Review{Event: ev.ID, Key: ev.Signer, Head: p.head, Base: p.base, Verdict: p.verdict})
+	case hubrefs.TypeReviewDismiss:
+		s.Dismissals = append(s.Dismissals, Dismissal{Event: ev.ID, Key: ev.Signer, Review: plumbing.NewHash(p.review), Reason: p.reason})
+	case hubrefs.TypePRBypassed:
+		s.Bypasses = append(s.Bypasses, Bypass{Event: ev.ID, Key: ev.Signer, Head: p.head, Base: p.base, Reason: p.reason})
+	case hubrefs.TypePRDraft:
+		s.Draft = true
+	case hubrefs.TypePRReady:
+		s.Draft = false
 	case hubrefs.TypeThreadOpened:
 		if _, ok := s.Threads[p.thread]; !ok {
 			s.Threads[p.thread] = false
@@ -251,6 +295,23 @@ func (s *State) Rejudge(t *trust.State) {
 		s.Opener.Name = m.Name
 	}
 	s.Approvals = s.approvals(s.Head, s.Base, t)
+	s.ApproverTeams = nil
+	for _, name := range s.Approvals {
+		if teams := t.TeamsOf(name); len(teams) > 0 {
+			if s.ApproverTeams == nil {
+				s.ApproverTeams = map[string][]string{}
+			}
+			s.ApproverTeams[name] = teams
+		}
+	}
+	s.Vetoes = s.vetoes(t)
+	s.Bypassed = nil
+	for _, b := range s.Bypasses {
+		if m, ok := t.MemberByKey(b.Key); ok && m.Has(trust.CapBypass) {
+			b.By, b.Key = m.Name, nil
+			s.Bypassed = append(s.Bypassed, b)
+		}
+	}
 	s.Checks = map[CheckKey]string{}
 	for _, r := range s.Runs {
 		if t.Has(r.Key, trust.CheckCap(r.Name)) {
@@ -294,6 +355,42 @@ func (s *State) approvals(head, base string, t *trust.State) []string {
 	for name, r := range latest {
 		m := t.Members[name]
 		if r.Verdict == Approve && r.Head == head && r.Base == base && m.Has(trust.CapReview) && !s.isOpener(m.Key, t) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// vetoes are the current members holding hub.review, not the opener, whose
+// latest verdict (approve or changes; comments carry none) is changes and
+// not dismissed by a current holder of hub.bypass (docs/trust.md,
+// "Vetoes"). Like approvals, they are judged against t: a removed
+// reviewer's veto, or a dismissal by someone who lost hub.bypass, stops
+// counting.
+func (s *State) vetoes(t *trust.State) []string {
+	latest := map[string]Review{}
+	for _, r := range s.Reviews {
+		if r.Verdict == Comment {
+			continue
+		}
+		if m, ok := t.MemberByKey(r.Key); ok {
+			latest[m.Name] = r
+		}
+	}
+	var dismissed map[plumbing.Hash]bool
+	for _, d := range s.Dismissals {
+		if t.Has(d.Key, trust.CapBypass) {
+			if dismissed == nil {
+				dismissed = map[plumbing.Hash]bool{}
+			}
+			dismissed[d.Review] = true
+		}
+	}
+	var names []string
+	for name, r := range latest {
+		m := t.Members[name]
+		if r.Verdict == Changes && !dismissed[r.Event] && m.Has(trust.CapReview) && !s.isOpener(m.Key, t) {
 			names = append(names, name)
 		}
 	}
@@ -365,7 +462,7 @@ func authorize(ev hubrefs.Event, before *State, t *trust.State) error {
 		return fmt.Errorf("%w: pull request %s is %s; "+format, append([]any{ErrState, before.ID, before.State}, a...)...)
 	}
 	switch ev.Type {
-	case hubrefs.TypePRUpdated, hubrefs.TypePRRetargeted, hubrefs.TypePRClosed, hubrefs.TypePRReopened:
+	case hubrefs.TypePRUpdated, hubrefs.TypePRRetargeted, hubrefs.TypePRClosed, hubrefs.TypePRReopened, hubrefs.TypePRDraft, hubrefs.TypePRReady:
 		if !(m.Has(trust.CapAdmin) || sameKey(ev.Signer, before.Opener.Key) && m.Has(trust.CapPR)) {
 			return fmt.Errorf("%w: only the opener (holding hub.pr) or a repo.admin may write %s; %q is neither", ErrUnauthorized, ev.Type, m.Name)
 		}
@@ -380,6 +477,44 @@ func authorize(ev hubrefs.Event, before *State, t *trust.State) error {
 			return stateErr("its head is already %s", p.head)
 		case ev.Type == hubrefs.TypePRRetargeted && p.base == before.Base:
 			return stateErr("its base is already %s", p.base)
+		case ev.Type == hubrefs.TypePRDraft && before.Draft:
+			return stateErr("it is a draft already")
+		case ev.Type == hubrefs.TypePRReady && !before.Draft:
+			return stateErr("it is not a draft")
+		}
+	case hubrefs.TypePRBypassed:
+		if err := need(trust.CapBypass); err != nil {
+			return err
+		}
+		switch {
+		case before.State != Open:
+			return stateErr("only an open pull request is bypassed")
+		case p.head != before.Head:
+			return fmt.Errorf("%w: pull request %s's head is %s, not %s: a bypass names the current head", ErrState, before.ID, before.Head, p.head)
+		case p.base != before.Base:
+			return fmt.Errorf("%w: pull request %s's base is %s, not %s: a bypass names the current base", ErrState, before.ID, before.Base, p.base)
+		}
+	case hubrefs.TypeReviewDismiss:
+		if err := need(trust.CapBypass); err != nil {
+			return err
+		}
+		target := plumbing.NewHash(p.review)
+		var found *Review
+		for i := range before.Reviews {
+			if before.Reviews[i].Event == target {
+				found = &before.Reviews[i]
+			}
+		}
+		switch {
+		case found == nil:
+			return fmt.Errorf("%w: pull request %s has no review %s", ErrState, before.ID, p.review)
+		case found.Verdict != Changes:
+			return fmt.Errorf("%w: review %s is %s, not a changes request; only a changes request is dismissed", ErrState, p.review, found.Verdict)
+		}
+		for _, d := range before.Dismissals {
+			if d.Review == target {
+				return fmt.Errorf("%w: review %s is dismissed already (event %s)", ErrState, p.review, d.Event)
+			}
 		}
 	case hubrefs.TypeReviewSubmit:
 		if err := need(trust.CapReview); err != nil {

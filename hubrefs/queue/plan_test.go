@@ -486,3 +486,24 @@ func TestEvictedAheadNotMovedUnder(t *testing.T) {
 		t.Fatal("a tip that is no step and not the chain's base is a move outside the queue")
 	}
 }
+
+// TestAutoEnterSkipsDraft: --auto-enter does not enter a draft, and a
+// queued draft waits as not ready (docs/events.md, "Drafts").
+func TestAutoEnterSkipsDraft(t *testing.T) {
+	c := newCast(t)
+	w := newWorld(t, c, []string{"b"}, map[string]prSpec{"a": {head: "ha"}, "b": {head: "hb"}})
+	w.prs[prID("a")].Draft = true
+	w.prs[prID("b")].Draft = true
+	in := w.input(t, tip0)
+	in.AutoEnter, in.Approved = true, []string{prID("a")}
+	p, err := PlanPass(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Enter) != 0 || len(p.Chain) != 0 {
+		t.Fatalf("a draft entered or was built: enter %+v, chain %+v", p.Enter, p.Chain)
+	}
+	if len(p.Waiting) != 1 || !strings.Contains(p.Waiting[0].Reason, "not ready") || !strings.Contains(p.Waiting[0].Reason, "draft") {
+		t.Fatalf("waiting %+v, want the queued draft not ready", p.Waiting)
+	}
+}

@@ -30,6 +30,9 @@ package queue
 //     landed pull requests; check runs per landed PR: their check.completed
 //     events (head or candidate) as written, both divided by landed.
 //   - --since DATE (YYYY-MM-DD, UTC) counts events from that day on.
+//   - bypassed: pull requests landed on the target at a head a pr.bypassed
+//     by a current holder of hub.bypass named (docs/trust.md, "An audited
+//     bypass"); printed only when there is one.
 //   - Thresholds (docs/queue.md, "Stats", for why they are fixed): median ≤
 //     30 min, p95 ≤ 60 min, evicted ≤ 5%, candidate pass rate ≥ 80%.
 
@@ -65,24 +68,29 @@ type StatsThreshold struct {
 
 // Stats is how the queue for a target did (see the decisions above).
 type Stats struct {
-	Target          string           `json:"target"`
-	Queues          []string         `json:"queues"`
-	Unfolded        []string         `json:"unfolded,omitempty"` // "id: why", queue logs that do not fold
-	Since           string           `json:"since,omitempty"`
-	Days            []StatsDay       `json:"days"`
-	Entered         int              `json:"entered"`
-	Landed          int              `json:"landed"`
-	MedianMinutes   float64          `json:"medianMinutes"`
-	P95Minutes      float64          `json:"p95Minutes"`
-	Evicted         int              `json:"evicted"`
-	EvictedByReason map[string]int   `json:"evictedByReason"`
-	EvictedRate     float64          `json:"evictedRate"`
-	PassRate        float64          `json:"candidatePassRate"`
-	CandidatesBuilt int              `json:"candidatesBuilt"`
-	CandidatesPerPR float64          `json:"candidatesPerLandedPR"`
-	CheckRunsPerPR  float64          `json:"checkRunsPerLandedPR"`
-	Resets          int              `json:"resets"`
-	Thresholds      []StatsThreshold `json:"thresholds"`
+	Target          string         `json:"target"`
+	Queues          []string       `json:"queues"`
+	Unfolded        []string       `json:"unfolded,omitempty"` // "id: why", queue logs that do not fold
+	Since           string         `json:"since,omitempty"`
+	Days            []StatsDay     `json:"days"`
+	Entered         int            `json:"entered"`
+	Landed          int            `json:"landed"`
+	MedianMinutes   float64        `json:"medianMinutes"`
+	P95Minutes      float64        `json:"p95Minutes"`
+	Evicted         int            `json:"evicted"`
+	EvictedByReason map[string]int `json:"evictedByReason"`
+	EvictedRate     float64        `json:"evictedRate"`
+	PassRate        float64        `json:"candidatePassRate"`
+	CandidatesBuilt int            `json:"candidatesBuilt"`
+	CandidatesPerPR float64        `json:"candidatesPerLandedPR"`
+	CheckRunsPerPR  float64        `json:"checkRunsPerLandedPR"`
+	Resets          int            `json:"resets"`
+	// Bypassed: pull requests landed on the target (a pr.merged at or after
+	// since) at a head a pr.bypassed named before, by a current holder of
+	// hub.bypass (docs/trust.md, "An audited bypass"). Direct landings,
+	// outside the queue; verify --branch says which the bypass justified.
+	Bypassed   int              `json:"bypassed"`
+	Thresholds []StatsThreshold `json:"thresholds"`
 }
 
 // Health thresholds (docs/queue.md, "Stats": fixed on purpose).
@@ -117,7 +125,32 @@ func ComputeStats(target string, since int64, t *trust.State, queues, prs map[st
 	}
 	st := tally(target, since, effects, prs)
 	st.Queues, st.Unfolded = append(st.Queues, counted...), unfolded
+	st.Bypassed = bypassedLandings(target, since, t, prs)
 	return st
+}
+
+// bypassedLandings counts Stats.Bypassed.
+func bypassedLandings(target string, since int64, t *trust.State, prs map[string][]hubrefs.Event) int {
+	n := 0
+	for _, evs := range prs {
+		named := map[string]bool{}
+		for _, ev := range evs {
+			switch ev.Type {
+			case hubrefs.TypePRBypassed:
+				var v hubrefs.PRBypassed
+				if ev.PayloadInto(&v) == nil && v.BaseRef == target && t.Has(ev.Signer, trust.CapBypass) {
+					named[v.Head] = true
+				}
+			case hubrefs.TypePRMerged:
+				var v hubrefs.PRMerged
+				if ev.PayloadInto(&v) == nil && v.Branch == target && ev.Time >= since && named[v.Revision] {
+					n++
+					named = map[string]bool{} // one landing per pull request counts once
+				}
+			}
+		}
+	}
+	return n
 }
 
 // statsEffect is one event of a queue log that took effect, as the figures
@@ -290,6 +323,9 @@ func (st Stats) WriteText(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "candidates built: %d (%.1f per landed pull request); check runs per landed pull request: %.1f; resets: %d\n",
 		st.CandidatesBuilt, st.CandidatesPerPR, st.CheckRunsPerPR, st.Resets)
+	if st.Bypassed > 0 {
+		fmt.Fprintf(w, "bypassed: %d pull request(s) landed on %s by pr bypass, outside the queue (git+ verify --branch lists who and why)\n", st.Bypassed, st.Target)
+	}
 	for _, u := range st.Unfolded {
 		fmt.Fprintf(w, "not counted: queue %s\n", u)
 	}

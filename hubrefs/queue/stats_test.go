@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
 // timed appends an event to l dated at (unix seconds).
@@ -275,4 +276,32 @@ func effectsFromPrefixes(t *testing.T, c *cast, evs []hubrefs.Event) []statsEffe
 		before = after
 	}
 	return out
+}
+
+// TestQueueStatsBypassed: queue stats count the pull requests landed on
+// the target at a head a current holder of hub.bypass bypassed.
+func TestQueueStatsBypassed(t *testing.T) {
+	c := newCast(t)
+	boss := newKey(t)
+	tr := c.t.Clone()
+	tr.Members["boss"] = trust.NewMember("boss", boss, "", []string{"hub.bypass"})
+	const day = 1767225600
+	land := func(signer ssh.PublicKey, base, landedOn string, at int64) []hubrefs.Event {
+		l := &log{}
+		l.timed(at, c.alice, hubrefs.TypePROpened, "id", prID(fmt.Sprint(at)), "base", base, "head", hex("h"), "title", "t")
+		l.timed(at+1, signer, hubrefs.TypePRBypassed, "head", hex("h"), "base", base, "reason", "hotfix")
+		l.timed(at+2, c.runner, hubrefs.TypePRMerged, "revision", hex("h"), "branch", landedOn, "commit", hex("h"))
+		return l.evs
+	}
+	prs := map[string][]hubrefs.Event{
+		"a": land(boss, main, main, day),                         // counts
+		"b": land(c.bob, main, main, day+10),                     // bob holds no hub.bypass
+		"c": land(boss, "refs/heads/dev", "refs/heads/dev", day), // another target
+	}
+	if st := ComputeStats(main, 0, tr, nil, prs); st.Bypassed != 1 {
+		t.Fatalf("bypassed %d, want 1", st.Bypassed)
+	}
+	if st := ComputeStats(main, day+86400, tr, nil, prs); st.Bypassed != 0 {
+		t.Fatalf("since the next day: bypassed %d, want 0", st.Bypassed)
+	}
 }

@@ -37,15 +37,18 @@
 // line without options, of type ed25519, ecdsa or rsa; KeyLine keeps the
 // normalised "<type> <base64>" form. A key belongs to at most one member.
 // Capabilities are repo.admin (implies all), source.push, source.tag, hub.pr, hub.review,
-// hub.queue and hub.check:<name>; an unknown one, or one listed twice, is
+// hub.queue, hub.bypass and hub.check:<name>; an unknown one, or one listed twice, is
 // refused. RepoIDs are lower-case canonical UUIDs (any version).
 //
 // # The fold
 //
 // repo.created is the root, signed by the admin key it names; it is never
 // written again. member.added, member.changed (a full replacement of key and
-// capabilities), member.removed and rules.set need a signer holding
-// repo.admin in the state before the event. member.added of an existing name, member.changed
+// capabilities), member.removed, team.set and rules.set need a signer holding
+// repo.admin in the state before the event. team.set lists current members
+// only; member.removed takes the member out of every team; rules.set
+// naming an approver that is neither a member nor a defined team
+// ("team:NAME") is refused (docs/trust.md, "Teams", "Who counts"). member.added of an existing name, member.changed
 // or member.removed of an unknown one, a key already held by another member,
 // and any change leaving no member with repo.admin are refused: the last rule
 // keeps the trust log writable.

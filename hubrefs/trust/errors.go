@@ -19,6 +19,7 @@ var (
 	ErrBadRef        = errors.New("bad ref name")
 	ErrMemberExists  = errors.New("member already exists")
 	ErrNoMember      = errors.New("no such member")
+	ErrNoTeam        = errors.New("no such team")
 	ErrKeyInUse      = errors.New("key already belongs to another member")
 	ErrLastAdmin     = errors.New("would leave no member holding repo.admin")
 	ErrOrder         = errors.New("events are not a causally ordered DAG of one log")

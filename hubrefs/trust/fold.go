@@ -87,6 +87,14 @@ func checkEffect(s *State, typ string, d decoded) error {
 		if slices.Contains(old.Caps, CapAdmin) && s.admins() == 1 {
 			return fmt.Errorf("%w: %q is the last admin; grant repo.admin to another member first", ErrLastAdmin, d.name)
 		}
+	case hubrefs.TypeTeamSet:
+		for _, m := range d.members {
+			if _, ok := s.Members[m]; !ok {
+				return fmt.Errorf("%w %q to put in team %q; add it with git+ member add first", ErrNoMember, m, d.team)
+			}
+		}
+	case hubrefs.TypeRulesSet:
+		return checkPrincipals(s, d.rules)
 	}
 	return nil
 }
@@ -98,6 +106,14 @@ func apply(s *State, ev hubrefs.Event, d decoded) {
 		s.Members[d.name] = NewMember(d.name, d.key, d.keyLine, d.caps)
 	case hubrefs.TypeMemberRemoved:
 		delete(s.Members, d.name)
+		s.Teams = withoutMember(s.Teams, d.name)
+	case hubrefs.TypeTeamSet:
+		teams := make(map[string][]string, len(s.Teams)+1)
+		for t, m := range s.Teams {
+			teams[t] = m
+		}
+		teams[d.team] = d.members
+		s.Teams = teams
 	case hubrefs.TypeRulesSet:
 		s.Rules, s.RulesID = d.rules, ev.ID
 	}

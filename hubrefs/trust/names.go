@@ -15,6 +15,7 @@ const (
 	CapPR          = "hub.pr"
 	CapReview      = "hub.review"
 	CapQueue       = "hub.queue"
+	CapBypass      = "hub.bypass" // dismiss a changes request (docs/trust.md)
 	CapCheckPrefix = "hub.check:" // followed by a check name
 )
 
@@ -25,7 +26,7 @@ func CheckCap(name string) string { return CapCheckPrefix + name }
 // capability is an error naming it (ErrUnknownCap).
 func ValidCap(c string) error {
 	switch c {
-	case CapAdmin, CapSourcePush, CapSourceTag, CapPR, CapReview, CapQueue:
+	case CapAdmin, CapSourcePush, CapSourceTag, CapPR, CapReview, CapQueue, CapBypass:
 		return nil
 	}
 	if name, ok := strings.CutPrefix(c, CapCheckPrefix); ok {
@@ -34,7 +35,7 @@ func ValidCap(c string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w %q: use one of repo.admin, source.push, source.tag, hub.pr, hub.review, hub.queue, hub.check:<name>", ErrUnknownCap, c)
+	return fmt.Errorf("%w %q: use one of repo.admin, source.push, source.tag, hub.pr, hub.review, hub.queue, hub.bypass, hub.check:<name>", ErrUnknownCap, c)
 }
 
 func validCaps(caps []string) error {

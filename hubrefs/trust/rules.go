@@ -44,6 +44,23 @@ type Branch struct {
 	// zero means 1 (the default; see Every), so rules without the field
 	// compare equal to rules that spell out 1.
 	CheckEvery int
+	// Approvers (rules "approvers"): the principals — member names and
+	// "team:NAME" — whose approvals count toward RequiredApprovals
+	// (docs/trust.md, "Who counts"). Nil: every holder of hub.review, as
+	// without the field. Teams are judged as they stand in the trust
+	// state the landing is judged against.
+	Approvers []string
+	// BlockOnChangesRequested (rules "blockOnChangesRequested"): a
+	// reviewer whose latest verdict is changes blocks landing, whatever
+	// the head, until they review again or the review is dismissed
+	// (docs/trust.md, "Vetoes").
+	BlockOnChangesRequested bool
+	// ForbidBypass is rules "allowBypass": false (the default, true, lets
+	// a holder of hub.bypass bypass the review and check rules for the
+	// direct landing of a pull request's head named by pr.bypassed;
+	// docs/trust.md, "An audited bypass"). Held inverted so that the zero
+	// Branch allows it, as the rules do by default.
+	ForbidBypass bool
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -103,7 +120,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -238,6 +255,7 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 		{"queueCandidates", &b.QueueCandidates},
 		{"queueDepth", &b.QueueDepth},
 		{"checkEvery", &b.CheckEvery},
+		{"blockOnChangesRequested", &b.BlockOnChangesRequested},
 	} {
 		if err := field(m, f.name, path, f.dst); err != nil {
 			return Branch{}, err
@@ -259,6 +277,21 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 			return Branch{}, fmt.Errorf("%w: %s.checkTimeout %q: want a positive duration such as \"30m\" or \"2h\"", ErrInvalidRules, path, timeout)
 		}
 		b.CheckTimeout = d
+	}
+	allow := true
+	if err := field(m, "allowBypass", path, &allow); err != nil {
+		return Branch{}, err
+	}
+	b.ForbidBypass = !allow
+	if raw, ok := m["approvers"]; ok && string(bytes.TrimSpace(raw)) != "null" {
+		var approvers []string
+		if err := json.Unmarshal(raw, &approvers); err != nil {
+			return Branch{}, fmt.Errorf("%w: %s.approvers: %w", ErrInvalidRules, path, err)
+		}
+		if len(approvers) == 0 {
+			return Branch{}, fmt.Errorf("%w: %s.approvers is empty, which lets nobody approve; leave it out for any hub.review holder", ErrInvalidRules, path)
+		}
+		b.Approvers = approvers
 	}
 	if raw, ok := m["requiredChecks"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		var checks []string
@@ -314,6 +347,19 @@ func (r Rules) Validate() error {
 			}
 			seen[c] = true
 		}
+		if b.Approvers != nil && len(b.Approvers) == 0 {
+			return fmt.Errorf("%w: %s.approvers is empty, which lets nobody approve; leave it out for any hub.review holder", ErrInvalidRules, path)
+		}
+		seen = map[string]bool{}
+		for _, p := range b.Approvers {
+			if err := ValidPrincipal(p); err != nil {
+				return fmt.Errorf("%w: %s.approvers: %w (write a member name or team:NAME)", ErrInvalidRules, path, err)
+			}
+			if seen[p] {
+				return fmt.Errorf("%w: %s.approvers names %q twice", ErrInvalidRules, path, p)
+			}
+			seen[p] = true
+		}
 	}
 	for _, c := range []struct {
 		name string
@@ -339,6 +385,9 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		QueueDepth             int      `json:"queueDepth"`
 		CheckTimeout           string   `json:"checkTimeout,omitempty"`
 		CheckEvery             int      `json:"checkEvery,omitempty"`
+		Approvers              []string `json:"approvers,omitempty"`
+		BlockOnChanges         bool     `json:"blockOnChangesRequested,omitempty"`
+		AllowBypass            *bool    `json:"allowBypass,omitempty"` // written only when false
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -363,7 +412,11 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckEvery > 1 {
 			every = b.CheckEvery
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every}
+		var allow *bool
+		if b.ForbidBypass {
+			allow = new(bool)
+		}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Approvers, b.BlockOnChangesRequested, allow}
 	}
 	return json.Marshal(out)
 }

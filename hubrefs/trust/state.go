@@ -59,6 +59,10 @@ type State struct {
 	RepoID  string
 	Name    string // the repository's name from repo.created
 	Members map[string]*Member
+	// Teams is every team team.set defined, by name: its members' names,
+	// sorted (docs/trust.md, "Teams"). Treat as read-only: the fold
+	// replaces a team's slice, never writes into it.
+	Teams   map[string][]string
 	Rules   Rules         // latest rules.set in causal order; DefaultRules() when none
 	RulesID plumbing.Hash // the rules.set in force; zero when none
 	Tip     plumbing.Hash // the last event folded (the log's tip)
@@ -110,9 +114,11 @@ func (s *State) Clone() *State {
 		mm.Caps = slices.Clone(m.Caps)
 		c.Members[name] = &mm
 	}
+	c.Teams = cloneTeams(s.Teams)
 	c.Rules.Protected = make(map[string]Branch, len(s.Rules.Protected))
 	for k, b := range s.Rules.Protected {
 		b.RequiredChecks = slices.Clone(b.RequiredChecks)
+		b.Approvers = slices.Clone(b.Approvers)
 		c.Rules.Protected[k] = b
 	}
 	return c
@@ -148,6 +154,8 @@ type decoded struct {
 	keyLine  string
 	caps     []string
 	rules    Rules
+	team     string   // team.set
+	members  []string // team.set, sorted
 }
 
 // decode validates ev's payload. repoID is "" for the root, whose payload
@@ -230,8 +238,30 @@ func decode(ev hubrefs.Event, repoID string) (decoded, error) {
 			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		d.rules = r
+	case hubrefs.TypeTeamSet:
+		var p hubrefs.TeamSet
+		if err := hubrefs.StrictUnmarshal(ev.Payload, &p); err != nil {
+			return decoded{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		if err := ValidName(p.Team); err != nil {
+			return decoded{}, fmt.Errorf("team: %w", err)
+		}
+		if p.Members == nil {
+			return decoded{}, fmt.Errorf("%w: members: team.set lists the team's members ([] for none)", ErrMalformed)
+		}
+		d.members = slices.Clone(p.Members)
+		sort.Strings(d.members)
+		for i, m := range d.members {
+			if err := ValidName(m); err != nil {
+				return decoded{}, fmt.Errorf("members: %w", err)
+			}
+			if i > 0 && d.members[i-1] == m {
+				return decoded{}, fmt.Errorf("%w: members: %q listed twice", ErrMalformed, m)
+			}
+		}
+		d.team = p.Team
 	default:
-		return decoded{}, fmt.Errorf("%w %q in refs/hub/trust: expected repo.created, member.added, member.changed, member.removed or rules.set", ErrUnknownType, ev.Type)
+		return decoded{}, fmt.Errorf("%w %q in refs/hub/trust: expected repo.created, member.added, member.changed, member.removed, rules.set or team.set", ErrUnknownType, ev.Type)
 	}
 	return d, nil
 }

@@ -29,6 +29,9 @@ var (
 	// ErrUsage marks a mistake in what the caller asked for, found only
 	// once the repository is open (the CLI exits 2 on it).
 	ErrUsage = errors.New("usage")
+	// ErrDraft is a draft pull request asked to enter a queue
+	// (docs/events.md, "Drafts").
+	ErrDraft = errors.New("draft pull request")
 )
 
 type usageError struct{ error }
@@ -90,6 +93,8 @@ type OpenPR struct {
 	// Push pushes the head to its source branch on the remote first;
 	// otherwise the remote must have the head already.
 	Push bool
+	// Draft opens it as a draft (docs/events.md, "Drafts").
+	Draft bool
 }
 
 // OpenPR opens a pull request and returns it (State nil) with the head
@@ -110,7 +115,7 @@ func (s *Signing) OpenPR(o OpenPR) (p *PR, head, base string, err error) {
 		return nil, "", "", err
 	}
 	p = &PR{Signing: s, ID: u.String()}
-	payload := hubrefs.PROpened{Base: s.base(hubrefs.TypePROpened), ID: p.ID, BaseRef: base, Head: head, Title: o.Title, Body: o.Body, Source: source}
+	payload := hubrefs.PROpened{Base: s.base(hubrefs.TypePROpened), ID: p.ID, BaseRef: base, Head: head, Title: o.Title, Body: o.Body, Source: source, Draft: o.Draft}
 	if _, err := p.Write(payload); err != nil {
 		return nil, "", "", err
 	}
@@ -272,6 +277,68 @@ func (p *PR) Close() (string, error) { return p.Write(p.base(hubrefs.TypePRClose
 
 // Reopen reopens a closed pull request (its opener or an admin).
 func (p *PR) Reopen() (string, error) { return p.Write(p.base(hubrefs.TypePRReopened)) }
+
+// MarkDraft makes the open pull request a draft (its opener or an admin):
+// it cannot enter a queue nor land until Ready (docs/events.md, "Drafts").
+func (p *PR) MarkDraft() (string, error) {
+	if p.State.Draft {
+		return "", fmt.Errorf("pull request %s is a draft already; nothing written", p.ID)
+	}
+	return p.Write(p.base(hubrefs.TypePRDraft))
+}
+
+// Ready marks a draft ready for review and landing (its opener or an admin).
+func (p *PR) Ready() (string, error) {
+	if !p.State.Draft {
+		return "", fmt.Errorf("pull request %s is not a draft; nothing written", p.ID)
+	}
+	return p.Write(p.base(hubrefs.TypePRReady))
+}
+
+// Bypass records pr.bypassed naming the pull request's current head and
+// base: the hook then accepts the direct landing of that head (`pr merge`)
+// whatever the review and check rules say, unless the branch sets
+// "allowBypass": false; never a non-fast-forward, never another head. The
+// signer needs hub.bypass (docs/trust.md, "An audited bypass").
+func (p *PR) Bypass(reason string) (string, error) {
+	if err := NeedCap(p.Member, trust.CapBypass); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(reason) == "" {
+		return "", usage("git+ pr bypass: --reason TEXT is required: a bypass is audited, say why")
+	}
+	return p.Write(hubrefs.PRBypassed{Base: p.base(hubrefs.TypePRBypassed), Head: p.State.Head, BaseRef: p.State.Base, Reason: reason})
+}
+
+// Dismiss dismisses review (its event id, or an unambiguous prefix of at
+// least 4 hex digits among the pull request's reviews), a changes request,
+// saying why; the signer needs hub.bypass (docs/trust.md, "Vetoes").
+func (p *PR) Dismiss(review, reason string) (string, error) {
+	if err := NeedCap(p.Member, trust.CapBypass); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(reason) == "" {
+		return "", usage("git+ pr dismiss: --reason TEXT is required: say why the changes request no longer holds")
+	}
+	review = strings.ToLower(review)
+	if len(review) < 4 {
+		return "", usage("git+ pr dismiss: --review wants the review's event id (at least 4 hex digits; see `git+ pr show %s`)", p.ID)
+	}
+	var match []pr.Review
+	for _, r := range p.State.Reviews {
+		if strings.HasPrefix(r.Event.String(), review) {
+			match = append(match, r)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return "", fmt.Errorf("pull request %s has no review %s (see `git+ pr show %s`); nothing written", p.ID, review, p.ID)
+	case 1:
+	default:
+		return "", fmt.Errorf("review %s of pull request %s is ambiguous (%d reviews match); give more of its id", review, p.ID, len(match))
+	}
+	return p.Write(hubrefs.ReviewDismissed{Base: p.base(hubrefs.TypeReviewDismiss), Review: match[0].Event.String(), Reason: reason})
+}
 
 // Merged is the outcome of Merge.
 type Merged struct {

@@ -107,6 +107,9 @@ func (s *Signing) EnterQueue(prID, queueID, priority string) (*Entered, error) {
 	if p.State != pr.Open {
 		return nil, fmt.Errorf("pull request %s is %s: only open pull requests enter a queue", prID, p.State)
 	}
+	if p.Draft {
+		return nil, fmt.Errorf("%w: pull request %s is a draft: mark it ready (`git+ pr ready %s`) before it enters a queue; nothing written", ErrDraft, p.ID, p.ID)
+	}
 	var q *QueueLog
 	if queueID != "" {
 		if q, err = s.Repo.QueueLog(queueID, s.Trust); err != nil {

@@ -32,6 +32,15 @@ func (j PRView) WriteText(wr io.Writer) {
 	}
 	fmt.Fprintf(wr, "opener:    %s %s\n", opener, j.OpenerKey)
 	fmt.Fprintf(wr, "approvals: %d %s\n", len(j.Approvals), strings.Join(j.Approvals, ", "))
+	if j.Draft {
+		fmt.Fprintf(wr, "draft:     yes; it cannot enter a queue nor land until `git+ pr ready %s`\n", j.ID)
+	}
+	if len(j.ChangesRequested) > 0 {
+		fmt.Fprintf(wr, "changes requested: %s\n", strings.Join(j.ChangesRequested, ", "))
+	}
+	for _, b := range j.Bypasses {
+		fmt.Fprintf(wr, "bypassed:  %s by %s: %s\n", Short(b.Head), b.By, b.Reason)
+	}
 	if q := j.Queue; q != nil {
 		if q.State == "queued" {
 			fmt.Fprintf(wr, "queue:     #%d for %s: %s\n", q.Position, q.Target, q.Waiting)
@@ -58,7 +67,10 @@ func (j PRView) WriteText(wr io.Writer) {
 		if !r.Current {
 			stale = " (an earlier head or base)"
 		}
-		fmt.Fprintf(wr, "  %s: %s at %s%s\n", r.Reviewer, r.Verdict, Short(r.Head), stale)
+		if r.Dismissed {
+			stale += " (dismissed)"
+		}
+		fmt.Fprintf(wr, "  %s: %s at %s%s, event %s\n", r.Reviewer, r.Verdict, Short(r.Head), stale, Short(r.Event))
 		if r.Body != "" {
 			fmt.Fprintf(wr, "%s\n", indent(r.Body))
 		}

@@ -44,6 +44,9 @@ type PRReview struct {
 	Body     string `json:"body,omitempty"`
 	Time     int64  `json:"time"`
 	Event    string `json:"event"`
+	// Dismissed: a changes request a holder of hub.bypass dismissed
+	// (docs/trust.md, "Vetoes").
+	Dismissed bool `json:"dismissed,omitempty"`
 }
 
 // PRRun is one check run, started or completed (pr show).
@@ -89,10 +92,28 @@ type PRView struct {
 	Events            int        `json:"events"`
 	Tip               string     `json:"tip"`
 	Source            string     `json:"source,omitempty"`
+	// Draft: cannot enter a queue nor land (docs/events.md, "Drafts").
+	Draft bool `json:"draft,omitempty"`
+	// ChangesRequested: the reviewers whose latest verdict is an
+	// undismissed changes request; a branch with blockOnChangesRequested
+	// refuses to land it (docs/trust.md, "Vetoes").
+	ChangesRequested []string `json:"changesRequested,omitempty"`
+	// Bypasses: the pr.bypassed that count (their author holds
+	// hub.bypass now), oldest first (docs/trust.md, "An audited bypass").
+	Bypasses []PRBypass `json:"bypasses,omitempty"`
 	// pr show only:
 	Reviews []PRReview `json:"reviews,omitempty"`
 	Runs    []PRRun    `json:"runs,omitempty"`
 	Queue   *PRQueue   `json:"queue,omitempty"`
+}
+
+// PRBypass is one counting pr.bypassed.
+type PRBypass struct {
+	By     string `json:"by"`
+	Head   string `json:"head"`
+	Base   string `json:"base"`
+	Reason string `json:"reason"`
+	Event  string `json:"event"`
 }
 
 // PRMerged is one pr.merged record.
@@ -109,7 +130,7 @@ func NewPRView(st *pr.State, events int) PRView {
 		Opener: st.Opener.Name, Heads: append([]string{}, st.Heads...),
 		Approvals: append([]string{}, st.Approvals...), Threads: []PRThread{},
 		UnresolvedThreads: st.UnresolvedThreads, Checks: []PRCheck{}, Events: events, Tip: st.Tip.String(),
-		Source: st.Source,
+		Source: st.Source, Draft: st.Draft, ChangesRequested: append([]string(nil), st.Vetoes...),
 	}
 	if st.Opener.Key != nil {
 		out.OpenerKey = Fingerprint(st.Opener.Key)
@@ -133,6 +154,9 @@ func NewPRView(st *pr.State, events int) PRView {
 	})
 	for _, m := range st.Merged {
 		out.Merged = append(out.Merged, PRMerged{Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
+	}
+	for _, b := range st.Bypassed {
+		out.Bypasses = append(out.Bypasses, PRBypass{By: b.By, Head: b.Head, Base: b.Base, Reason: b.Reason, Event: b.Event.String()})
 	}
 	return out
 }
