@@ -94,3 +94,10 @@ func series(since int64, effects []statsEffect, landings []statsEffect, firstEnt
 	}
 	return d, depths, lands, byConclusion
 }
+
+// The health limits of time to land (docs/queue.md, "Stats"), for the
+// page's charts and the alert rules to draw and test against.
+const (
+	HealthMedianMinutes = statsMedianMax
+	HealthP95Minutes    = statsP95Max
+)
