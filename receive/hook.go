@@ -307,28 +307,33 @@ func RefusalLine(v policy.Verdict) string {
 // exit non-zero.
 // The quarantine and the pusher (pusher.go) are read from environ.
 func PreReceive(gitDir string, environ []string, stdin io.Reader, stderr io.Writer) int {
-	return preReceive(gitDir, QuarantineFromEnviron(environ), PushFromEnviron(environ), stdin, stderr, true)
+	n, _ := preReceive(gitDir, QuarantineFromEnviron(environ), PushFromEnviron(environ), stdin, stderr, true)
+	return n
 }
 
-func preReceive(gitDir string, env QuarantineEnv, push PushEnv, stdin io.Reader, stderr io.Writer, closeStore bool) int {
+// preReceive is PreReceive; it also returns the code of the first refusal.
+func preReceive(gitDir string, env QuarantineEnv, push PushEnv, stdin io.Reader, stderr io.Writer, closeStore bool) (int, string) {
 	updates, err := ParseHookInput(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "git+: refused the whole push: [%s] %v\n", CodeInternal, err)
-		return 1
+		return 1, CodeInternal
 	}
 	if len(updates) == 0 {
-		return 0
+		return 0, ""
 	}
 	verdicts, err := judgePush(gitDir, env, push, updates, closeStore)
 	if err != nil {
 		verdicts = RefuseAll(updates, err)
 	}
-	refused := 0
+	refused, code := 0, ""
 	for _, v := range verdicts {
 		if v.Code != "" {
+			if refused == 0 {
+				code = v.Code
+			}
 			refused++
 			fmt.Fprintln(stderr, RefusalLine(v))
 		}
 	}
-	return refused
+	return refused, code
 }

@@ -24,6 +24,11 @@
 //	              it, the hook measured is `git+hook pre-receive`, the lean
 //	              binary the installed script runs; else `git+ hook pre-receive`
 //	-cli          measure `git+ hook pre-receive` even so
+//	-base PATH    another git+ binary (a build of the commit before a
+//	              change): its pre-receive command is timed too, floor and
+//	              hook-warm, interleaved with -bin's (alternating which goes
+//	              first), and a table of both medians and their ratio is
+//	              printed: a change's cost measured in the same run
 //	-keep DIR     build the work repository in DIR (new) and keep it, with
 //	              each depth's hook input DIR/stdin-<N> and merge-tree input
 //	              DIR/pairs-<N>, for timing and profiling by hand

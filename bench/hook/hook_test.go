@@ -36,6 +36,7 @@ var (
 	flagBin     = flag.String("bin", "", "git+ binary to run (default: build ./cmd/git+ from the work tree with fixtures.Binary)")
 	flagPack    = flag.Bool("pack", false, "after setup, pack the loose objects (candidates, events) with git repack -d, as a push of more than receive.unpackLimit objects arrives")
 	flagKeep    = flag.String("keep", "", "build the work repository in this (new) directory and keep it, with the hook's stdin for each depth in DIR/stdin-<N> and git merge-tree's in DIR/pairs-<N>, for profiling the binary by hand")
+	flagBase    = flag.String("base", "", "another git+ binary (a build of the commit before a change): its pre-receive is timed too, interleaved with -bin's, floor and hook-warm, in the same run")
 	flagProfile = flag.String("cpuprofile", "", "write a CPU profile of in-process receive.JudgePush (deepest chain) to this file (and FILE.cold)")
 )
 
@@ -47,15 +48,16 @@ const (
 
 // world is the prepared work repository.
 type world struct {
-	tb     testing.TB
-	bin    string
-	pre    []string // the pre-receive command measured
-	env    []string
-	dir    string          // the work bare repository
-	c      []plumbing.Hash // c[0] = tip of main, c[i] = candidate i
-	h      []plumbing.Hash // h[i] = head of PR i (h[0] unused)
-	facts  [][]byte        // facts[i-1] = the merge fact entry of C_i, as publishing recorded it
-	nfiles int
+	tb      testing.TB
+	bin     string
+	pre     []string // the pre-receive command measured
+	preBase []string // -base's pre-receive command (nil: none)
+	env     []string
+	dir     string          // the work bare repository
+	c       []plumbing.Hash // c[0] = tip of main, c[i] = candidate i
+	h       []plumbing.Hash // h[i] = head of PR i (h[0] unused)
+	facts   [][]byte        // facts[i-1] = the merge fact entry of C_i, as publishing recorded it
+	nfiles  int
 }
 
 func (w *world) run(dir, stdin string, extra []string, name string, args ...string) (string, string, error) {
@@ -128,14 +130,14 @@ func setup(tb testing.TB) *world {
 	if bin == "" {
 		bin = fixtures.Binary(tb)
 	}
-	pre := []string{bin, "hook", "pre-receive"}
-	if lean := filepath.Join(filepath.Dir(bin), hooks.HookBinary); !*flagCLI {
-		if _, err := os.Stat(lean); err == nil {
-			pre = []string{lean, "pre-receive"}
-		}
-	}
+	pre := preCommand(bin)
 	fmt.Printf("pre-receive command measured: %s\n", strings.Join(pre, " "))
-	w := &world{tb: tb, bin: bin, pre: pre, env: fixtures.GitEnv(filepath.Join(root, "home")), dir: filepath.Join(root, "work.git")}
+	var preBase []string
+	if *flagBase != "" {
+		preBase = preCommand(*flagBase)
+		fmt.Printf("pre-receive command of -base: %s\n", strings.Join(preBase, " "))
+	}
+	w := &world{tb: tb, bin: bin, pre: pre, preBase: preBase, env: fixtures.GitEnv(filepath.Join(root, "home")), dir: filepath.Join(root, "work.git")}
 	os.MkdirAll(filepath.Join(root, "home"), 0o755)
 	w.must(root, "", nil, "git", "clone", "-q", "--bare", src, w.dir)
 
@@ -344,12 +346,27 @@ func (w *world) setFacts(n int, on bool) {
 	}
 }
 
+// preCommand is the pre-receive command of the git+ binary bin: the lean
+// binary beside it unless -cli, else git+ hook pre-receive.
+func preCommand(bin string) []string {
+	pre := []string{bin, "hook", "pre-receive"}
+	if lean := filepath.Join(filepath.Dir(bin), hooks.HookBinary); !*flagCLI {
+		if _, err := os.Stat(lean); err == nil {
+			pre = []string{lean, "pre-receive"}
+		}
+	}
+	return pre
+}
+
 // hook runs git+ hook pre-receive for C_0 → C_n and returns its wall time.
-func (w *world) hook(n int) time.Duration {
+func (w *world) hook(n int) time.Duration { return w.hookWith(w.pre, n) }
+
+// hookWith is hook with the pre-receive command pre.
+func (w *world) hookWith(pre []string, n int) time.Duration {
 	w.tb.Helper()
 	stdin := fmt.Sprintf("%s %s %s\n", w.c[0], w.c[n], target)
 	start := time.Now()
-	out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, w.pre[0], w.pre[1:]...)
+	out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, pre[0], pre[1:]...)
 	d := time.Since(start)
 	if err != nil {
 		w.tb.Fatalf("hook refused depth %d: %v\n%s%s", n, err, out, errs)
@@ -424,7 +441,8 @@ func BenchmarkHook(b *testing.B) {
 	var pushes strings.Builder
 	fmt.Fprintf(&pushes, "%6s %12s %12s %12s\n", "depth", "with-hooks", "no-hooks", "hooks-add")
 
-	var table, minima strings.Builder
+	var table, minima, baseRows strings.Builder
+	fmt.Fprintf(&baseRows, "%6s %10s %10s %8s %10s %10s %8s\n", "depth", "this-ms", "base-ms", "ratio", "this-min", "base-min", "ratio")
 	head := fmt.Sprintf("%6s %10s %10s %10s %8s %8s %8s %8s\n", "depth", "hook-cold", "hook-merge", "hook-warm", "git", "r-cold", "r-merge", "r-warm")
 	table.WriteString(head)
 	minima.WriteString(head)
@@ -433,18 +451,31 @@ func BenchmarkHook(b *testing.B) {
 		// merge-tree with no pairs: process start, refs, rules.
 		w.tb = b
 		stdin := fmt.Sprintf("%s %s refs/heads/bench-floor\n", plumbing.ZeroHash, w.c[0])
-		var hk, gt []time.Duration
+		var hk, hb, gt []time.Duration
+		floor := func(pre []string) time.Duration {
+			start := time.Now()
+			if out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, pre[0], pre[1:]...); err != nil {
+				b.Fatalf("hook floor: %v\n%s%s", err, out, errs)
+			}
+			return time.Since(start)
+		}
 		for range b.N {
 			for r := 0; r < *flagReps; r++ {
-				start := time.Now()
-				if out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, w.pre[0], w.pre[1:]...); err != nil {
-					b.Fatalf("hook floor: %v\n%s%s", err, out, errs)
+				if w.preBase != nil && r%2 == 1 {
+					hb = append(hb, floor(w.preBase))
 				}
-				hk = append(hk, time.Since(start))
-				start = time.Now()
+				hk = append(hk, floor(w.pre))
+				if w.preBase != nil && r%2 == 0 {
+					hb = append(hb, floor(w.preBase))
+				}
+				start := time.Now()
 				w.git("", "merge-tree", "--write-tree", "--stdin")
 				gt = append(gt, time.Since(start))
 			}
+		}
+		if w.preBase != nil {
+			fmt.Fprintf(&baseRows, "%6s %10.2f %10.2f %8.3f %10.2f %10.2f %8.3f\n", "floor", ms(median(hk)), ms(median(hb)), ms(median(hk))/ms(median(hb)),
+				ms(slices.Min(hk)), ms(slices.Min(hb)), ms(slices.Min(hk))/ms(slices.Min(hb)))
 		}
 		h, g := median(hk), median(gt)
 		b.ReportMetric(ms(h), "hook-ms")
@@ -454,14 +485,22 @@ func BenchmarkHook(b *testing.B) {
 	for _, n := range depths {
 		b.Run(fmt.Sprintf("depth=%d", n), func(b *testing.B) {
 			w.tb = b
-			var cold, merge, warm, gt, ph, pp []time.Duration
+			var cold, merge, warm, warmBase, gt, ph, pp []time.Duration
 			for range b.N {
 				for r := 0; r < *flagReps; r++ {
 					os.RemoveAll(w.cacheDir())
 					cold = append(cold, w.hook(n))
 					merge = append(merge, w.hook(n)) // fold cache warm, no merge facts: every merge computed
 					w.setFacts(n, true)
+					if w.preBase != nil && r%2 == 1 {
+						warmBase = append(warmBase, w.hookWith(w.preBase, n))
+						w.setFacts(n, true)
+					}
 					warm = append(warm, w.hook(n)) // as the queue lands: facts learned when it published
+					if w.preBase != nil && r%2 == 0 {
+						w.setFacts(n, true)
+						warmBase = append(warmBase, w.hookWith(w.preBase, n))
+					}
 					gt = append(gt, w.gitTime(n))
 					ph = append(ph, w.push(client, n, false))
 					pp = append(pp, w.push(client, n, true))
@@ -479,12 +518,19 @@ func BenchmarkHook(b *testing.B) {
 				return fmt.Sprintf("%6d %10.1f %10.1f %10.1f %8.1f %8.2f %8.2f %8.2f\n", n, ms(c), ms(m), ms(h), ms(g), ms(c)/ms(g), ms(m)/ms(g), ms(h)/ms(g))
 			}
 			table.WriteString(row(c, m, h, g))
+			if w.preBase != nil {
+				fmt.Fprintf(&baseRows, "%6d %10.2f %10.2f %8.3f %10.2f %10.2f %8.3f\n", n, ms(h), ms(median(warmBase)), ms(h)/ms(median(warmBase)),
+					ms(slices.Min(warm)), ms(slices.Min(warmBase)), ms(slices.Min(warm))/ms(slices.Min(warmBase)))
+			}
 			minima.WriteString(row(slices.Min(cold), slices.Min(merge), slices.Min(warm), slices.Min(gt)))
 		})
 	}
 	w.tb = b
 	fmt.Printf("medians of %d runs (pack=%v):\n%s", *flagReps, *flagPack, table.String())
 	fmt.Printf("minima (least disturbed by machine load):\n%s", minima.String())
+	if w.preBase != nil {
+		fmt.Printf("hook-warm (and floor) against -base, interleaved: medians and minima of %d runs:\n%s", *flagReps, baseRows.String())
+	}
 	fmt.Printf("a whole landing, git push from a local clone (nothing to send), medians in ms; the installed pre-receive runs %s:\n%s", runs, pushes.String())
 
 	if *flagProfile != "" {

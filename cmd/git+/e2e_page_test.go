@@ -223,7 +223,7 @@ func chromiumChecks(t *testing.T, repoURL string, ids map[string]string) {
 	}
 
 	shot := filepath.Join(t.TempDir(), "page.png")
-	chromium(t, "--screenshot="+shot, "--window-size=1280,1100", "--hide-scrollbars", repoURL+"/")
+	chromium(t, "--screenshot="+shot, "--window-size=1280,1760", "--hide-scrollbars", repoURL+"/")
 	data, err := os.ReadFile(shot)
 	if err != nil {
 		t.Fatalf("chromium wrote no screenshot: %v", err)

@@ -147,6 +147,7 @@ type Server struct {
 	mu        sync.Mutex
 	installed map[string]bool
 	keys      map[string]memberKeys // per repository: KeyEvents at a trust tip (keyevent.go)
+	metrics   metricsState          // /metrics (metrics.go)
 }
 
 // New returns a server for the repositories under root (absolute) that

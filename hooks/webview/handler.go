@@ -75,10 +75,11 @@ func (v *repoView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type pageData struct {
-	Base  string
-	Title string
-	S     *Snapshot
-	PR    *PR
+	Base   string
+	Title  string
+	S      *Snapshot
+	PR     *PR
+	Charts []TargetCharts // the index's pictures (charts.go)
 }
 
 func (v *repoView) load(w http.ResponseWriter) (*Snapshot, bool) {
@@ -102,7 +103,11 @@ func (v *repoView) index(w http.ResponseWriter) {
 	if !ok {
 		return
 	}
-	render(w, http.StatusOK, "index", pageData{Base: v.base, Title: repoTitle(s, v.base), S: s})
+	charts, err := chartsOf(v.gitDir, s.Trust)
+	if err != nil {
+		s.Warnings = append(s.Warnings, "the queue's figures: "+strings.ReplaceAll(err.Error(), v.gitDir, v.base))
+	}
+	render(w, http.StatusOK, "index", pageData{Base: v.base, Title: repoTitle(s, v.base), S: s, Charts: charts})
 }
 
 func (v *repoView) pullRequest(w http.ResponseWriter, id string) {

@@ -2,7 +2,9 @@
 // queue (entries in order, each candidate's checks, what waits and why),
 // recent landings, the pull requests and each pull request's page. It reads
 // the hub refs of a git directory on every request (the records are the
-// state; nothing is cached) and renders them server-side with html/template,
+// state; what is kept between requests is the fold cache's, keyed by what
+// it was computed from, and the charts' memo, charts.go) and renders them
+// server-side with html/template,
 // which escapes every title, body and name: they are written by whoever can
 // open a pull request. See docs/cli.md, "The page".
 //

@@ -91,6 +91,11 @@ type Stats struct {
 	// outside the queue; verify --branch says which the bypass justified.
 	Bypassed   int              `json:"bypassed"`
 	Thresholds []StatsThreshold `json:"thresholds"`
+	// The series the page draws and /metrics exports (series.go).
+	Depth                 int            `json:"depth"`
+	DepthSeries           []StatsDepth   `json:"depthSeries"`
+	Landings              []StatsLanding `json:"landings"`
+	CheckRunsByConclusion map[string]int `json:"checkRunsByConclusion"`
 }
 
 // Health thresholds (docs/queue.md, "Stats": fixed on purpose).
@@ -249,6 +254,7 @@ func tally(target string, since int64, effects []statsEffect, prs map[string][]h
 			minutes = append(minutes, float64(l.at-first)/60)
 		}
 	}
+	st.Depth, st.DepthSeries, st.Landings, st.CheckRunsByConclusion = series(since, effects, landings, firstEntered, prs)
 	sort.Float64s(minutes)
 	st.MedianMinutes, st.P95Minutes = statsRound1(statsQuantile(minutes, 0.5)), statsRound1(statsQuantile(minutes, 0.95))
 	checkRuns := 0
