@@ -211,8 +211,14 @@ func (j *judge) branch(u Update) error {
 	if err != nil {
 		return err
 	}
+	if err := linearTip(u, b, tip); err != nil { // linear.go
+		return err
+	}
 	if !b.RequirePullRequest {
 		if err := j.fastForward(u); err != nil {
+			return err
+		}
+		if err := j.linear(u, b); err != nil { // linear.go
 			return err
 		}
 		if err := j.checkObjects(u.New, u.Old); err != nil { // fsck.go
@@ -230,6 +236,9 @@ func (j *judge) branch(u Update) error {
 			return err
 		}
 		if err := j.direct(u, b, cands); err != nil {
+			return err
+		}
+		if err := j.linear(u, b); err != nil { // linear.go
 			return err
 		}
 		// The objects are checked once the landing is otherwise justified,

@@ -6,8 +6,8 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v4\n" + trust tip)
-//	entry: "gpts" 3 | trust tip (20) | repo id | name | rules id (20) |
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v5\n" + trust tip)
+//	entry: "gpts" 5 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       branch count | per branch: pattern | flags | approvals | depth |
 //	       check timeout (nanoseconds) |
@@ -18,7 +18,7 @@ package policy
 //
 // (strings as in the log entries of cache.go; flags one byte, bit 0
 // requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
-// queueCandidates; integers signed varints). Keys are parsed from their
+// queueCandidates, 4 requireLinearHistory, 5 mergeMethod squash; integers signed varints). Keys are parsed from their
 // lines as the fold parses them. An entry that does not decode, or decodes
 // to a state for another tip, is a miss and the log is folded. Like every
 // fold-cache entry it is exactly as trustworthy as the git directory that
@@ -36,11 +36,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x04")
+var trustStateMagic = []byte("gpts\x05")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v4\n", t[:])
+	return derivedKey("gitplus trust state v5\n", t[:])
 }
 
 const (
@@ -48,6 +48,8 @@ const (
 	flagResolvedThreads
 	flagProvenance
 	flagQueueCandidates
+	flagLinearHistory
+	flagSquash
 )
 
 func encodeTrustState(st *trust.State) []byte {
@@ -89,6 +91,7 @@ func encodeTrustState(st *trust.State) []byte {
 		if br.QueueCandidates {
 			f |= flagQueueCandidates
 		}
+		f |= landingFlags(br.Landing)
 		b = append(b, f)
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
 		b = binary.AppendVarint(b, int64(br.QueueDepth))
@@ -185,6 +188,7 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		r.b = r.b[1:]
 		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
 			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0}
+		br.Landing = landingOf(f)
 		br.RequiredApprovals, br.QueueDepth = r.int(), r.int()
 		br.CheckTimeout = time.Duration(r.varint())
 		br.CheckEvery = r.int()
@@ -198,7 +202,7 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 				br.RequiredChecks[j] = string(r.bytes())
 			}
 		}
-		if _, dup := st.Rules.Protected[p]; dup || f > 0x0f {
+		if _, dup := st.Rules.Protected[p]; dup || f > 0x3f {
 			return nil, false
 		}
 		st.Rules.Protected[p] = br

@@ -31,6 +31,8 @@ func TestTrustStateRoundTrip(t *testing.T) {
 	odd.Skipped = []trust.Skip{{ID: plumbing.NewHash("1111111111111111111111111111111111111111"), Type: hubrefs.TypeMemberRemoved, Reason: "not a member"}}
 	states["globs, empty checks, ceilings, skipped events"] = odd
 	states["requireKnownPusher false"] = foldedTrust(t, `{"requireKnownPusher":false}`)
+	states["squash, linear"] = foldedTrust(t, rulesLinear)
+	states["squash"] = foldedTrust(t, `{"protected":{"refs/heads/main":{"mergeMethod":"squash"}}}`)
 	for name, st := range states {
 		got, ok := decodeTrustState(st.Tip, encodeTrustState(st))
 		if !ok {
@@ -55,10 +57,11 @@ func TestTrustStateRoundTrip(t *testing.T) {
 // it, or a cached state would silently lack it.
 func TestTrustStateCodecCoversEveryField(t *testing.T) {
 	for typ, want := range map[reflect.Type]int{
-		reflect.TypeOf(trust.State{}):    7, // RepoID Name Members Rules RulesID Tip Skipped
-		reflect.TypeOf(trust.Member{}):   5, // Name Key KeyLine Caps wire (wire is derived from Key)
-		reflect.TypeOf(trust.Rules{}):    3, // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   9, // ... QueueDepth CheckTimeout CheckEvery
+		reflect.TypeOf(trust.State{}):    7,  // RepoID Name Members Rules RulesID Tip Skipped
+		reflect.TypeOf(trust.Member{}):   5,  // Name Key KeyLine Caps wire (wire is derived from Key)
+		reflect.TypeOf(trust.Rules{}):    3,  // Protected Ceilings RequireKnownPusher
+		reflect.TypeOf(trust.Branch{}):   10, // ... QueueDepth CheckTimeout CheckEvery Landing
+		reflect.TypeOf(trust.Landing{}):  2,  // MergeMethod RequireLinearHistory (flag bits)
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,
 	} {

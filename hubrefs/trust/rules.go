@@ -44,6 +44,9 @@ type Branch struct {
 	// zero means 1 (the default; see Every), so rules without the field
 	// compare equal to rules that spell out 1.
 	CheckEvery int
+
+	// Landing: mergeMethod and requireLinearHistory (rules_landing.go).
+	Landing
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -219,7 +222,7 @@ func parseRules(data []byte, strict bool) (Rules, error) {
 }
 
 func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
-	m, ok, err := object(raw, path, branchFields, strict)
+	m, ok, err := object(raw, path, append(branchFields[:len(branchFields):len(branchFields)], landingFields...), strict)
 	if err != nil {
 		return Branch{}, err
 	}
@@ -248,6 +251,9 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 	}
 	if b.CheckEvery == 1 {
 		b.CheckEvery = 0 // the default, held as zero
+	}
+	if err := parseLanding(m, path, &b.Landing); err != nil {
+		return Branch{}, err
 	}
 	var timeout string
 	if err := field(m, "checkTimeout", path, &timeout); err != nil {
@@ -304,6 +310,9 @@ func (r Rules) Validate() error {
 		if b.CheckEvery > b.QueueDepth {
 			return fmt.Errorf("%w: %s.checkEvery is %d, more than queueDepth %d; a group cannot be longer than the chain, lower checkEvery or raise queueDepth", ErrInvalidRules, path, b.CheckEvery, b.QueueDepth)
 		}
+		if err := b.validLanding(path); err != nil {
+			return err
+		}
 		seen := map[string]bool{}
 		for _, c := range b.RequiredChecks {
 			if err := ValidCheckName(c); err != nil {
@@ -339,6 +348,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		QueueDepth             int      `json:"queueDepth"`
 		CheckTimeout           string   `json:"checkTimeout,omitempty"`
 		CheckEvery             int      `json:"checkEvery,omitempty"`
+		landingJSON
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -363,7 +373,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckEvery > 1 {
 			every = b.CheckEvery
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Landing.json()}
 	}
 	return json.Marshal(out)
 }
