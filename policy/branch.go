@@ -271,6 +271,11 @@ func (j *judge) branch(u Update) error {
 	if err := j.chain(u, b, tip); err != nil {
 		return err
 	}
+	// Asked last: it lists and folds the queue refs, which what cannot
+	// land otherwise need not cost.
+	if err := j.queuePaused(u); err != nil { // pause.go
+		return err
+	}
 	return j.checkObjects(u.New, u.Old) // fsck.go
 }
 

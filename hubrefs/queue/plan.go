@@ -258,6 +258,12 @@ func PlanPass(in PlanInput) (Plan, error) {
 		out.Idle = "queue " + q.ID + " is closed"
 		return out, nil
 	}
+	if q.Paused.On() {
+		// Paused (pause.go): nothing is built, landed, settled or evicted;
+		// the entries keep their places for the resume.
+		out.Idle = "queue " + q.ID + " is " + q.Paused.Line()
+		return out, nil
+	}
 	depth := in.Depth
 	if depth <= 0 {
 		depth = in.Branch.QueueDepth

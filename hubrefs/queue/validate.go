@@ -19,8 +19,9 @@ const (
 // type, the payload decoded strictly into its type, its type and repository
 // equal to the event's, and every field's rule. It returns the decoded
 // payload: *hubrefs.QueueOpened, *hubrefs.QueueEntered,
-// *hubrefs.QueueCandidate, *hubrefs.QueueLeft, *hubrefs.QueueReset or
-// *hubrefs.Base (queue.closed). Errors wrap ErrMalformed and name the field.
+// *hubrefs.QueueCandidate, *hubrefs.QueueLeft, *hubrefs.QueueReset,
+// *hubrefs.QueuePaused, *Resumed (queue.resumed) or *hubrefs.Base
+// (queue.closed). Errors wrap ErrMalformed and name the field.
 func Validate(ev hubrefs.Event) (any, error) {
 	var p any
 	var base *hubrefs.Base
@@ -43,6 +44,12 @@ func Validate(ev hubrefs.Event) (any, error) {
 	case hubrefs.TypeQueueClosed:
 		v := &hubrefs.Base{}
 		p, base = v, v
+	case hubrefs.TypeQueuePaused:
+		v := &hubrefs.QueuePaused{}
+		p, base = v, &v.Base
+	case hubrefs.TypeQueueResumed:
+		v := &Resumed{}
+		p, base = v, &v.Base
 	default:
 		return nil, fmt.Errorf("%w: %s is not a queue event", ErrMalformed, ev.Type)
 	}
@@ -103,6 +110,8 @@ func Validate(ev hubrefs.Event) (any, error) {
 		}
 	case *hubrefs.QueueReset:
 		err = bad("tip", pr.ValidOID(v.Tip))
+	case *hubrefs.QueuePaused:
+		err = validPause(v)
 	}
 	if err != nil {
 		return nil, err
