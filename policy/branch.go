@@ -245,6 +245,9 @@ func (j *judge) branch(u Update) error {
 		// so what cannot land costs no walk (docs/boundary.md).
 		return j.checkObjects(u.New, u.Old) // fsck.go
 	}
+	if b.Squash() { // mergeMethod squash: squash.go
+		return j.squashLanding(u, b, tip)
+	}
 	if !b.QueueCandidates {
 		if j.rewind(u) {
 			return nonFastForward(u)

@@ -80,13 +80,16 @@ func Validate(ev hubrefs.Event) (any, error) {
 	case *hubrefs.QueueCandidate:
 		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)), bad("step", pr.ValidOID(v.Step)),
 			bad("branch", trust.ValidRef(v.Branch)))
-		if err == nil && len(v.Parents) != 2 {
-			err = fmt.Errorf("%w: parents: a candidate has exactly two parents [C_{i-1}, head], not %d", ErrMalformed, len(v.Parents))
+		if err == nil && len(v.Parents) != 2 && len(v.Parents) != 1 {
+			err = fmt.Errorf("%w: parents: a candidate has the two parents [C_{i-1}, head] (a merge step) or the one parent [S_{i-1}] (a squash step), not %d", ErrMalformed, len(v.Parents))
 		}
 		if err == nil {
-			err = first(bad("parents[0]", pr.ValidOID(v.Parents[0])), bad("parents[1]", pr.ValidOID(v.Parents[1])))
+			err = bad("parents[0]", pr.ValidOID(v.Parents[0]))
 		}
-		if err == nil && v.Parents[1] != v.Head {
+		if err == nil && len(v.Parents) == 2 {
+			err = bad("parents[1]", pr.ValidOID(v.Parents[1]))
+		}
+		if err == nil && len(v.Parents) == 2 && v.Parents[1] != v.Head {
 			err = fmt.Errorf("%w: parents[1] is %s, not the head %s: a candidate's parents are [C_{i-1}, head]", ErrMalformed, v.Parents[1], v.Head)
 		}
 		if err == nil && (v.GroupEnd != "" || v.GroupSize != 0) {

@@ -1,0 +1,159 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+)
+
+const rulesSquash = `{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"queueCandidates":true,"queueDepth":3,"mergeMethod":"squash"}}}`
+
+// squashOf writes the squash step of p's head onto prev as the queue
+// builds it (queue.Squash over git's own merge-tree), with msg as its
+// message when msg is not empty and tree as its tree when not zero.
+func (w *world) squashOf(prev plumbing.Hash, p *prq, msg string, tree plumbing.Hash) plumbing.Hash {
+	w.t.Helper()
+	if tree.IsZero() {
+		tree = plumbing.NewHash(strings.Fields(w.git("merge-tree", "--write-tree", prev.String(), p.head.String()))[0])
+	}
+	content := queue.Squash(prev, p.head, 1700000000, 1700000000, []byte("Ann <ann@example.com> 1700000000 +0000"), tree, p.id, main, "change")
+	if msg != "" {
+		i := strings.Index(string(content), "\n\n")
+		content = append(content[:i+2:i+2], msg...)
+	}
+	return w.storeRaw(plumbing.CommitObject, content)
+}
+
+// TestSquashSteps: on a squash branch a chain of squash steps lands when
+// each is a green, approved pull request's head squashed onto the step
+// before with exactly the merged tree and the trailers naming both; every
+// other shape is refused with its code.
+func TestSquashSteps(t *testing.T) {
+	trailers := func(p *prq) string {
+		return fmt.Sprintf("Git-Plus-PR: %s\nGit-Plus-Head: %s\n", p.id, p.head)
+	}
+	for _, c := range []struct {
+		name, rules, want, in string
+		setup                 func(w *world) Update
+	}{
+		{"a green chain of two", rulesSquash, "", "", func(w *world) Update {
+			p1 := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			p2 := w.open(w.commit(w.c0, "b", "b\n")).approve("bob")
+			s1 := w.squashOf(w.c0, p1, "", plumbing.ZeroHash)
+			s2 := w.squashOf(s1, p2, "", plumbing.ZeroHash)
+			p1.check("ci", s1, "success")
+			p2.check("ci", s2, "success")
+			return up(main, w.c0, s2)
+		}},
+		{"built by hand: another author, message and committer", rulesSquash, "", "", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			s := w.squashOf(w.c0, p, "Add a\n\nby hand\n\n"+trailers(p), plumbing.ZeroHash)
+			p.check("ci", s, "success")
+			return up(main, w.c0, s)
+		}},
+		{"checked at the head with the same tree", rulesSquash, "", "", func(w *world) Update {
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			return up(main, w.c0, w.squashOf(w.c0, p, "", plumbing.ZeroHash))
+		}},
+		{"checks at the head only, another tree", rulesSquash, CodeChecksMissing, "squash step", func(w *world) Update {
+			w.refs[main] = w.commit(w.c0, "m", "m\n")
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			return up(main, w.refs[main], w.squashOf(w.refs[main], p, "", plumbing.ZeroHash))
+		}},
+		{"a tree that adds one file", rulesSquash, CodeCandidateTree, "", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			right := w.squashOf(w.c0, p, "", plumbing.ZeroHash)
+			extra := w.commit(right, "evil", "x\n")
+			s := w.squashOf(w.c0, p, "", w.treeOf(extra))
+			p.check("ci", s, "success")
+			return up(main, w.c0, s)
+		}},
+		{"naming another pull request's head", rulesSquash, CodeSquashTrailers, "is the head of pull request", func(w *world) Update {
+			pa := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			pb := w.open(w.commit(w.c0, "b", "b\n")).approve("bob")
+			s := w.squashOf(w.c0, pb, fmt.Sprintf("b\n\nGit-Plus-PR: %s\nGit-Plus-Head: %s\n", pa.id, pb.head), plumbing.ZeroHash)
+			pa.check("ci", s, "success")
+			pb.check("ci", s, "success")
+			return up(main, w.c0, s)
+		}},
+		{"a second Git-Plus-Head", rulesSquash, CodeSquashTrailers, "appears 2 times", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			s := w.squashOf(w.c0, p, "a\n\n"+trailers(p)+"Git-Plus-Head: "+w.c0.String()+"\n", plumbing.ZeroHash)
+			p.check("ci", s, "success")
+			return up(main, w.c0, s)
+		}},
+		{"a trailer above the last paragraph", rulesSquash, CodeSquashTrailers, "outside the trailers", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			s := w.squashOf(w.c0, p, "a\n\nGit-Plus-PR: "+p.id+"\n\nGit-Plus-Head: "+p.head.String()+"\n", plumbing.ZeroHash)
+			p.check("ci", s, "success")
+			return up(main, w.c0, s)
+		}},
+		{"not approved", rulesSquash, CodeNotApproved, "", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n"))
+			s := w.squashOf(w.c0, p, "", plumbing.ZeroHash)
+			p.check("ci", s, "success")
+			return up(main, w.c0, s)
+		}},
+		{"a stale head", rulesSquash, CodeNotAPRHead, "", func(w *world) Update {
+			old := w.commit(w.c0, "a", "a\n")
+			p := w.open(old).approve("bob")
+			p.head = w.commit(w.c0, "a", "a2\n")
+			w.event(p.ref, "alice", prUpdated(w, p.head))
+			s := w.squashOf(w.c0, &prq{w: w, id: p.id, ref: p.ref, head: old}, "", plumbing.ZeroHash)
+			p.check("ci", s, "success")
+			return up(main, w.c0, s)
+		}},
+		{"the same pull request twice", rulesSquash, CodeDuplicatePR, "", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			s1 := w.squashOf(w.c0, p, "", plumbing.ZeroHash)
+			s2 := w.squashOf(s1, p, "", plumbing.ZeroHash)
+			p.check("ci", s1, "success").check("ci", s2, "success")
+			return up(main, w.c0, s2)
+		}},
+		{"a merge step on a squash branch", rulesSquash, CodeCandidateParents, "takes squash steps", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h).approve("bob")
+			c := w.merge(w.c0, h)
+			p.check("ci", c, "success")
+			return up(main, w.c0, c)
+		}},
+		{"two parents on a linear branch", rulesLinear, CodeNonlinear, "", func(w *world) Update {
+			h := w.commit(w.c0, "a", "a\n")
+			p := w.open(h).approve("bob")
+			c := w.merge(w.c0, h)
+			p.check("ci", c, "success")
+			return up(main, w.c0, c)
+		}},
+		{"a squash step on a merge branch", rulesQueue, CodeNotAPRHead, "", func(w *world) Update {
+			p := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			s := w.squashOf(w.c0, p, "", plumbing.ZeroHash)
+			p.check("ci", s, "success")
+			return up(main, w.c0, s)
+		}},
+		{"a one-parent commit without trailers", rulesSquash, CodeNotAPRHead, "", func(w *world) Update {
+			return up(main, w.c0, w.commit(w.c0, "a", "a\n"))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, c.rules)
+			v := w.judge1(c.setup(w))
+			if v.Code != c.want || !strings.Contains(v.Reason, c.in) {
+				t.Fatalf("code %q (%s), want %q naming %q", v.Code, v.Reason, c.want, c.in)
+			}
+		})
+	}
+}
+
+func (w *world) treeOf(c plumbing.Hash) plumbing.Hash {
+	w.t.Helper()
+	return plumbing.NewHash(w.git("rev-parse", c.String()+"^{tree}"))
+}
+
+func prUpdated(w *world, head plumbing.Hash) hubrefs.PRUpdated {
+	return hubrefs.PRUpdated{Base: w.base(hubrefs.TypePRUpdated), Head: head.String()}
+}
