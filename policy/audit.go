@@ -111,7 +111,7 @@ func (r *AuditReport) Counts() (direct, candidates, unprotected, covered int) {
 		switch l.Kind {
 		case LandingDirect:
 			direct++
-		case LandingCandidate:
+		case LandingCandidate, LandingSquash:
 			candidates++
 		default:
 			unprotected++
@@ -219,7 +219,7 @@ func Audit(in AuditInput) (*AuditReport, error) {
 			pending = append(pending, AuditFinding{Commit: c.id, Code: r.Code, Reason: r.Reason})
 			continue
 		}
-		if l.Kind == LandingCandidate {
+		if l.Kind == LandingCandidate || l.Kind == LandingSquash {
 			rep.Unjustified = append(rep.Unjustified, pending...)
 		} else {
 			l.Covers = len(pending)
@@ -535,6 +535,9 @@ func (a *auditor) justify(c *commit) (AuditLanding, error) {
 			}
 		}
 	}
+	if l, ok, err := a.justifySquash(c); ok { // auditsquash.go
+		return l, err
+	}
 	if len(tried) > 0 {
 		return AuditLanding{}, first
 	}
@@ -561,6 +564,8 @@ func (a *auditor) atMerged(c *commit, m *mergedRef) (AuditLanding, error) {
 	case rev == c.id:
 	case len(c.parents) == 2 && c.parents[1] == rev:
 		kind = LandingCandidate
+	case a.squashOf(c.id, m.p.st.ID, rev): // auditsquash.go
+		kind = LandingSquash
 	default:
 		return AuditLanding{}, refuse(CodeCandidateParents, "pr.merged %s of pull request %s says %s carried head %s, but %s is neither that head nor a candidate with the parents [<previous tip>, %s]", short(m.ev.ID), m.p.st.ID, short(c.id), short(rev), short(c.id), short(rev))
 	}
@@ -636,6 +641,9 @@ func (a *auditor) judgeState(st *pr.State, foldErr error, t *trust.State, rec hu
 	kind := LandingDirect
 	if rev != landed {
 		kind = LandingCandidate
+		if st != nil && a.squashOf(landed, st.ID, rev) {
+			kind = LandingSquash
+		}
 	}
 	return stateVerdict{b: b, required: true, err: a.stateErr(st, foldErr, b, rev, landed, kind)}
 }
@@ -676,6 +684,9 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 	}
 	if kind == LandingDirect {
 		return checks(st, b, rev.String(), "head")
+	}
+	if kind == LandingSquash {
+		return a.squashStateErr(st, b, rev, landed) // auditsquash.go
 	}
 	if !b.QueueCandidates {
 		return refuse(CodeCandidatesOff, "%s is a candidate merging %s, but %s did not take queue candidates (queueCandidates was false)", short(landed), short(rev), a.branch)
@@ -786,6 +797,9 @@ func (a *auditor) landed(c *commit, b trust.Branch, t *trust.State, kind string)
 	}
 	if kind == LandingDirect {
 		return a.provenance(c, b, t)
+	}
+	if kind == LandingSquash {
+		return a.squashTree(c)
 	}
 	return a.tree(c)
 }

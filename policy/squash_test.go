@@ -157,3 +157,61 @@ func (w *world) treeOf(c plumbing.Hash) plumbing.Hash {
 func prUpdated(w *world, head plumbing.Hash) hubrefs.PRUpdated {
 	return hubrefs.PRUpdated{Base: w.base(hubrefs.TypePRUpdated), Head: head.String()}
 }
+
+// TestAuditSquash: verify --branch justifies squash landings the way the
+// hook judged them (with or without their pr.merged), and finds a squash
+// step whose tree was altered, one bound to a head that is not its pull
+// request's, and a squash step on a branch taking merge steps.
+func TestAuditSquash(t *testing.T) {
+	audit := func(w *world) *AuditReport {
+		t.Helper()
+		rep, err := Audit(AuditInput{Objects: GoGitObjects(w.store), Refs: w.refs, Branch: main})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	merged := func(w *world, p *prq, commit plumbing.Hash) {
+		w.event(p.ref, "queuer", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: p.head.String(), Branch: main, Commit: commit.String()})
+	}
+	w := newWorld(t, rulesSquash)
+	p1 := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+	p2 := w.open(w.commit(w.c0, "b", "b\n")).approve("bob")
+	s1 := w.squashOf(w.c0, p1, "", plumbing.ZeroHash)
+	s2 := w.squashOf(s1, p2, "", plumbing.ZeroHash)
+	p1.check("ci", s1, "success")
+	p2.check("ci", s2, "success")
+	if v := w.judge1(up(main, w.c0, s2)); !v.Accepted() {
+		t.Fatalf("landing: %+v", v)
+	}
+	w.refs[main] = s2
+	merged(w, p1, s1) // p2's pr.merged is missing: its records justify it
+	rep := audit(w)
+	if len(rep.Unjustified) != 0 || len(rep.Landings) != 2 || rep.Landings[0].Kind != LandingSquash || rep.Landings[1].Kind != LandingSquash ||
+		rep.Landings[0].PR != p1.id || rep.Landings[1].PR != p2.id || !strings.HasPrefix(rep.Landings[0].Record, "pr.merged") || rep.Landings[1].Record != "records" {
+		t.Fatalf("audit of two squash landings: %+v", rep)
+	}
+	if _, candidates, _, _ := rep.Counts(); candidates != 2 {
+		t.Errorf("counts: %d candidate steps", candidates)
+	}
+
+	// Written around the boundary: a third step whose tree adds a file.
+	p3 := w.open(w.commit(w.c0, "c", "c\n")).approve("bob")
+	extra := w.commit(w.squashOf(s2, p3, "", plumbing.ZeroHash), "evil", "x\n")
+	s3 := w.squashOf(s2, p3, "", w.treeOf(extra))
+	p3.check("ci", s3, "success")
+	w.refs[main] = s3
+	if rep := audit(w); len(rep.Unjustified) != 1 || rep.Unjustified[0].Commit != s3 || rep.Unjustified[0].Code != CodeCandidateTree {
+		t.Fatalf("altered squash step: %+v", rep.Unjustified)
+	}
+
+	// On a branch that took merge steps.
+	w2 := newWorld(t, rulesQueue)
+	q := w2.open(w2.commit(w2.c0, "a", "a\n")).approve("bob")
+	s := w2.squashOf(w2.c0, q, "", plumbing.ZeroHash)
+	q.check("ci", s, "success")
+	w2.refs[main] = s
+	if rep := audit(w2); len(rep.Unjustified) != 1 || rep.Unjustified[0].Code != CodeCandidateParents {
+		t.Fatalf("squash step on a merge branch: %+v", rep.Unjustified)
+	}
+}
