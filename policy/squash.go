@@ -185,6 +185,10 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) er
 	prev = u.Old
 	for i, s := range bound {
 		h := s.bind.Head
+		if j.knownSquash(s.c, prev, h) { // squashfacts.go
+			prev = s.c.id
+			continue
+		}
 		switch fault, detail, merged, err := candidateTree(j.in.Objects, prev, h, s.c.tree, j.merges); fault {
 		case treeUnrelated:
 			return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(s.c.id), short(prev), short(h))
@@ -209,14 +213,21 @@ func (j *judge) squashBinds(id plumbing.Hash, prID string, head plumbing.Hash) b
 	if err != nil || len(c.parents) != 1 {
 		return false
 	}
+	bind, ok := j.squashBindingOf(c)
+	return ok && bind.PR == prID && bind.Head == head
+}
+
+// squashBindingOf reads what c's trailers bind it to, when they are well
+// formed.
+func (j *judge) squashBindingOf(c *commit) (queue.SquashBinding, bool) {
 	raw, err := j.commits.rawOf(c)
 	if err != nil {
-		return false
+		return queue.SquashBinding{}, false
 	}
 	pc, err := gitobj.ParseCommit(raw)
 	if err != nil {
-		return false
+		return queue.SquashBinding{}, false
 	}
-	bind, found, err := queue.SquashTrailers(pc.Message)
-	return found && err == nil && bind.PR == prID && bind.Head == head
+	b, found, err := queue.SquashTrailers(pc.Message)
+	return b, found && err == nil
 }

@@ -215,3 +215,62 @@ func TestAuditSquash(t *testing.T) {
 		t.Fatalf("squash step on a merge branch: %+v", rep.Unjustified)
 	}
 }
+
+// TestSquashFacts: publishing squash steps on their candidate branches
+// records their squash facts; the landing then merges nothing (it reads no
+// head) and gives the verdicts it gives without them; a fact never stands
+// in for the checks, and one for another head changes nothing.
+func TestSquashFacts(t *testing.T) {
+	w := newWorld(t, rulesSquash)
+	h1, h2 := w.commit(w.c0, "a", "a\n"), w.commit(w.c0, "b", "b\n")
+	p1, p2 := w.open(h1).approve("bob"), w.open(h2).approve("bob")
+	s1 := w.squashOf(w.c0, p1, "", plumbing.ZeroHash)
+	s2 := w.squashOf(s1, p2, "", plumbing.ZeroHash)
+	p1.check("ci", s1, "success")
+	p2.check("ci", s2, "success")
+	branch := func(p *prq) string { return "refs/heads/queue/main/" + p.id }
+	cache := &droppingCache{mapCache{m: map[plumbing.Hash][]byte{}}}
+	objs := &counting{Objects: GoGitObjects(w.store), n: map[plumbing.Hash]int{}}
+	judge := func(us ...Update) []Verdict {
+		t.Helper()
+		return Judge(Input{Objects: objs, Refs: w.refs, Updates: us, Cache: cache})
+	}
+	landing := up(main, w.c0, s2)
+	if v := judge(landing); v[0].Code != "" || objs.total(h1, h2) == 0 {
+		t.Fatalf("landing without facts: %+v, heads read %d times", v[0], objs.total(h1, h2))
+	}
+	for _, v := range judge(up(branch(p1), plumbing.ZeroHash, s1), up(branch(p2), plumbing.ZeroHash, s2)) {
+		if v.Code != "" {
+			t.Fatalf("publishing a squash step refused: %+v", v)
+		}
+	}
+	for _, s := range []plumbing.Hash{s1, s2} {
+		if _, ok := cache.m[SquashFactKey(s)]; !ok {
+			t.Fatalf("no squash fact for %s after its branch was pushed", s)
+		}
+		if _, ok := cache.m[MergeFactKey(s)]; ok {
+			t.Fatalf("a merge fact for squash step %s", s)
+		}
+	}
+	w.refs[branch(p1)], w.refs[branch(p2)] = s1, s2
+	objs.n = map[plumbing.Hash]int{}
+	if v := judge(landing); v[0].Code != "" || objs.total(h1, h2) != 0 {
+		t.Fatalf("landing with facts: %+v, heads read %d times", v[0], objs.total(h1, h2))
+	}
+	p2.check("ci", s2, "failure")
+	if v := judge(landing); v[0].Code != CodeChecksFailed {
+		t.Fatalf("landing with a failed check and squash facts: %+v", v[0])
+	}
+	p2.check("ci", s2, "success")
+	// A fact of s2 naming another head is not believed: the landing merges.
+	cache.m[SquashFactKey(s2)] = encodeSquashFact(s2, w.treeOf(s2), s1, h1)
+	objs.n = map[plumbing.Hash]int{}
+	if v := judge(landing); v[0].Code != "" || objs.total(h2) == 0 {
+		t.Fatalf("a fact for another head: %+v, head read %d times", v[0], objs.total(h2))
+	}
+	// Moving a candidate branch drops the fact of the step it held.
+	judge(up(branch(p1), s1, w.c0))
+	if _, ok := cache.m[SquashFactKey(s1)]; ok {
+		t.Fatal("the squash fact outlived its branch")
+	}
+}
