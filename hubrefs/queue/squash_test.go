@@ -1,11 +1,13 @@
 package queue
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/mergetree"
 )
 
@@ -107,6 +109,29 @@ func TestSquashTrailers(t *testing.T) {
 			t.Errorf("%q: %+v %v", c.msg, b, err)
 		case c.found && c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%q: %v, want %q", c.msg, err, c.want)
+		}
+	}
+}
+
+// TestValidateSquashCandidate: a queue.candidate has the merge step's two
+// parents [C_{i-1}, head] or the squash step's one [S_{i-1}].
+func TestValidateSquashCandidate(t *testing.T) {
+	h, p, s := hex("h"), hex("p"), hex("s")
+	for _, c := range []struct {
+		parents []string
+		ok      bool
+	}{
+		{[]string{p, h}, true},
+		{[]string{p}, true},
+		{[]string{p, p}, false},
+		{[]string{}, false},
+		{[]string{p, h, h}, false},
+		{[]string{"x"}, false},
+	} {
+		raw, _ := json.Marshal(map[string]any{"type": hubrefs.TypeQueueCandidate, "repo": repoID, "pr": prID("a"), "head": h, "step": s, "parents": c.parents, "branch": Branch(main, prID("a"))})
+		_, err := Validate(hubrefs.Event{Type: hubrefs.TypeQueueCandidate, Repo: repoID, Payload: raw})
+		if (err == nil) != c.ok {
+			t.Errorf("parents %v: %v", c.parents, err)
 		}
 	}
 }
