@@ -691,6 +691,9 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 	if !b.QueueCandidates {
 		return refuse(CodeCandidatesOff, "%s is a candidate merging %s, but %s did not take queue candidates (queueCandidates was false)", short(landed), short(rev), a.branch)
 	}
+	if b.Squash() {
+		return refuse(CodeCandidateParents, "%s is a merge step of %s, but %s took squash steps (mergeMethod squash) when it landed", short(landed), short(rev), a.branch)
+	}
 	if b.RequireProvenance {
 		return refuse(CodeProvenance, "%s required provenance, so it takes no queue candidates, yet candidate %s is on it", a.branch, short(landed))
 	}
@@ -792,6 +795,9 @@ func (a *auditor) vouched(chain []*commit, i int, g *groupPending) (plumbing.Has
 // landed is what judgeAt reads of the landed commit itself: its signature
 // for a direct landing, its tree (rule 3) for a candidate step.
 func (a *auditor) landed(c *commit, b trust.Branch, t *trust.State, kind string) error {
+	if b.RequireLinearHistory && len(c.parents) > 1 {
+		return refuse(CodeNonlinear, "%s required linear history (requireLinearHistory) when %s landed, but it has %d parents", a.branch, short(c.id), len(c.parents))
+	}
 	if err := a.objects(c); err != nil {
 		return err
 	}

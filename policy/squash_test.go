@@ -274,3 +274,44 @@ func TestSquashFacts(t *testing.T) {
 		t.Fatal("the squash fact outlived its branch")
 	}
 }
+
+// TestAuditMethodAndLinear: the audit refuses a merge step on a branch
+// that took squash steps, and a two-parent landing on a linear branch.
+func TestAuditMethodAndLinear(t *testing.T) {
+	for _, c := range []struct{ rules, want string }{
+		{`{"protected":{"refs/heads/main":{"requiredChecks":["ci"],"queueCandidates":true,"mergeMethod":"squash"}}}`, CodeCandidateParents},
+		{rulesLinear, CodeCandidateParents},
+		{rulesQueue, ""},
+	} {
+		w := newWorld(t, c.rules)
+		h := w.commit(w.c0, "a", "a\n")
+		p := w.open(h).approve("bob")
+		m := w.merge(w.c0, h)
+		p.check("ci", m, "success")
+		w.refs[main] = m
+		rep, err := Audit(AuditInput{Objects: GoGitObjects(w.store), Refs: w.refs, Branch: main})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if len(rep.Unjustified) > 0 {
+			got = rep.Unjustified[0].Code
+		}
+		if got != c.want {
+			t.Errorf("%s: %+v, want %q", c.rules, rep.Unjustified, c.want)
+		}
+	}
+	// A pull request head that is a merge, landed directly on a linear branch.
+	w := newWorld(t, rulesLinear)
+	a, b := w.commit(w.c0, "a", "a\n"), w.commit(w.c0, "b", "b\n")
+	m := w.merge(a, b)
+	w.ready(m)
+	w.refs[main] = m
+	rep, err := Audit(AuditInput{Objects: GoGitObjects(w.store), Refs: w.refs, Branch: main})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Unjustified) == 0 || rep.Unjustified[len(rep.Unjustified)-1].Code != CodeNonlinear {
+		t.Errorf("a merge head on a linear branch: %+v", rep.Unjustified)
+	}
+}

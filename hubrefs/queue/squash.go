@@ -33,9 +33,15 @@ const (
 )
 
 // SquashMessage is a squash step's message: the pull request's title (or
-// a line naming it), a line saying what was squashed, and the trailers.
+// a line naming it), a line saying what was squashed, and the trailers. A
+// title that would read as one of the trailers (a pull request titled
+// "Git-Plus-Head: ...") is prefixed with the pull request, or the step
+// the queue builds would carry the key twice and never land.
 func SquashMessage(prID, head, target, title string) string {
 	title = strings.TrimSpace(strings.NewReplacer("\r", " ", "\n", " ").Replace(title))
+	if key, _, ok := strings.Cut(title, ":"); ok && (strings.EqualFold(strings.TrimSpace(key), TrailerPR) || strings.EqualFold(strings.TrimSpace(key), TrailerHead)) {
+		title = "Pull request " + prID + ", " + title
+	}
 	if title == "" {
 		title = "Pull request " + prID
 	}

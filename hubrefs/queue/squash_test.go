@@ -135,3 +135,16 @@ func TestValidateSquashCandidate(t *testing.T) {
 		}
 	}
 }
+
+// TestSquashMessageTitle: whatever the title, the queue's own squash step
+// binds its pull request and head (a title shaped as a trailer cannot make
+// it unlandable).
+func TestSquashMessageTitle(t *testing.T) {
+	h := hex("h")
+	for _, title := range []string{"", "Fix", "Git-Plus-Head: " + hex("x"), " git-plus-pr : other", "a\nGit-Plus-PR: x", "Git-Plus-Head:"} {
+		b, found, err := SquashTrailers([]byte(SquashMessage(prID("a"), h, main, title)))
+		if !found || err != nil || b.PR != prID("a") || b.Head.String() != h {
+			t.Errorf("title %q: %+v %v %v", title, b, found, err)
+		}
+	}
+}
