@@ -26,6 +26,10 @@ import (
 // step of head (a crash before pr.merged) is not pushed again.
 func (s *Signing) mergeSquash(st *pr.State, res *Merged, old plumbing.Hash) (*Merged, error) {
 	r, id, base, head := s.Repo, st.ID, res.Branch, res.Head
+	if _, err := Git(r.GitDir, "cat-file", "-e", old.String()+"^{commit}"); err != nil {
+		// A clone may not hold the base's tip: fetch it (the objects only).
+		_, _ = Git(r.GitDir, "fetch", "-q", r.Remote, base)
+	}
 	for _, rev := range []plumbing.Hash{old, head} {
 		if _, err := Git(r.GitDir, "cat-file", "-e", rev.String()+"^{commit}"); err != nil {
 			return nil, fmt.Errorf("pull request %s: %s is not in %s: fetch %s and the pull request's head (e.g. `git fetch %s`) and try again", id, rev, r.GitDir, base, r.Remote)
