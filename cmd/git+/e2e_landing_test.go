@@ -5,6 +5,7 @@ package main
 // by the installed hooks on real `git push`es of stock git.
 
 import (
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks/webview"
 )
 
 // landingClone is a clone of bare whose pushes are signed by key (a known
@@ -94,6 +96,12 @@ func TestQueuePauseE2E(t *testing.T) {
 	rep := queueRunJSON(t, e, bare)
 	if !strings.Contains(rep.Idle, "paused by q") || len(rep.Published) != 0 || len(rep.Landed) != 0 {
 		t.Fatalf("a pass of a paused queue: %+v", rep)
+	}
+	// The page says it too.
+	page := httptest.NewRecorder()
+	webview.Repo(bare, "").ServeHTTP(page, httptest.NewRequest("GET", "/", nil))
+	if body := page.Body.String(); page.Code != 200 || !strings.Contains(body, "paused by q at ") || !strings.Contains(body, "incident 12: the build farm is down") {
+		t.Fatalf("the page of a paused queue (%d):\n%s", page.Code, body)
 	}
 
 	// A green candidate of the first pull request, built by hand.
