@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 )
 
 // TestQueuePaused: while the queue that counts for main is paused the hook
@@ -35,5 +38,37 @@ func TestQueuePaused(t *testing.T) {
 	w.event(ref, "admin", hubrefs.Base{Type: hubrefs.TypeQueueResumed, Repo: repoID})
 	if v := w.judge1(chain); !v.Accepted() {
 		t.Fatalf("resumed by an admin: %+v", v)
+	}
+}
+
+// TestQueuePausedReadsQueueStates: the hook takes the queue's state from
+// the fold cache when it holds one for (trust tip, queue tip), as queue
+// run stores it, instead of folding the log; with none it folds and
+// stores one.
+func TestQueuePausedReadsQueueStates(t *testing.T) {
+	w := newWorld(t, rulesQueue)
+	steps, ps := batchChain(w, 1)
+	ps[0].check("ci", steps[0], "success")
+	publish(w, "queuer", steps, ps, 0)
+	chain := up(main, w.c0, steps[0])
+	cache := &mapCache{m: map[plumbing.Hash][]byte{}}
+	judge := func() Verdict {
+		return Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{chain}, Cache: cache})[0]
+	}
+	if v := judge(); !v.Accepted() {
+		t.Fatalf("running queue: %+v", v)
+	}
+	ref := hubrefs.QueueRefPrefix + queueID
+	trustTip, tip := w.refs[hubrefs.TrustRef], w.refs[ref]
+	b, ok := cache.m[queueStateKey(trustTip, tip)]
+	if !ok {
+		t.Fatal("the hook folded the queue and stored no state")
+	}
+	// A stored state is taken whole: one that says paused refuses.
+	st, _ := decodeQueueState(trustTip, tip, b, false)
+	st.Paused = queue.Pause{By: "x", Reason: "from the cache", Event: tip}
+	cache.m[queueStateKey(trustTip, tip)] = encodeQueueState(trustTip, tip, st)
+	if v := judge(); v.Code != CodeQueuePaused || !strings.Contains(v.Reason, "from the cache") {
+		t.Fatalf("a stored paused state: %+v", v)
 	}
 }
