@@ -309,6 +309,8 @@ var payloadTypes = map[string]reflect.Type{
 	TypeQueueLeft:      reflect.TypeOf(QueueLeft{}),
 	TypeQueueReset:     reflect.TypeOf(QueueReset{}),
 	TypeQueueClosed:    reflect.TypeOf(Base{}),
+	TypeQueuePaused:    reflect.TypeOf(QueuePaused{}),
+	TypeQueueResumed:   reflect.TypeOf(Base{}),
 }
 
 // checkTypedKeys checks payload b of event type typ against its type's key

@@ -37,6 +37,10 @@ const (
 	TypeQueueLeft      = "queue.left"
 	TypeQueueReset     = "queue.reset"
 	TypeQueueClosed    = "queue.closed"
+	// TypeQueuePaused and TypeQueueResumed: a pause of the queue's
+	// landings (docs/queue.md, "Pausing a queue").
+	TypeQueuePaused  = "queue.paused"
+	TypeQueueResumed = "queue.resumed"
 )
 
 // Ref prefixes under refs/hub.
@@ -247,6 +251,14 @@ type QueueLeft struct {
 	// again by the same run (docs/queue.md, "Fresh verdicts").
 	Step string `json:"step,omitempty"`
 	Run  string `json:"run,omitempty"`
+}
+
+// QueuePaused is queue.paused: while it stands (until a queue.resumed)
+// the queue builds and lands nothing and the boundary refuses candidate
+// landings on its target. Reason says why, for people.
+type QueuePaused struct {
+	Base
+	Reason string `json:"reason"`
 }
 
 // QueueReset is queue.reset.

@@ -121,7 +121,7 @@ func (r *AuditReport) Counts() (direct, candidates, unprotected, covered int) {
 		switch l.Kind {
 		case LandingDirect:
 			direct++
-		case LandingCandidate:
+		case LandingCandidate, LandingSquash:
 			candidates++
 		default:
 			unprotected++
@@ -229,7 +229,7 @@ func Audit(in AuditInput) (*AuditReport, error) {
 			pending = append(pending, AuditFinding{Commit: c.id, Code: r.Code, Reason: r.Reason})
 			continue
 		}
-		if l.Kind == LandingCandidate {
+		if l.Kind == LandingCandidate || l.Kind == LandingSquash {
 			rep.Unjustified = append(rep.Unjustified, pending...)
 		} else {
 			l.Covers = len(pending)
@@ -545,6 +545,9 @@ func (a *auditor) justify(c *commit) (AuditLanding, error) {
 			}
 		}
 	}
+	if l, ok, err := a.justifySquash(c); ok { // auditsquash.go
+		return l, err
+	}
 	if len(tried) > 0 {
 		return AuditLanding{}, first
 	}
@@ -571,6 +574,8 @@ func (a *auditor) atMerged(c *commit, m *mergedRef) (AuditLanding, error) {
 	case rev == c.id:
 	case len(c.parents) == 2 && c.parents[1] == rev:
 		kind = LandingCandidate
+	case a.squashOf(c.id, m.p.st.ID, rev): // auditsquash.go
+		kind = LandingSquash
 	default:
 		return AuditLanding{}, refuse(CodeCandidateParents, "pr.merged %s of pull request %s says %s carried head %s, but %s is neither that head nor a candidate with the parents [<previous tip>, %s]", short(m.ev.ID), m.p.st.ID, short(c.id), short(rev), short(c.id), short(rev))
 	}
@@ -646,6 +651,9 @@ func (a *auditor) judgeState(st *pr.State, foldErr error, t *trust.State, rec hu
 	kind := LandingDirect
 	if rev != landed {
 		kind = LandingCandidate
+		if st != nil && a.squashOf(landed, st.ID, rev) {
+			kind = LandingSquash
+		}
 	}
 	return stateVerdict{b: b, required: true, err: a.stateErr(st, foldErr, b, rev, landed, kind)}
 }
@@ -713,8 +721,14 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 	if err := review(st, b, rev.String()); err != nil {
 		return err
 	}
+	if kind == LandingSquash {
+		return a.squashStateErr(st, b, rev, landed) // auditsquash.go
+	}
 	if !b.QueueCandidates {
 		return refuse(CodeCandidatesOff, "%s is a candidate merging %s, but %s did not take queue candidates (queueCandidates was false)", short(landed), short(rev), a.branch)
+	}
+	if b.Squash() {
+		return refuse(CodeCandidateParents, "%s is a merge step of %s, but %s took squash steps (mergeMethod squash) when it landed", short(landed), short(rev), a.branch)
 	}
 	if b.RequireProvenance {
 		return refuse(CodeProvenance, "%s required provenance, so it takes no queue candidates, yet candidate %s is on it", a.branch, short(landed))
@@ -817,11 +831,17 @@ func (a *auditor) vouched(chain []*commit, i int, g *groupPending) (plumbing.Has
 // landed is what judgeAt reads of the landed commit itself: its signature
 // for a direct landing, its tree (rule 3) for a candidate step.
 func (a *auditor) landed(c *commit, b trust.Branch, t *trust.State, kind string) error {
+	if b.RequireLinearHistory && len(c.parents) > 1 {
+		return refuse(CodeNonlinear, "%s required linear history (requireLinearHistory) when %s landed, but it has %d parents", a.branch, short(c.id), len(c.parents))
+	}
 	if err := a.objects(c); err != nil {
 		return err
 	}
 	if kind == LandingDirect {
 		return a.provenance(c, b, t)
+	}
+	if kind == LandingSquash {
+		return a.squashTree(c)
 	}
 	return a.tree(c)
 }

@@ -226,8 +226,14 @@ func (j *judge) branch(u Update) error {
 	if err != nil {
 		return err
 	}
+	if err := linearTip(u, b, tip); err != nil { // linear.go
+		return err
+	}
 	if !b.RequirePullRequest {
 		if err := j.fastForward(u); err != nil {
+			return err
+		}
+		if err := j.linear(u, b); err != nil { // linear.go
 			return err
 		}
 		if err := j.checkObjects(u.New, u.Old); err != nil { // fsck.go
@@ -247,9 +253,15 @@ func (j *judge) branch(u Update) error {
 		if err := j.direct(u, b, cands); err != nil {
 			return err
 		}
+		if err := j.linear(u, b); err != nil { // linear.go
+			return err
+		}
 		// The objects are checked once the landing is otherwise justified,
 		// so what cannot land costs no walk (docs/boundary.md).
 		return j.checkObjects(u.New, u.Old) // fsck.go
+	}
+	if b.Squash() { // mergeMethod squash: squash.go
+		return j.squashLanding(u, b, tip)
 	}
 	if !b.QueueCandidates {
 		if j.rewind(u) {
@@ -275,6 +287,11 @@ func (j *judge) branch(u Update) error {
 	// A chain reaches the old tip by first parents within queueDepth steps
 	// (chain refuses otherwise), so it is a fast-forward by construction.
 	if err := j.chain(u, b, tip); err != nil {
+		return err
+	}
+	// Asked last: it lists and folds the queue refs, which what cannot
+	// land otherwise need not cost.
+	if err := j.queuePaused(u); err != nil { // pause.go
 		return err
 	}
 	return j.checkObjects(u.New, u.Old) // fsck.go

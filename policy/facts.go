@@ -187,12 +187,17 @@ func (j *judge) learnCandidate(u Update) {
 	}
 	if !u.Old.IsZero() {
 		j.forget(MergeFactKey(u.Old))
+		j.forget(SquashFactKey(u.Old)) // squashfacts.go
 	}
 	b, ok := j.rules.For(target)
 	if !ok || !b.RequirePullRequest || !b.QueueCandidates || b.RequireProvenance || u.New.IsZero() || j.learned >= maxLearned {
 		return
 	}
 	c, err := j.commits.get(u.New)
+	if err == nil && b.Squash() {
+		j.learnSquash(target, c) // squashfacts.go
+		return
+	}
 	if err != nil || len(c.parents) != 2 || j.knownMerge(c) {
 		return
 	}

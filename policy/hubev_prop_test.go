@@ -248,7 +248,7 @@ func TestQueueHookFoldAgree(t *testing.T) {
 	}
 	accepted, refused := 0, 0
 	for i := 0; i < 120; i++ {
-		typ := pick(hubrefs.TypeQueueEntered, hubrefs.TypeQueueCandidate, hubrefs.TypeQueueLeft, hubrefs.TypeQueueReset, hubrefs.TypeQueueClosed, hubrefs.TypeQueueOpened)
+		typ := pick(hubrefs.TypeQueueEntered, hubrefs.TypeQueueCandidate, hubrefs.TypeQueueLeft, hubrefs.TypeQueueReset, hubrefs.TypeQueueClosed, hubrefs.TypeQueueOpened, hubrefs.TypeQueuePaused, hubrefs.TypeQueueResumed)
 		p := map[string]any{"type": typ, "repo": repoID}
 		switch typ {
 		case hubrefs.TypeQueueOpened:
@@ -273,6 +273,10 @@ func TestQueueHookFoldAgree(t *testing.T) {
 			p["pr"], p["head"], p["reason"] = prID(), oid(), pick("landed", "failed", "stale", "bored")
 		case hubrefs.TypeQueueReset:
 			p["tip"] = oid()
+		case hubrefs.TypeQueuePaused:
+			if rng.Intn(4) > 0 {
+				p["reason"] = pick("incident 12", "", "two\nlines", "release freeze")
+			}
 		}
 		body, _ := json.Marshal(p)
 		switch rng.Intn(8) {

@@ -80,5 +80,8 @@ func (j *judge) checkMerged(ref string, ev hubrefs.Event, before *pr.State) erro
 	if err := contains(tip, commit, fmt.Sprintf("%s at %s does not contain commit %s", p.Branch, short(tip), p.Commit)); err != nil {
 		return err
 	}
+	if j.squashBinds(commit, before.ID, revision) { // squash.go: a squash step contains its head's change, not its commits
+		return nil
+	}
 	return contains(commit, revision, fmt.Sprintf("commit %s does not contain revision %s", p.Commit, p.Revision))
 }

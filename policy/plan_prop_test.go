@@ -30,7 +30,8 @@ import (
 // dismissed, some lifted by a new approval), drafts made ready and back,
 // conflicting heads, a queue of several entries at either
 // priority, and check results (success, failure, cancelled or none) on the
-// candidate steps — go through a few queue passes, each carried out as the
+// candidate steps — under either merge method (merge steps, or squash
+// steps, docs/queue.md "Step shapes") go through a few queue passes, each carried out as the
 // runner records it (settles, landings, evictions, and candidates with
 // their group marks). On every pass, for every prefix P of the planned
 // chain: the planner would land P (queue.Landable, whose longest true
@@ -41,14 +42,16 @@ import (
 // its seed; the run fails too when the generated states miss a case.
 func TestPlannerHookAgree(t *testing.T) {
 	var seen propSeen
-	t.Run("seeds", func(t *testing.T) {
-		for seed := int64(1); seed <= propSeeds; seed++ {
-			t.Run(fmt.Sprint(seed), func(t *testing.T) {
-				t.Parallel()
-				plannerHook(t, seed, &seen)
-			})
-		}
-	})
+	for _, method := range []string{trust.MergeMethodMerge, trust.MergeMethodSquash} {
+		t.Run(method, func(t *testing.T) {
+			for seed := int64(1); seed <= propSeeds; seed++ {
+				t.Run(fmt.Sprint(seed), func(t *testing.T) {
+					t.Parallel()
+					plannerHook(t, seed, &seen, method == trust.MergeMethodSquash)
+				})
+			}
+		})
+	}
 	// The generator reaches both verdicts, batch vouching and the held back.
 	t.Logf("prefixes landed %d, refused %d (of which under checkEvery > 1: %d landed with an unchecked step, %d refused; %d all green under marks of a larger checkEvery); held back %d (drafts %d, vetoes %d, approved by others than the approvers %d)",
 		seen.landed.Load(), seen.refused.Load(), seen.vouched.Load(), seen.batchRefused.Load(), seen.staleMarks.Load(), seen.notReady.Load(),
@@ -87,6 +90,7 @@ type propWorld struct {
 	// alone (CI is asked for the group's last step only).
 	innerSkip int
 	batch     bool // a world of batch checks, whose checkEvery shrinks
+	squash    bool // mergeMethod squash: the steps are squash steps
 	green     int  // of 20 check runs, how many succeed (the rest: 3 fail, 2 cancelled, or none)
 	rules     propRules
 	qref      string
@@ -100,6 +104,7 @@ type propRules struct {
 	threads                 bool
 	approvers               []string // nil: any hub.review holder
 	veto                    bool     // blockOnChangesRequested
+	squash                  bool     // mergeMethod squash
 }
 
 func (r propRules) json() string {
@@ -111,6 +116,9 @@ func (r propRules) json() string {
 	}
 	if r.veto {
 		extra += `,"blockOnChangesRequested":true`
+	}
+	if r.squash {
+		extra += fmt.Sprintf(`,"mergeMethod":%q`, trust.MergeMethodSquash)
 	}
 	return fmt.Sprintf(`{"protected":{"refs/heads/main":{"requiredApprovals":%d,"requiredChecks":%s,"requireResolvedThreads":%v,"queueCandidates":true,"queueDepth":%d,"checkEvery":%d%s}}}`,
 		r.approvals, checks, r.threads, r.depth, r.every, extra)
@@ -128,6 +136,7 @@ func (w *propWorld) randRules() propRules {
 		// carol may be removed, and rules must name existing members).
 		approvers: [][]string{nil, nil, {"bob"}, {"team:rev"}, {"team:rev", "bob"}}[w.rng.Intn(5)],
 		veto:      w.rng.Intn(2) == 0,
+		squash:    w.squash,
 	}
 	if w.batch {
 		r.every = 3 + w.rng.Intn(2)
@@ -156,9 +165,9 @@ func (w *propWorld) fatalf(format string, args ...any) {
 	w.t.Fatalf("seed %d (rules %s): %s", w.seed, w.rules.json(), fmt.Sprintf(format, args...))
 }
 
-func plannerHook(t *testing.T, seed int64, seen *propSeen) {
+func plannerHook(t *testing.T, seed int64, seen *propSeen, squash bool) {
 	rng := rand.New(rand.NewSource(seed))
-	w := &propWorld{rng: rng, seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}}
+	w := &propWorld{rng: rng, seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}, squash: squash}
 	w.green = []int{11, 15}[rng.Intn(2)]
 	w.innerSkip = 2
 	if w.batch = rng.Intn(3) == 0; w.batch {
@@ -342,7 +351,11 @@ func (w *propWorld) planInput() queue.PlanInput {
 	return queue.PlanInput{Queue: q, PRs: prs, Trust: ts, Branch: b, Tip: w.refs[main],
 		Contains: w.contains,
 		Merge: func(parent, head plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
-			step, conflicts, err := queue.BuildCandidate(objs, objs, parent, head, prID, main, w.title[prID])
+			build := queue.BuildCandidate
+			if w.squash {
+				build = queue.BuildSquash
+			}
+			step, conflicts, err := build(objs, objs, parent, head, prID, main, w.title[prID])
 			var paths []string
 			for _, c := range conflicts {
 				paths = append(paths, c.Path)

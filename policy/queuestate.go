@@ -9,9 +9,9 @@ package policy
 // queue's log (named by its tip, a content hash) and of the trust state it
 // was folded under (named by the trust tip), so it is kept under both:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus queue state v3\n" +
+//	key:   the first 20 bytes of SHA-256("gitplus queue state v4\n" +
 //	       trust tip + queue tip)
-//	entry: "gpqv" 3 | key (20) | queue tip (20) | trust tip (20) |
+//	entry: "gpqv" 4 | key (20) | queue tip (20) | trust tip (20) |
 //	       id | target | closed (1) | count | tip (20) |
 //	       entries: pr | head | base | entered at (20) | seq | priority
 //	       left:    pr | head | reason | detail | step | run | event (20)
@@ -24,6 +24,7 @@ package policy
 //	                time | invalidated (20)
 //	       steps (sorted): step | first parent
 //	       group end marks (sorted): step | size
+//	       pause: by | at | reason | event (20; zero: running)
 //
 // Every list is a count then its items; strings are a length then bytes;
 // numbers are varints. Reader.Queue reads the state at a queue tip from its
@@ -48,14 +49,14 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var queueStateMagic = []byte("gpqv\x03")
+var queueStateMagic = []byte("gpqv\x04")
 
 // maxQueueWalk is how many events Queue reads back from a tip looking for
 // a folded state before it folds the whole log (a variable for tests).
 var maxQueueWalk = 256
 
 func queueStateKey(trustTip, queueTip plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus queue state v3\n", trustTip[:], queueTip[:])
+	return derivedKey("gitplus queue state v4\n", trustTip[:], queueTip[:])
 }
 
 // Queue returns the queue log at tip folded under t, the trust state at
@@ -225,6 +226,10 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 		str(k)
 		num(int64(marks[k]))
 	}
+	str(s.Paused.By)
+	num(s.Paused.At)
+	str(s.Paused.Reason)
+	hash(s.Paused.Event)
 	return b
 }
 
@@ -292,6 +297,7 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte, fresh bool) (*
 		k := str()
 		marks[k] = r.int()
 	}
+	s.Paused = queue.Pause{By: str(), At: r.varint(), Reason: str(), Event: r.hash()}
 	if r.bad || len(r.b) != 0 || len(steps) != ns || len(marks) != nm || s.Count <= 0 || s.Tip != queueTip {
 		return nil, false
 	}

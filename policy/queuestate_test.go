@@ -65,8 +65,12 @@ func (w *queueWorld) payload() any {
 			}
 		}
 		return c
-	case k < 97:
+	case k < 90:
 		return hubrefs.QueueReset{Base: w.base(hubrefs.TypeQueueReset), Tip: hexOf(fmt.Sprint("tip", rng.Intn(3))), Detail: "moved"}
+	case k < 94:
+		return hubrefs.QueuePaused{Base: w.base(hubrefs.TypeQueuePaused), Reason: fmt.Sprint("incident ", k)}
+	case k < 97:
+		return hubrefs.Base{Type: hubrefs.TypeQueueResumed, Repo: repoID}
 	}
 	return hubrefs.Base{Type: hubrefs.TypeQueueClosed, Repo: repoID}
 }
@@ -265,14 +269,15 @@ func TestQueueStateCodec(t *testing.T) {
 // then store it, and this list grow with it.
 func TestQueueStateFieldsKnown(t *testing.T) {
 	want := map[string]string{
-		"State":    "ID Target Closed Entries Left Began Resets Ignored Count Tip latest bases marks active rooted",
+		"State":    "ID Target Closed Entries Left Began Resets Ignored Paused Count Tip latest bases marks active rooted",
+		"Pause":    "By At Reason Event",
 		"Entry":    "PR Head Base EnteredAt Seq Priority",
 		"Left":     "PR Head Reason Detail Step Run Event",
 		"Reset":    "Tip Detail Event",
 		"Ignored":  "Event Type Reason",
 		"Recorded": "PR Head Step Parents Branch GroupEnd GroupSize Trial TrialSeq Run Cited Event Seq Time Invalidated",
 	}
-	for _, v := range []any{queue.State{}, queue.Entry{}, queue.Left{}, queue.Reset{}, queue.Ignored{}, queue.Recorded{}} {
+	for _, v := range []any{queue.State{}, queue.Pause{}, queue.Entry{}, queue.Left{}, queue.Reset{}, queue.Ignored{}, queue.Recorded{}} {
 		typ := reflect.TypeOf(v)
 		var names []string
 		for i := 0; i < typ.NumField(); i++ {

@@ -6,7 +6,7 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v5\n" + trust tip)
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v6\n" + trust tip)
 //	entry: "gpts" 5 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       team count | per team: name | member count | members |
@@ -20,8 +20,9 @@ package policy
 //
 // (strings as in the log entries of cache.go; flags one byte, bit 0
 // requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
-// queueCandidates, 4 blockOnChangesRequested, 5 allowBypass false; integers
-// signed varints). Keys are parsed from their
+// queueCandidates, 4 blockOnChangesRequested, 5 allowBypass false, 6
+// requireLinearHistory, 7 mergeMethod squash; integers signed varints).
+// Keys are parsed from their
 // lines as the fold parses them. An entry that does not decode, or decodes
 // to a state for another tip, is a miss and the log is folded. Like every
 // fold-cache entry it is exactly as trustworthy as the git directory that
@@ -39,11 +40,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x05")
+var trustStateMagic = []byte("gpts\x06")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v5\n", t[:])
+	return derivedKey("gitplus trust state v6\n", t[:])
 }
 
 const (
@@ -53,6 +54,8 @@ const (
 	flagQueueCandidates
 	flagBlockOnChanges
 	flagForbidBypass
+	flagLinearHistory
+	flagSquash
 )
 
 func encodeTrustState(st *trust.State) []byte {
@@ -106,6 +109,7 @@ func encodeTrustState(st *trust.State) []byte {
 		if br.ForbidBypass {
 			f |= flagForbidBypass
 		}
+		f |= landingFlags(br.Landing)
 		b = append(b, f)
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
 		b = binary.AppendVarint(b, int64(br.QueueDepth))
@@ -226,6 +230,7 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
 			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0,
 			BlockOnChangesRequested: f&flagBlockOnChanges != 0, ForbidBypass: f&flagForbidBypass != 0}
+		br.Landing = landingOf(f)
 		br.RequiredApprovals, br.QueueDepth = r.int(), r.int()
 		br.CheckTimeout = time.Duration(r.varint())
 		br.CheckEvery = r.int()
@@ -249,7 +254,7 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 				br.Approvers[j] = string(r.bytes())
 			}
 		}
-		if _, dup := st.Rules.Protected[p]; dup || f > 0x3f {
+		if _, dup := st.Rules.Protected[p]; dup {
 			return nil, false
 		}
 		st.Rules.Protected[p] = br

@@ -37,6 +37,8 @@ func TestTrustStateRoundTrip(t *testing.T) {
 	main.Approvers = []string{"team:docs", "bob"}
 	teams.Rules.Protected["refs/heads/main"] = main
 	states["teams, approvers, veto"] = teams
+	states["squash, linear"] = foldedTrust(t, rulesLinear)
+	states["squash"] = foldedTrust(t, `{"protected":{"refs/heads/main":{"mergeMethod":"squash"}}}`)
 	for name, st := range states {
 		got, ok := decodeTrustState(st.Tip, encodeTrustState(st))
 		if !ok {
@@ -64,7 +66,8 @@ func TestTrustStateCodecCoversEveryField(t *testing.T) {
 		reflect.TypeOf(trust.State{}):    8,  // RepoID Name Members Teams Rules RulesID Tip Skipped
 		reflect.TypeOf(trust.Member{}):   5,  // Name Key KeyLine Caps wire (wire is derived from Key)
 		reflect.TypeOf(trust.Rules{}):    3,  // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   12, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass
+		reflect.TypeOf(trust.Branch{}):   13, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass Landing
+		reflect.TypeOf(trust.Landing{}):  2,  // MergeMethod RequireLinearHistory (flag bits)
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,
 	} {

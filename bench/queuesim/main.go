@@ -115,7 +115,8 @@ func Table(w io.Writer, rows []Row) {
 }
 
 // parseDisciplines reads a list like "serial,1-8,adaptive:8,batch:12/4":
-// a depth or range of depths (strict), adaptive:CAP[/START], batch:DEPTH/K.
+// a depth or range of depths (strict), adaptive:CAP[/START], batch:DEPTH/K,
+// squash:DEPTH (strict, squash steps).
 func parseDisciplines(spec string) ([]Discipline, error) {
 	var ds []Discipline
 	atoi := func(s string) (int, error) {
@@ -143,6 +144,12 @@ func parseDisciplines(spec string) ([]Discipline, error) {
 				}
 			}
 			ds = append(ds, Discipline{Depth: c, Adaptive: true, Start: start})
+		case strings.HasPrefix(f, "squash:"):
+			depth, err := atoi(strings.TrimPrefix(f, "squash:"))
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, Discipline{Depth: depth, Squash: true})
 		case strings.HasPrefix(f, "batch:"):
 			a, b, _ := strings.Cut(strings.TrimPrefix(f, "batch:"), "/")
 			depth, err := atoi(a)
@@ -197,7 +204,7 @@ func main() {
 	flag.Float64Var(&p.Intervene, "intervene", p.Intervene, "delay before a person takes the red first entry out of a queue stopped on a red target, in T (0: never)")
 	seeds := flag.Int("seeds", 20, "seeds (1..seeds)")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "simulations run at once")
-	spec := flag.String("disciplines", "serial,2-8,adaptive:8,adaptive:8/4,batch:6/6,batch:8/4,batch:8/8,batch:12/4,batch:12/6,batch:12/12,batch:16/8", "serial, depths (N or N-M), adaptive:CAP[/START], batch:DEPTH/K")
+	spec := flag.String("disciplines", "serial,2-8,adaptive:8,adaptive:8/4,batch:6/6,batch:8/4,batch:8/8,batch:12/4,batch:12/6,batch:12/12,batch:16/8", "serial, depths (N or N-M), adaptive:CAP[/START], batch:DEPTH/K, squash:DEPTH")
 	flag.Parse()
 	ds, err := parseDisciplines(*spec)
 	if err != nil {

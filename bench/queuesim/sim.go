@@ -115,6 +115,10 @@ type Discipline struct {
 	Adaptive   bool // grow the depth by one per landed pull request, halve it per eviction
 	Start      int  // adaptive: the first depth (default 1)
 	CheckEvery int  // batch checks (0 or 1: strict); needs batchSupport
+	// Squash: the rules say mergeMethod squash, and the runner builds
+	// squash steps (queue.BuildSquash) instead of merge steps
+	// (docs/queue.md, "Squash steps in the simulator").
+	Squash bool
 }
 
 func (d Discipline) Name() string {
@@ -130,6 +134,9 @@ func (d Discipline) Name() string {
 		if d.Adaptive {
 			s = fmt.Sprintf("batch, adaptive, start %d, cap %d, checkEvery %d", max(d.Start, 1), d.Depth, d.CheckEvery)
 		}
+	}
+	if d.Squash {
+		s += ", squash"
 	}
 	return s
 }
@@ -257,6 +264,9 @@ func run(p Params, d Discipline, sc scenario) (Result, error) {
 	s.br.QueueDepth = d.Depth
 	s.br.CheckTimeout = timeDur(p.Timeout)
 	setCheckEvery(&s.br, d.CheckEvery)
+	if d.Squash {
+		s.br.MergeMethod = trust.MergeMethodSquash
+	}
 	s.trust = newTrust(s.br)
 	s.q = newQueueLog(&s.seq, t0)
 	s.tip = s.repo.base
@@ -381,7 +391,11 @@ func (s *sim) build(parent, head plumbing.Hash, id string) (plumbing.Hash, []str
 	if r, ok := s.merge[k]; ok {
 		return r.step, r.conflicts, nil
 	}
-	step, conflicts, err := queue.BuildCandidate(s.repo.store, s.repo.store, parent, head, id, target, s.byID[id].Title)
+	build := queue.BuildCandidate
+	if s.d.Squash {
+		build = queue.BuildSquash
+	}
+	step, conflicts, err := build(s.repo.store, s.repo.store, parent, head, id, target, s.byID[id].Title)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}

@@ -146,11 +146,11 @@ func TestRandomScenariosKeepInvariants(t *testing.T) {
 }
 
 func TestParseDisciplines(t *testing.T) {
-	ds, err := parseDisciplines("serial,2-3,adaptive:8,adaptive:6/2,batch:12/4")
+	ds, err := parseDisciplines("serial,2-3,adaptive:8,adaptive:6/2,batch:12/4,squash:8")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Discipline{{Depth: 1}, {Depth: 2}, {Depth: 3}, {Depth: 8, Adaptive: true, Start: 1}, {Depth: 6, Adaptive: true, Start: 2}, {Depth: 12, CheckEvery: 4}}
+	want := []Discipline{{Depth: 1}, {Depth: 2}, {Depth: 3}, {Depth: 8, Adaptive: true, Start: 1}, {Depth: 6, Adaptive: true, Start: 2}, {Depth: 12, CheckEvery: 4}, {Depth: 8, Squash: true}}
 	if !reflect.DeepEqual(ds, want) {
 		t.Fatalf("got %+v", ds)
 	}
@@ -266,5 +266,35 @@ func TestNoRetryAboveRed(t *testing.T) {
 					with.Runs, without.Runs, float64(with.Drain)/T, float64(without.Drain)/T, with.Landed, with.Innocent, tc.runs, tc.retrying, tc.n-1)
 			}
 		})
+	}
+}
+
+// TestSquashSameAsMerge: squash steps have the merge steps' trees, so the
+// same scenarios give the same CI runs, evictions, landings and drain
+// under either merge method (docs/queue.md, "Squash steps in the
+// simulator"), with and without batch checks.
+func TestSquashSameAsMerge(t *testing.T) {
+	p := DefaultParams()
+	p.PRs, p.Flaky, p.Hang, p.Conflicts = 30, 0.2, 0.02, 3
+	for _, d := range []Discipline{{Depth: 1}, {Depth: 6}, {Depth: 8, CheckEvery: 4}} {
+		for seed := uint64(1); seed <= 2; seed++ {
+			p.Seed = seed
+			merge, err := Run(p, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sq := d
+			sq.Squash = true
+			squash, err := Run(p, sq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(merge, squash) {
+				t.Errorf("%s seed %d: merge\n%+v\nsquash\n%+v", d.Name(), seed, merge, squash)
+			}
+			if squash.Landed == 0 || squash.Runs == 0 {
+				t.Errorf("%s seed %d: nothing happened: %+v", sq.Name(), seed, squash)
+			}
+		}
 	}
 }

@@ -74,11 +74,13 @@ func soakRules(t *testing.T, ciScript, gate, bin string) hooks.WakeConfig {
 // soakCI is the CI command, run in the candidate's checkout: it logs the
 // commit, fails when a BROKEN-* file is in the tree, and fails the first
 // runs (as many as its second argument says) of a candidate whose pull
-// request (second parent) adds FLAKY-*.
+// request (second parent, or a squash step's Git-Plus-Head) adds FLAKY-*.
 const soakCI = `log=%q
 git rev-parse HEAD >>"$log/runs"
 for f in BROKEN-*; do [ -e "$f" ] && exit 1; done
-for f in $(git ls-tree --name-only HEAD^2 | grep '^FLAKY-'); do
+head=$(git log -1 --format='%%(trailers:key=Git-Plus-Head,valueonly)' HEAD)
+[ -n "$head" ] || head=HEAD^2
+for f in $(git ls-tree --name-only $head | grep '^FLAKY-'); do
   n=$(cat "$log/$f" 2>/dev/null || echo 0); echo $((n+1)) >"$log/$f"
   [ "$n" -ge %d ] || exit 1
 done
@@ -93,6 +95,17 @@ type soakPR struct {
 func TestQueueSoak(t *testing.T) {
 	t.Parallel()
 	soak(t, e2eQueueRules, false)
+}
+
+// TestQueueSoakSquash is the soak on a branch taking squash steps
+// (docs/queue.md, "Step shapes"): the README's wake rules land the queue
+// as squash steps, exactly once each, and main holds no merge commit.
+func TestQueueSoakSquash(t *testing.T) {
+	t.Parallel()
+	w, _ := soak(t, `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true, "mergeMethod": "squash", "requireLinearHistory": true}}}`, false)
+	if merges := w.git(w.origin, "log", "--merges", "--format=%H", "refs/heads/main"); merges != "" {
+		t.Errorf("git log --merges main: %s", merges)
+	}
 }
 
 // TestQueueSoakBatch is the soak under batch checks (checkEvery 4, depth
@@ -382,7 +395,14 @@ func soakCheck(t *testing.T, w *e2e, qid string, prs []soakPR, logDir string, re
 	if err := json.Unmarshal([]byte(w.mustGP("", w.origin, "", "queue", "stats", "--target", "main", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	merges := strings.Count(w.git(w.origin, "rev-list", "--first-parent", "--merges", "refs/heads/main"), "\n") + 1
+	// A landing is a merge step or a squash step (docs/queue.md, "Step
+	// shapes").
+	merges := 0
+	for _, line := range strings.Split(w.git(w.origin, "log", "--first-parent", "--format=%P %(trailers:key=Git-Plus-PR,valueonly,separator=)", "refs/heads/main"), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			merges++
+		}
+	}
 	if st.Landed != merges {
 		t.Errorf("queue stats: %d landed; main holds %d landings", st.Landed, merges)
 	}

@@ -61,6 +61,9 @@ func prMergeAction(c *cli.Context) error {
 	if !m.Already {
 		undelivered = awaitOwnDeliveries(s.Repo, since)
 	}
+	if !m.Squash.IsZero() {
+		m.Result += " as squash step " + m.Squash.String()
+	}
 	return prMergeReport(c, m.ID, m.Branch, m.Head, m.Pushed, m.Result, undelivered)
 }
 

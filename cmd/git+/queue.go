@@ -1,6 +1,6 @@
 package main
 
-// git+ queue {open,enter,leave,list,show,close}: the merge queue's records
+// git+ queue {open,enter,leave,list,show,pause,resume,close}: the merge queue's records
 // under refs/hub/queue/<uuid> (docs/queue.md); the writers are receive/repo's
 // (its queue.go has the decisions). `queue run` is in queuerun.go.
 //
@@ -50,6 +50,8 @@ func init() {
 			Flags:  []cli.Flag{&cli.StringFlag{Name: "target", Usage: "the branch whose queue to show"}, jsonFlag(), remoteFlag()},
 			Action: queueShow,
 		},
+		queuePauseCommand(),
+		queueResumeCommand(),
 		&cli.Command{
 			Name: "close", Usage: "close a queue (a fresh one takes over its branch)", ArgsUsage: "ID",
 			Flags:  []cli.Flag{remoteFlag()},

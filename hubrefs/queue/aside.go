@@ -300,7 +300,7 @@ func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups []trialGr
 			if rec := q.latestRec(st.PR); announces(rec, st) && rec.Trial && rec.Run == g.run {
 				continue
 			}
-			out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: []string{st.Parent, st.Head},
+			out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(in.Branch.Squash(), st.Parent, st.Head),
 				Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Trial: true, Run: g.run})
 		}
 	}

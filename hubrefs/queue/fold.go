@@ -131,8 +131,11 @@ type State struct {
 	Began   []Entry
 	Resets  []Reset
 	Ignored []Ignored
-	Count   int           // events in the ref (all of them, counted against the ceiling)
-	Tip     plumbing.Hash // the last event folded
+	// Paused is the pause standing on the queue (pause.go); zero when
+	// the queue runs.
+	Paused Pause
+	Count  int           // events in the ref (all of them, counted against the ceiling)
+	Tip    plumbing.Hash // the last event folded
 
 	latest map[string]*Recorded // per pr, the latest queue.candidate
 	bases  map[string]string    // candidate step → its first parent, over all candidates
@@ -370,6 +373,8 @@ func (s *State) apply(ev hubrefs.Event, payload any, verr error, t *trust.State)
 		}
 	case *hubrefs.Base:
 		s.Closed = true
+	case *hubrefs.QueuePaused, *Resumed:
+		s.pause(ev, p, t) // pause.go
 	}
 	return nil
 }

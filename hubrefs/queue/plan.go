@@ -258,6 +258,12 @@ func PlanPass(in PlanInput) (Plan, error) {
 		out.Idle = "queue " + q.ID + " is closed"
 		return out, nil
 	}
+	if q.Paused.On() {
+		// Paused (pause.go): nothing is built, landed, settled or evicted;
+		// the entries keep their places for the resume.
+		out.Idle = "queue " + q.ID + " is " + q.Paused.Line()
+		return out, nil
+	}
 	depth := in.Depth
 	if depth <= 0 {
 		depth = in.Branch.QueueDepth
@@ -507,7 +513,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 		if st.held {
 			continue
 		}
-		parents := []string{st.Parent, st.Head}
+		parents := StepParents(in.Branch.Squash(), st.Parent, st.Head) // squash.go
 		if announces(q.latestRec(st.PR), st) {
 			continue
 		}
@@ -533,7 +539,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 // again.
 func announces(rec *Recorded, st Step) bool {
 	return rec != nil && rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head &&
-		len(rec.Parents) == 2 && rec.Parents[0] == st.Parent && rec.Parents[1] == st.Head && rec.Seq > st.enteredSeq &&
+		namesStep(rec, st.Parent, st.Head) && rec.Seq > st.enteredSeq &&
 		rec.GroupEnd == st.GroupEnd && rec.GroupSize == st.GroupSize
 }
 

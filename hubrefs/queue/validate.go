@@ -19,8 +19,9 @@ const (
 // type, the payload decoded strictly into its type, its type and repository
 // equal to the event's, and every field's rule. It returns the decoded
 // payload: *hubrefs.QueueOpened, *hubrefs.QueueEntered,
-// *hubrefs.QueueCandidate, *hubrefs.QueueLeft, *hubrefs.QueueReset or
-// *hubrefs.Base (queue.closed). Errors wrap ErrMalformed and name the field.
+// *hubrefs.QueueCandidate, *hubrefs.QueueLeft, *hubrefs.QueueReset,
+// *hubrefs.QueuePaused, *Resumed (queue.resumed) or *hubrefs.Base
+// (queue.closed). Errors wrap ErrMalformed and name the field.
 func Validate(ev hubrefs.Event) (any, error) {
 	var p any
 	var base *hubrefs.Base
@@ -43,6 +44,12 @@ func Validate(ev hubrefs.Event) (any, error) {
 	case hubrefs.TypeQueueClosed:
 		v := &hubrefs.Base{}
 		p, base = v, v
+	case hubrefs.TypeQueuePaused:
+		v := &hubrefs.QueuePaused{}
+		p, base = v, &v.Base
+	case hubrefs.TypeQueueResumed:
+		v := &Resumed{}
+		p, base = v, &v.Base
 	default:
 		return nil, fmt.Errorf("%w: %s is not a queue event", ErrMalformed, ev.Type)
 	}
@@ -73,13 +80,16 @@ func Validate(ev hubrefs.Event) (any, error) {
 	case *hubrefs.QueueCandidate:
 		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)), bad("step", pr.ValidOID(v.Step)),
 			bad("branch", trust.ValidRef(v.Branch)))
-		if err == nil && len(v.Parents) != 2 {
-			err = fmt.Errorf("%w: parents: a candidate has exactly two parents [C_{i-1}, head], not %d", ErrMalformed, len(v.Parents))
+		if err == nil && len(v.Parents) != 2 && len(v.Parents) != 1 {
+			err = fmt.Errorf("%w: parents: a candidate has the two parents [C_{i-1}, head] (a merge step) or the one parent [S_{i-1}] (a squash step), not %d", ErrMalformed, len(v.Parents))
 		}
 		if err == nil {
-			err = first(bad("parents[0]", pr.ValidOID(v.Parents[0])), bad("parents[1]", pr.ValidOID(v.Parents[1])))
+			err = bad("parents[0]", pr.ValidOID(v.Parents[0]))
 		}
-		if err == nil && v.Parents[1] != v.Head {
+		if err == nil && len(v.Parents) == 2 {
+			err = bad("parents[1]", pr.ValidOID(v.Parents[1]))
+		}
+		if err == nil && len(v.Parents) == 2 && v.Parents[1] != v.Head {
 			err = fmt.Errorf("%w: parents[1] is %s, not the head %s: a candidate's parents are [C_{i-1}, head]", ErrMalformed, v.Parents[1], v.Head)
 		}
 		if err == nil && (v.GroupEnd != "" || v.GroupSize != 0) {
@@ -103,6 +113,8 @@ func Validate(ev hubrefs.Event) (any, error) {
 		}
 	case *hubrefs.QueueReset:
 		err = bad("tip", pr.ValidOID(v.Tip))
+	case *hubrefs.QueuePaused:
+		err = validPause(v)
 	}
 	if err != nil {
 		return nil, err

@@ -61,6 +61,9 @@ type Branch struct {
 	// docs/trust.md, "An audited bypass"). Held inverted so that the zero
 	// Branch allows it, as the rules do by default.
 	ForbidBypass bool
+
+	// Landing: mergeMethod and requireLinearHistory (rules_landing.go).
+	Landing
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -236,7 +239,7 @@ func parseRules(data []byte, strict bool) (Rules, error) {
 }
 
 func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
-	m, ok, err := object(raw, path, branchFields, strict)
+	m, ok, err := object(raw, path, append(branchFields[:len(branchFields):len(branchFields)], landingFields...), strict)
 	if err != nil {
 		return Branch{}, err
 	}
@@ -266,6 +269,9 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 	}
 	if b.CheckEvery == 1 {
 		b.CheckEvery = 0 // the default, held as zero
+	}
+	if err := parseLanding(m, path, &b.Landing); err != nil {
+		return Branch{}, err
 	}
 	var timeout string
 	if err := field(m, "checkTimeout", path, &timeout); err != nil {
@@ -337,6 +343,9 @@ func (r Rules) Validate() error {
 		if b.CheckEvery > b.QueueDepth {
 			return fmt.Errorf("%w: %s.checkEvery is %d, more than queueDepth %d; a group cannot be longer than the chain, lower checkEvery or raise queueDepth", ErrInvalidRules, path, b.CheckEvery, b.QueueDepth)
 		}
+		if err := b.validLanding(path); err != nil {
+			return err
+		}
 		seen := map[string]bool{}
 		for _, c := range b.RequiredChecks {
 			if err := ValidCheckName(c); err != nil {
@@ -388,6 +397,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		Approvers              []string `json:"approvers,omitempty"`
 		BlockOnChanges         bool     `json:"blockOnChangesRequested,omitempty"`
 		AllowBypass            *bool    `json:"allowBypass,omitempty"` // written only when false
+		landingJSON
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -416,7 +426,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.ForbidBypass {
 			allow = new(bool)
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Approvers, b.BlockOnChangesRequested, allow}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Approvers, b.BlockOnChangesRequested, allow, b.Landing.json()}
 	}
 	return json.Marshal(out)
 }

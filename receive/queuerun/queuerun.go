@@ -630,7 +630,11 @@ func (r *runner) plan(st *state, clock *queue.ClockRange) (queue.Plan, error) {
 		Queue: st.q, PRs: st.prs, Trust: st.trust, Branch: st.branch, Tip: st.target,
 		Contains: r.containsIn(st.objs),
 		Merge: func(parent, head plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
-			step, conflicts, err := queue.BuildCandidate(st.objs, st.objs, parent, head, prID, o.Target, titles[prID])
+			build := queue.BuildCandidate
+			if st.branch.Squash() { // mergeMethod squash (docs/queue.md, "Step shapes")
+				build = queue.BuildSquash
+			}
+			step, conflicts, err := build(st.objs, st.objs, parent, head, prID, o.Target, titles[prID])
 			if err != nil {
 				return plumbing.ZeroHash, nil, err
 			}

@@ -350,6 +350,9 @@ type Merged struct {
 	// was done.
 	Already bool
 	Result  string // "merged", "already merged", or that only pr.merged was recorded
+	// Squash: on a branch taking squash steps, the step that landed the
+	// head (prsquash.go); zero otherwise.
+	Squash plumbing.Hash
 }
 
 // LandingRefusedError is a landing the receiving hook refused: Lines are
@@ -404,6 +407,9 @@ func (s *Signing) Merge(id string) (*Merged, error) {
 	old, err := r.RemoteRef(base)
 	if err != nil {
 		return nil, err
+	}
+	if b, ok := t.Rules.For(base); ok && b.Squash() && old != head {
+		return s.mergeSquash(st, res, old) // prsquash.go
 	}
 	if old != head {
 		if _, err := Git(r.GitDir, "cat-file", "-e", st.Head+"^{commit}"); err != nil {

@@ -143,6 +143,9 @@ func (j *QueueView) WriteText(out io.Writer) {
 		state = "closed"
 	}
 	fmt.Fprintf(out, "queue %s on %s (%s, %d events)\n", j.ID, j.Target, state, j.Events)
+	if j.Paused != nil {
+		fmt.Fprintf(out, "%s; nothing lands until git+ queue resume\n", j.Paused.Line())
+	}
 	if j.TargetRed != "" {
 		fmt.Fprintf(out, "target red: %s\n", j.TargetRed)
 	}

@@ -200,6 +200,9 @@ type QueueView struct {
 	// TargetRed: why the queue believes the target is broken and stopped
 	// evicting (docs/queue.md, "A red target"); empty otherwise.
 	TargetRed string `json:"targetRed,omitempty"`
+	// Paused: who paused the queue, when (Unix seconds) and why; absent
+	// while it runs (docs/queue.md, "Pausing a queue").
+	Paused *queue.Pause `json:"paused,omitempty"`
 }
 
 // PRs lists the pull requests (only the open ones unless all), each folded
@@ -293,6 +296,9 @@ func (r *Repo) ShowQueue(t *trust.State, id, target string) (*QueueView, error) 
 	}
 	if tip, err := r.RemoteRef(q.State.Target); err == nil && !tip.IsZero() {
 		j.TargetRed = queue.RedTarget(q.State, tip.String(), nil)
+	}
+	if p := q.State.Paused; p.On() {
+		j.Paused = &p
 	}
 	return j, nil
 }

@@ -1,0 +1,125 @@
+package policy
+
+import (
+	"errors"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/gitobj"
+)
+
+// LandingSquash is the kind of a squash step's landing (docs/boundary.md,
+// "Squash steps"): one parent, bound to its pull request and head by its
+// trailers.
+const LandingSquash = "squash"
+
+// squashBinding reads what c's trailers bind it to, when c is shaped as a
+// squash step: one parent and well-formed trailers.
+func (a *auditor) squashBinding(c *commit) (queue.SquashBinding, bool) {
+	if len(c.parents) != 1 {
+		return queue.SquashBinding{}, false
+	}
+	raw, err := a.j.commits.rawOf(c)
+	if err != nil {
+		return queue.SquashBinding{}, false
+	}
+	pc, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return queue.SquashBinding{}, false
+	}
+	b, found, err := queue.SquashTrailers(pc.Message)
+	return b, found && err == nil
+}
+
+// squashOf reports whether the commit id is a squash step binding pull
+// request prID at head rev.
+func (a *auditor) squashOf(id plumbing.Hash, prID string, rev plumbing.Hash) bool {
+	c, err := a.j.commits.get(id)
+	if err != nil {
+		return false
+	}
+	b, ok := a.squashBinding(c)
+	return ok && b.PR == prID && b.Head == rev
+}
+
+// justifySquash looks, without a pr.merged naming c, for the pull request
+// c's trailers name among those whose head was ever the bound head.
+func (a *auditor) justifySquash(c *commit) (AuditLanding, bool, error) {
+	b, ok := a.squashBinding(c)
+	if !ok {
+		return AuditLanding{}, false, nil
+	}
+	var first error
+	tried := false
+	for _, p := range a.headsBy[b.Head] {
+		if p.st.ID != b.PR {
+			continue
+		}
+		tried = true
+		l, err := a.scan(c, p, b.Head, LandingSquash)
+		if err == nil {
+			return l, true, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return AuditLanding{}, tried, first
+}
+
+// squashStateErr is stateErr's rule for a squash step landed merging rev
+// (review judged): the branch took squash steps, no provenance, required
+// checks green on the step (or on rev when the step has rev's very tree),
+// batch checks as for merge steps.
+func (a *auditor) squashStateErr(st *pr.State, b trust.Branch, rev, landed plumbing.Hash) error {
+	if !b.Squash() {
+		return refuse(CodeCandidateParents, "%s is a squash step of %s, but %s took merge steps (mergeMethod merge) when it landed", short(landed), short(rev), a.branch)
+	}
+	if b.RequireProvenance {
+		return refuse(CodeProvenance, "%s required provenance, so it takes no squash steps, yet squash step %s is on it", a.branch, short(landed))
+	}
+	err := checks(st, b, landed.String(), "squash step")
+	if err != nil {
+		lc, lerr := a.j.commits.get(landed)
+		hc, herr := a.j.commits.get(rev)
+		if lerr == nil && herr == nil && lc.tree == hc.tree && checks(st, b, rev.String(), "head") == nil {
+			return nil
+		}
+	}
+	var r *refusal
+	if err != nil && b.Every() > 1 && errors.As(err, &r) {
+		return &refusal{Code: r.Code, Reason: r.Reason, err: &groupPending{every: b.Every(), pr: st.ID}}
+	}
+	return err
+}
+
+// squashTree is rule 3 for a squash step: tree(c) equals
+// mergeTree(first parent, the head its trailers bind), clean.
+func (a *auditor) squashTree(c *commit) error {
+	if err, ok := a.trees[c.id]; ok {
+		return err
+	}
+	bind, ok := a.squashBinding(c)
+	if !ok {
+		return refuse(CodeSquashTrailers, "squash step %s lost its trailers", short(c.id))
+	}
+	prev, h := c.parents[0], bind.Head
+	fault, detail, merged, err := candidateTree(a.j.in.Objects, prev, h, c.tree, a.j.merges)
+	switch fault {
+	case treeUnrelated:
+		err = refuse(CodeCandidateConflict, "squash step %s: %s and %s have no common ancestor", short(c.id), short(prev), short(h))
+	case treeUnreadable:
+		err = objErr(plumbing.ZeroHash, err)
+	case treeConflict:
+		err = refuse(CodeCandidateConflict, "squash step %s: merging %s into %s conflicts at %s", short(c.id), short(h), short(prev), detail)
+	case treeDiffers:
+		err = refuse(CodeCandidateTree, "squash step %s has tree %s, but the merge of %s into %s is %s: its content was altered", short(c.id), short(c.tree), short(h), short(prev), short(merged))
+	default:
+		err = nil
+	}
+	a.trees[c.id] = err
+	return err
+}

@@ -1,0 +1,233 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/gitobj"
+)
+
+// CodeSquashTrailers: a squash step's trailers do not bind it to one pull
+// request's current head (docs/boundary.md, "Squash steps"): a
+// Git-Plus-PR or Git-Plus-Head missing, repeated, malformed or outside the
+// last paragraph, or a head that is not that pull request's head.
+const CodeSquashTrailers = "squash-trailers"
+
+// squashStep is one step of a squash chain: the commit and what its
+// trailers bind it to.
+type squashStep struct {
+	c    *commit
+	bind queue.SquashBinding
+}
+
+// squashLanding judges an update of a branch whose rules say
+// "mergeMethod": "squash" whose new tip is no open pull request's head
+// (docs/boundary.md, "Squash steps"). A chain of squash steps lands;
+// anything else is refused as on a merge branch.
+func (j *judge) squashLanding(u Update, b trust.Branch, tip *commit) error {
+	if len(tip.parents) > 1 {
+		if j.rewind(u) {
+			return nonFastForward(u)
+		}
+		return refuse(CodeCandidateParents, "%s has %d parents, but %s takes squash steps (mergeMethod squash): one parent, the previous step, and the trailers %s and %s", short(u.New), len(tip.parents), u.Ref, queue.TrailerPR, queue.TrailerHead)
+	}
+	if len(tip.parents) == 0 || !j.squashTip(tip) {
+		if j.rewind(u) {
+			return nonFastForward(u)
+		}
+		return j.notAHead(u.Ref, u.New, "commit")
+	}
+	if b.RequireProvenance {
+		return refuse(CodeProvenance, "%s requires provenance, so it takes no squash steps built by the queue (they are unsigned); land pull request heads directly", u.Ref)
+	}
+	if u.Old.IsZero() {
+		return refuse(CodeNotAPRHead, "%s does not exist yet, so a squash step has nothing to start from; push an approved pull request head first", u.Ref)
+	}
+	depth := 1 // pr merge's one step
+	if b.QueueCandidates {
+		depth = b.QueueDepth
+	}
+	if err := j.squashChain(u, b, tip, depth); err != nil {
+		return err
+	}
+	if b.QueueCandidates {
+		if err := j.queuePaused(u); err != nil { // pause.go
+			return err
+		}
+	}
+	return j.checkObjects(u.New, u.Old) // fsck.go
+}
+
+// squashTip reports whether c's message names either squash trailer (it
+// tries to be a squash step); false for an unreadable commit, which the
+// refusal that follows reads again.
+func (j *judge) squashTip(c *commit) bool {
+	raw, err := j.commits.rawOf(c)
+	if err != nil {
+		return false
+	}
+	pc, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return false
+	}
+	_, found, _ := queue.SquashTrailers(pc.Message)
+	return found
+}
+
+// squashChain judges a chain of squash steps from u.Old to u.New: each
+// step S_i has exactly the parent S_{i-1}; its trailers name an open pull
+// request based on the branch and that pull request's current head H_i,
+// whose review rules hold at H_i; every required check is success on S_i
+// (or on H_i when S_i has H_i's very tree: the checked tree is the landed
+// one), batch checks as for merge steps; and tree(S_i) is exactly the
+// clean mergeTree(S_{i-1}, H_i). It is the merge step's judgement with
+// the head read from the trailers instead of the second parent.
+func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) error {
+	var steps []*commit
+	for c := tip; ; {
+		if len(steps) >= depth {
+			return refuse(CodeChainTooDeep, "%s is more than %d first-parent steps above %s's tip %s (queueDepth; one step without queueCandidates); land a shorter chain", short(u.New), depth, u.Ref, short(u.Old))
+		}
+		steps = append(steps, c)
+		if len(c.parents) == 0 {
+			return refuse(CodeNonFastForward, "%s does not reach %s's tip %s by first parents", short(u.New), u.Ref, short(u.Old))
+		}
+		if c.parents[0] == u.Old {
+			break
+		}
+		next, err := j.commits.get(c.parents[0])
+		if err != nil {
+			return err
+		}
+		c = next
+	}
+	for l, r := 0, len(steps)-1; l < r; l, r = l+1, r-1 {
+		steps[l], steps[r] = steps[r], steps[l]
+	}
+	j.foldPRs()
+	used := map[string]plumbing.Hash{}
+	prev := u.Old
+	batch := b.Every() > 1
+	unchecked := map[int]error{}
+	bound := make([]squashStep, len(steps))
+	for i, c := range steps {
+		// Rule 1.
+		if len(c.parents) != 1 || c.parents[0] != prev {
+			return refuse(CodeCandidateParents, "step %d of the chain, %s, has parents %s; a squash step has exactly the parent [%s]", i+1, short(c.id), hashes(c.parents), short(prev))
+		}
+		raw, err := j.commits.rawOf(c)
+		if err != nil {
+			return err
+		}
+		pc, err := gitobj.ParseCommit(raw)
+		if err != nil {
+			return refuse(CodeBadObject, "step %d (%s) is not a well-formed commit: %v", i+1, short(c.id), err)
+		}
+		bind, found, err := queue.SquashTrailers(pc.Message)
+		if !found {
+			err = fmt.Errorf("no %s and %s trailers", queue.TrailerPR, queue.TrailerHead)
+		}
+		if err != nil {
+			return refuse(CodeSquashTrailers, "step %d (%s): %v; a squash step's message ends with %s: <pull request id> and %s: <the head squashed>, once each", i+1, short(c.id), err, queue.TrailerPR, queue.TrailerHead)
+		}
+		h := bind.Head
+		// Rule 2: the named pull request is open on the branch and h is
+		// its current head.
+		cands := j.openHeads(u.Ref, h)
+		var named *pr.State
+		var others []string
+		for _, cand := range cands {
+			if cand.ID == bind.PR {
+				named = cand
+			} else {
+				others = append(others, cand.ID)
+			}
+		}
+		if named == nil {
+			if len(others) > 0 {
+				return refuse(CodeSquashTrailers, "step %d (%s) names pull request %s, but its %s %s is the head of pull request %s; a squash step names the pull request whose head it squashed", i+1, short(c.id), bind.PR, queue.TrailerHead, short(h), strings.Join(others, ", "))
+			}
+			return j.notAHead(u.Ref, h, fmt.Sprintf("the %s of step %d (%s),", queue.TrailerHead, i+1, short(c.id)))
+		}
+		if at, dup := used[named.ID]; dup {
+			return refuse(CodeDuplicatePR, "pull request %s appears twice in the chain (at %s and %s); a pull request lands at most once", named.ID, short(at), short(c.id))
+		}
+		// Rules 4 and 5.
+		if err := review(named, b, h.String()); err != nil {
+			return err
+		}
+		if err := checks(named, b, c.id.String(), "squash step"); err != nil {
+			if hc, herr := j.commits.get(h); herr == nil && hc.tree == c.tree && checks(named, b, h.String(), "head") == nil {
+				err = nil // the very tree was checked at the head
+			}
+			if err != nil && !batch {
+				return err
+			}
+			if err != nil {
+				unchecked[i] = err
+			}
+		}
+		used[named.ID] = c.id
+		bound[i] = squashStep{c: c, bind: bind}
+		prev = c.id
+	}
+	if len(unchecked) > 0 {
+		if err := j.groups(u, b, steps, unchecked); err != nil {
+			return err
+		}
+	}
+	// Rule 3, last: the tree is exactly mergeTree(S_{i-1}, H_i), clean.
+	prev = u.Old
+	for i, s := range bound {
+		h := s.bind.Head
+		if j.knownSquash(s.c, prev, h) { // squashfacts.go
+			prev = s.c.id
+			continue
+		}
+		switch fault, detail, merged, err := candidateTree(j.in.Objects, prev, h, s.c.tree, j.merges); fault {
+		case treeUnrelated:
+			return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(s.c.id), short(prev), short(h))
+		case treeUnreadable:
+			return objErr(plumbing.ZeroHash, err)
+		case treeConflict:
+			return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(s.c.id), short(h), short(prev), detail)
+		case treeDiffers:
+			return refuse(CodeCandidateTree, "squash step %d (%s) has tree %s, but the merge of %s into %s is %s; a squash step's tree must be exactly that merge (git+ merge-tree)", i+1, short(s.c.id), short(s.c.tree), short(h), short(prev), short(merged))
+		}
+		prev = s.c.id
+	}
+	return nil
+}
+
+// squashBinds reports whether commit id is a squash step whose trailers
+// bind it to pull request prID at head: such a step landed the head's
+// change without containing the head, so pr.merged may name it
+// (docs/events.md).
+func (j *judge) squashBinds(id plumbing.Hash, prID string, head plumbing.Hash) bool {
+	c, err := j.commits.get(id)
+	if err != nil || len(c.parents) != 1 {
+		return false
+	}
+	bind, ok := j.squashBindingOf(c)
+	return ok && bind.PR == prID && bind.Head == head
+}
+
+// squashBindingOf reads what c's trailers bind it to, when they are well
+// formed.
+func (j *judge) squashBindingOf(c *commit) (queue.SquashBinding, bool) {
+	raw, err := j.commits.rawOf(c)
+	if err != nil {
+		return queue.SquashBinding{}, false
+	}
+	pc, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return queue.SquashBinding{}, false
+	}
+	b, found, err := queue.SquashTrailers(pc.Message)
+	return b, found && err == nil
+}
