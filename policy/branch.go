@@ -606,14 +606,14 @@ func (j *judge) queueMarks(ref string) (*queue.State, error) {
 	return &queue.State{}, nil
 }
 
-// queues folds every queue ref whose target is ref (a queue that does not
-// fold vouches for nothing and is left out).
-func (j *judge) queues(ref string) ([]*queue.State, error) {
+// queueTips returns the queue refs (sorted) and their tips: listed through
+// PRRefs when the judgement reads refs on demand, else from Refs.
+func (j *judge) queueTips() ([]string, map[string]plumbing.Hash, error) {
 	tips := map[string]plumbing.Hash{}
 	if j.in.PRRefs != nil {
 		all, err := j.in.PRRefs.Under(hubrefs.QueueRefPrefix)
 		if err != nil {
-			return nil, refuse(CodeMissingObject, "the queue refs cannot be read (%v); retry, and report it to the repository's administrator if it persists", err)
+			return nil, nil, refuse(CodeMissingObject, "the queue refs cannot be read (%v); retry, and report it to the repository's administrator if it persists", err)
 		}
 		tips = all
 	} else {
@@ -628,6 +628,16 @@ func (j *judge) queues(ref string) ([]*queue.State, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	return names, tips, nil
+}
+
+// queues folds every queue ref whose target is ref (a queue that does not
+// fold vouches for nothing and is left out).
+func (j *judge) queues(ref string) ([]*queue.State, error) {
+	names, tips, err := j.queueTips()
+	if err != nil {
+		return nil, err
+	}
 	var states []*queue.State
 	for _, name := range names {
 		evs, err := j.readLog(tips[name])

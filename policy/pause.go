@@ -1,11 +1,6 @@
 package policy
 
 import (
-	"sort"
-	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 )
@@ -39,25 +34,10 @@ func (j *judge) queuePaused(u Update) error {
 // folded here is stored for the next. A queue that does not fold is left
 // out.
 func (j *judge) queueStates(ref string) ([]*queue.State, error) {
-	tips := map[string]plumbing.Hash{}
-	if j.in.PRRefs != nil {
-		all, err := j.in.PRRefs.Under(hubrefs.QueueRefPrefix)
-		if err != nil {
-			return nil, refuse(CodeMissingObject, "the queue refs cannot be read (%v); retry, and report it to the repository's administrator if it persists", err)
-		}
-		tips = all
-	} else {
-		for name, tip := range j.in.Refs {
-			if strings.HasPrefix(name, hubrefs.QueueRefPrefix) {
-				tips[name] = tip
-			}
-		}
+	names, tips, err := j.queueTips()
+	if err != nil {
+		return nil, err
 	}
-	names := make([]string, 0, len(tips))
-	for name := range tips {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	trustTip := j.in.Refs[hubrefs.TrustRef]
 	cached := j.in.Cache != nil && !trustTip.IsZero()
 	var states []*queue.State
