@@ -197,11 +197,8 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
-		if err := ValidOID(v.Head); err != nil {
-			return p, field("head", err)
-		}
-		if err := trust.ValidBranch(v.BaseRef); err != nil {
-			return p, field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
+		if err := headAndBase(v.Head, v.BaseRef); err != nil {
+			return p, err
 		}
 		switch v.Verdict {
 		case Approve, Changes, Comment:
@@ -217,8 +214,8 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		if err := ValidOID(v.Review); err != nil {
 			return p, field("review", err)
 		}
-		if strings.TrimSpace(v.Reason) == "" || len(v.Reason) > 4096 {
-			return p, field("reason", fmt.Errorf("%w: a dismissal says why, in 1 to 4096 bytes", ErrMalformed))
+		if err := reasonGiven("a dismissal", v.Reason); err != nil {
+			return p, err
 		}
 		p.review, p.reason = v.Review, v.Reason
 	case hubrefs.TypePRBypassed:
@@ -226,14 +223,11 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		if err := unmarshal(&v, &v.Base); err != nil {
 			return p, err
 		}
-		if err := ValidOID(v.Head); err != nil {
-			return p, field("head", err)
+		if err := headAndBase(v.Head, v.BaseRef); err != nil {
+			return p, err
 		}
-		if err := trust.ValidBranch(v.BaseRef); err != nil {
-			return p, field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
-		}
-		if strings.TrimSpace(v.Reason) == "" || len(v.Reason) > 4096 {
-			return p, field("reason", fmt.Errorf("%w: a bypass says why, in 1 to 4096 bytes", ErrMalformed))
+		if err := reasonGiven("a bypass", v.Reason); err != nil {
+			return p, err
 		}
 		p.head, p.base, p.reason = v.Head, v.BaseRef, v.Reason
 	case hubrefs.TypeThreadOpened, hubrefs.TypeThreadResolved:
@@ -285,4 +279,23 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		return p, fmt.Errorf("%w %q in a pull request ref", ErrUnknownType, ev.Type)
 	}
 	return p, nil
+}
+
+// headAndBase checks the head and base fields an event names together.
+func headAndBase(head, baseRef string) error {
+	if err := ValidOID(head); err != nil {
+		return field("head", err)
+	}
+	if err := trust.ValidBranch(baseRef); err != nil {
+		return field("base", fmt.Errorf("%w: %w", ErrMalformed, err))
+	}
+	return nil
+}
+
+// reasonGiven checks the reason a dismissal or a bypass must give.
+func reasonGiven(what, reason string) error {
+	if strings.TrimSpace(reason) == "" || len(reason) > 4096 {
+		return field("reason", fmt.Errorf("%w: %s says why, in 1 to 4096 bytes", ErrMalformed, what))
+	}
+	return nil
 }
