@@ -25,6 +25,16 @@ package receive
 //     pusher is judged. A non-member's certificate is still looked up (a
 //     record made while the key was a member's refuses it), and a
 //     non-member is refused wherever the rules require a known pusher.
+//   - A certificate counts as used only by a push that took effect: when
+//     the judgement refuses the push (pre-receive then refuses all of it,
+//     and git applies nothing), the record this push made is removed again
+//     (forgetCert). So a push refused for its content (a bad object, a
+//     missing approval) and pushed again unchanged within the same second
+//     (receive-pack's nonce is per second, so its certificate is the same
+//     text) is judged again, not taken for a replay; and a replay of a
+//     refused push can at most make the one update its signer signed take
+//     effect once, under the same expected old values. A replay of a push
+//     that took effect stays refused.
 //   - The sweep runs only when a push creates a new bucket, so at most once
 //     per certBucket in the steady state, and reads only the top directory
 //     (a handful of buckets). No push lists the records themselves. The
@@ -94,6 +104,16 @@ func certUsed(gitDir string, c *PushCert) bool {
 	_, file := certRecord(gitDir, c, at)
 	_, err := os.Lstat(file)
 	return err == nil
+}
+
+// forgetCert removes the record of c that this push made, for a push the
+// judgement refused (see the decisions above). A record that is not there
+// (c was not recorded: its signer is no member) is no error.
+func forgetCert(gitDir string, c *PushCert) {
+	if at, ok := nonceTime(c.Nonce); ok {
+		_, file := certRecord(gitDir, c, at)
+		os.Remove(file)
+	}
 }
 
 // replayRefusal is the refusal of a certificate used before.

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -199,6 +200,9 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	defer func() {
 		if r := recover(); r != nil {
 			verdicts, err = nil, fmt.Errorf("the judgement failed: %v", r)
+			if push.Cert != "" {
+				push.forgetCert(abs, Objects{store})
+			}
 		}
 	}()
 	cache := NewDirCache(abs)
@@ -225,6 +229,11 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	})
 	if len(verdicts) != len(updates) {
 		return nil, fmt.Errorf("the judgement returned %d verdicts for %d updates", len(verdicts), len(updates))
+	}
+	if push.Cert != "" && slices.ContainsFunc(verdicts, func(v policy.Verdict) bool { return v.Code != "" }) {
+		// Refused: nothing of the push takes effect, so its certificate
+		// was not used (certrecord.go).
+		push.forgetCert(abs, Objects{store})
 	}
 	for i, u := range updates {
 		if judged[i].Ref != u.Ref && verdicts[i].Code != "" {

@@ -173,6 +173,22 @@ func (p PushEnv) verifyCert(gitDir string, objs Objects, updates []policy.Update
 	return key, nil
 }
 
+// forgetCert removes the record of the certificate this push made, when the
+// judgement refused the push (certrecord.go): the certificate is read again
+// only then, so an accepted push pays nothing.
+func (p PushEnv) forgetCert(gitDir string, objs Objects) {
+	if !isHex40(p.Cert) {
+		return
+	}
+	typ, raw, err := objs.ReadObject(plumbing.NewHash(p.Cert))
+	if err != nil || typ != plumbing.BlobObject {
+		return
+	}
+	if cert, err := ParsePushCert(raw); err == nil {
+		forgetCert(gitDir, cert)
+	}
+}
+
 // VerifyPushCert parses a push certificate (ParsePushCert) and verifies its
 // SSH signature, returning the signer. It says nothing about the nonce,
 // the updates pushed or whether the certificate was used before, nor

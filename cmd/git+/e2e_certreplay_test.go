@@ -313,3 +313,23 @@ func TestServeEmptyCertificate(t *testing.T) {
 		t.Errorf("an unsigned anonymous push: HTTP %d, want 401", status)
 	}
 }
+
+// TestSignedPushRefusedThenRetried: a signed push the hook refuses for its
+// content took no effect, so its certificate was not used: the same push
+// again at once (within the same second receive-pack's nonce, and so the
+// certificate's signed text, is the same) is judged again and refused for
+// its content, never as a replay (receive/certrecord.go). Six pushes in a
+// row put at least two in one second on any but a very slow machine; the
+// record was kept before, and the second was refused [push-cert-nonce].
+func TestSignedPushRefusedThenRetried(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, nil)
+	w.mustGP("admin", w.work, `{"protected":{"refs/heads/main":{"requirePullRequest":true}}}`, "rules", "set", "-")
+	c := w.commit(nil, map[string]string{"a": "1"}, "straight to main")
+	for i := 0; i < 6; i++ {
+		w.expectRefused(t, "refs/heads/main", "not-a-pr-head", "origin", c+":refs/heads/main")
+	}
+	// A push that took effect stays used: deleting the branch and sending
+	// the same certificate again is a replay (TestServeSignedPushReplay
+	// does it byte for byte over HTTP).
+}
