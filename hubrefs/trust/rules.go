@@ -337,8 +337,8 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		RequireProvenance      bool     `json:"requireProvenance"`
 		QueueCandidates        bool     `json:"queueCandidates"`
 		QueueDepth             int      `json:"queueDepth"`
-		CheckTimeout           string   `json:"checkTimeout,omitempty"`
-		CheckEvery             int      `json:"checkEvery,omitempty"`
+		CheckTimeout           string   `json:"checkTimeout"` // "" waits forever (the default)
+		CheckEvery             int      `json:"checkEvery"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -359,11 +359,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckTimeout > 0 {
 			timeout = b.CheckTimeout.String()
 		}
-		every := 0 // 1 (the default) is left out
-		if b.CheckEvery > 1 {
-			every = b.CheckEvery
-		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every()}
 	}
 	return json.Marshal(out)
 }
