@@ -29,9 +29,10 @@ func init() {
 				&cli.StringFlag{Name: "body", Usage: "description"},
 				&cli.StringFlag{Name: "source", Usage: "the branch the head comes from (default: the branch --head names)"},
 				&cli.BoolFlag{Name: "push", Usage: "push the head to its source branch on the remote first"},
+				&cli.BoolFlag{Name: "create-base", Usage: "open it onto a --base the remote does not have yet (a protected branch needs no flag: its first commit lands this way)"},
 				remoteFlag(),
 			},
-			Action: nargs(0, 0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push]", prOpen),
+			Action: nargs(0, 0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push] [--create-base]", prOpen),
 		},
 		&cli.Command{
 			Name: "update", Usage: "propose a new head (stales every approval)", ArgsUsage: "ID",
@@ -140,7 +141,7 @@ func prOpen(c *cli.Context) error {
 		return fail(1, err)
 	}
 	p, head, base, err := s.OpenPR(repo.OpenPR{Base: c.String("base"), Head: c.String("head"), Title: c.String("title"),
-		Body: c.String("body"), Source: c.String("source"), Push: c.Bool("push")})
+		Body: c.String("body"), Source: c.String("source"), Push: c.Bool("push"), CreateBase: c.Bool("create-base")})
 	if err != nil {
 		return failed(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ import (
 var (
 	// ErrHeadNotOnRemote is a pull request head the remote does not have.
 	ErrHeadNotOnRemote = errors.New("the head is not on the remote")
+	// ErrNoBase is a pull request base branch the remote does not have,
+	// which no rule protects and --create-base did not ask for.
+	ErrNoBase = errors.New("the base branch does not exist")
 	// ErrUsage marks a mistake in what the caller asked for, found only
 	// once the repository is open (the CLI exits 2 on it).
 	ErrUsage = errors.New("usage")
@@ -90,6 +94,10 @@ type OpenPR struct {
 	// Push pushes the head to its source branch on the remote first;
 	// otherwise the remote must have the head already.
 	Push bool
+	// CreateBase opens the pull request onto a base branch the remote does
+	// not have yet; without it only a protected branch's first commit may
+	// (docs/cli.md "Pull requests").
+	CreateBase bool
 }
 
 // OpenPR opens a pull request and returns it (State nil) with the head
@@ -147,6 +155,9 @@ func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	if err := s.baseExists(o, refs); err != nil {
+		return "", "", err
+	}
 	if base, _ := BranchRef(o.Base); source != "" && source == base && !r.HeadOnRemote(head, refs) {
 		// The head is on the local base branch (the first commit of a
 		// protected branch, say): pushing it there is the landing this
@@ -188,6 +199,35 @@ func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
 			ErrHeadNotOnRemote, head, rev, r.Remote, push)
 	}
 	return head, source, nil
+}
+
+// baseExists refuses a base branch the remote (whose refs are given) does
+// not have, naming the branches it has: a typo (`--base mian`) would open
+// a pull request nothing can land. A branch the rules protect may be
+// missing (its first commit lands through a pull request, and `git+ pr
+// merge` creates it), and so may any branch with o.CreateBase.
+func (s *Signing) baseExists(o OpenPR, refs map[string]string) error {
+	base, err := BranchRef(o.Base)
+	if err != nil || refs[base] != "" || o.CreateBase {
+		return err
+	}
+	if _, protected := s.Trust.Rules.For(base); protected {
+		return nil
+	}
+	var have []string
+	for ref := range refs {
+		if b, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+			have = append(have, b)
+		}
+	}
+	sort.Strings(have)
+	list := "it has no branches yet"
+	if len(have) > 0 {
+		list = "its branches: " + strings.Join(have, ", ")
+	}
+	b := strings.TrimPrefix(base, "refs/heads/")
+	return fmt.Errorf("%w: %s is not a branch of %s (%s); check --base, or pass --create-base to open the pull request onto %s anyway (`git+ pr merge` creates it); nothing written or pushed",
+		ErrNoBase, b, s.Repo.Remote, list, b)
 }
 
 // Update proposes a new head (rev, resolved here); every approval stales.
