@@ -530,6 +530,9 @@ func (r *Repo) BaseTip(base string) (string, error) {
 		return out, nil
 	}
 	if _, err := Git(r.GitDir, "fetch", "-q", r.Remote, base); err != nil {
+		if refs, lerr := r.remoteRefs(); lerr == nil && refs[base] == "" {
+			return "", fmt.Errorf("%w: base branch %s does not exist on %s yet, so there is nothing to diff against: the pull request's landing creates it (`git+ pr merge`), and until then its change is its head's whole history", ErrNoBase, base, r.Remote)
+		}
 		return "", fmt.Errorf("fetching base branch %s from %s: %w", base, r.Remote, err)
 	}
 	out, err := Git(r.GitDir, "rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}")
