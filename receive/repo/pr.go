@@ -188,6 +188,9 @@ func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
 				r.OnPush(source, old, head)
 			}
 		}
+		if base, _ := BranchRef(o.Base); source != base {
+			r.setUpstream(rev, source)
+		}
 		return head, source, nil
 	}
 	if !r.HeadOnRemote(head, refs) {
@@ -443,6 +446,27 @@ func (r *Repo) headSource(rev string) string {
 		}
 	}
 	return ""
+}
+
+// setUpstream makes the local branch rev names (if it names one) track
+// source on r.Remote, as `git push -u` does after pr open --push: `git
+// push` and `git pull` in it then need no arguments, and git status counts
+// against it. The remote-tracking branch of a named remote is moved to the
+// pushed head too. Best effort: the pull request is open either way.
+func (r *Repo) setUpstream(rev, source string) {
+	local := strings.TrimPrefix(rev, "refs/heads/")
+	if local == "" || r.Bare {
+		return
+	}
+	head, err := Git(r.GitDir, "rev-parse", "--verify", "--quiet", "refs/heads/"+local)
+	if err != nil {
+		return
+	}
+	_, _ = Git(r.GitDir, "config", "branch."+local+".remote", r.Remote)
+	_, _ = Git(r.GitDir, "config", "branch."+local+".merge", source)
+	if _, err := Git(r.GitDir, "config", "--get", "remote."+r.Remote+".url"); err == nil {
+		_, _ = Git(r.GitDir, "update-ref", "refs/remotes/"+r.Remote+"/"+strings.TrimPrefix(source, "refs/heads/"), head)
+	}
 }
 
 // CurrentBranch is the branch HEAD names in a work tree ("" when detached
