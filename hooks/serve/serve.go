@@ -312,8 +312,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	s := New(root, cfg.Binary, cfg.Private)
 	s.Log = cfg.Stderr
-	served, err := s.Prepare(cfg.Adopt, cfg.Stderr)
-	if err != nil {
+	if _, err := s.Prepare(cfg.Adopt, cfg.Stderr); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -332,11 +331,15 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		fmt.Fprintf(cfg.Stderr, "git+ serve: SSH host key %s (%s.pub)\n", sshd.Fingerprint, keyPath)
 	}
+	var sshAddr net.Addr
+	if sshd != nil {
+		sshAddr = sshd.Addr()
+	}
+	s.announce(cfg.Stderr, ln.Addr(), sshAddr) // before "listening on": a reader of that line finds the log written
 	fmt.Fprintf(cfg.Stdout, "listening on http://%s/\n", ln.Addr())
 	if sshd != nil {
 		fmt.Fprintf(cfg.Stdout, "listening on ssh://%s/\n", sshd.Addr())
 	}
-	fmt.Fprintf(cfg.Stderr, "git+ serve: %d git+ repositories under %s\n", served, root)
 
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 2)
