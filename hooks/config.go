@@ -181,6 +181,7 @@ func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
 				if i := keyOffset(data, f); i >= 0 {
 					off = int64(i)
 				}
+				err = fmt.Errorf("%w (%s)", err, fieldsHelp(v))
 			}
 		}
 		return nil, false, fmt.Errorf("%s: %v (fix the file; the shapes are in docs/delivery.md): %w", position(p, data, off), err, ErrConfig)

@@ -201,9 +201,12 @@ func logChain(o Options, rep *Report) {
 	fmt.Fprintf(&b, "%s push %s: woke %v, mirrors to sync %v, deliveries spooled %v\n", now, strings.Join(refs, " "), rep.Woken, rep.Mirrors, rep.Spooled)
 	for _, f := range rep.Failures {
 		fmt.Fprintf(&b, "%s   failed: %s\n", now, f)
-		if o.Stderr != nil {
-			fmt.Fprintf(o.Stderr, "git+: post-receive: %s (the push stands; see %s)\n", f, filepath.Join(o.GitDir, LogFile))
-		}
+	}
+	if n := len(rep.Failures); n > 0 && o.Stderr != nil {
+		// The pusher hears that something failed, not the server's paths
+		// or configuration: the failures themselves are the operator's, in
+		// the log (docs/delivery.md "Configuration errors").
+		fmt.Fprintf(o.Stderr, "git+: post-receive: %d after-push step(s) failed (mirrors, webhooks or wake rules); the push stands. The server's operator finds why in the repository's %s\n", n, LogFile)
 	}
 	f, err := openLog(filepath.Join(o.GitDir, LogFile))
 	if err != nil {
