@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/gitplus/gitplus/hooks/webview"
 )
 
 // TestServeSSHLogsRefusedKey: a key SSH refuses is in serve's log, with its
@@ -51,5 +54,39 @@ func TestServeWithoutGitSuffix(t *testing.T) {
 	got.Headers, got.Body = strings.ReplaceAll(got.Headers, "origin", "REPO"), strings.ReplaceAll(got.Body, "origin", "REPO")
 	if got != want || got.Status != 401 {
 		t.Fatalf("private: origin (no .git) answered\n%+v\nand a missing repository\n%+v", got, want)
+	}
+}
+
+// TestPageAmbiguousID: a prefix several pull request ids start with is
+// titled as ambiguous on the page, each candidate linked, not "no such
+// pull request".
+func TestPageAmbiguousID(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	bare, ids := pageScenario(t, e)
+	var all []string
+	for _, id := range ids {
+		all = append(all, id)
+	}
+	prefix := all[0][:4]
+	var want []string
+	for _, id := range all {
+		if strings.HasPrefix(id, prefix) {
+			want = append(want, id)
+		}
+	}
+	if len(want) < 2 {
+		t.Skipf("the scenario's ids share no 4-character prefix: %v", all)
+	}
+	rec := httptest.NewRecorder()
+	webview.Repo(bare, "/").ServeHTTP(rec, httptest.NewRequest("GET", "/pr/"+prefix, nil))
+	body := rec.Body.String()
+	if rec.Code != 300 || !strings.Contains(body, "ambiguous pull request id") || strings.Contains(body, "no such pull request") {
+		t.Fatalf("GET /pr/%s: %d\n%s", prefix, rec.Code, body)
+	}
+	for _, id := range want {
+		if !strings.Contains(body, `<a href="/pr/`+id+`">`) {
+			t.Errorf("GET /pr/%s does not link %s:\n%s", prefix, id, body)
+		}
 	}
 }
