@@ -12,9 +12,11 @@ package serve
 //     run: a wake rule's command signs with gitplus.serverKey (a readable
 //     file) or else with the key serve's own environment hands down
 //     (GITPLUS_KEY, or ssh-agent); with none, every rule would fail into
-//     gitplus/log/wake-*.log while the page waits. It also needs git+ on
-//     serve's PATH, and a wake.json that loads. Each gap is one warning
-//     line naming the fix; serve starts anyway.
+//     gitplus/log/wake-*.log while the page waits. A rule whose first
+//     word is "git+" runs the binary the hooks run; one that runs git+
+//     from a shell (sh -c "git+ ...") needs it on serve's PATH. And
+//     wake.json must load. Each gap is one warning line naming the fix;
+//     serve starts anyway.
 
 import (
 	"fmt"
@@ -99,12 +101,16 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 		out = append(out, fmt.Sprintf("%s exists but no signing key is available to its wake rules: set one with `git -C %s config %s KEYFILE` (a member holding what the rules' commands need, hub.queue or hub.check), or start serve with %s set; until then every rule fails into gitplus/log/wake-*.log",
 			hooks.WakeFile, gitDir, hooks.ServerKeyConfig, hooks.EnvKey))
 	}
-	runsGitPlus := false
+	// A rule's first word "git+" is the binary the hooks run; git+ named
+	// anywhere else (sh -c "git+ ...") is found on PATH.
+	viaPath := false
 	for _, r := range rules {
-		runsGitPlus = runsGitPlus || (len(r.Run) > 0 && r.Run[0] == "git+")
+		for _, a := range r.Run[min(1, len(r.Run)):] {
+			viaPath = viaPath || strings.Contains(a, "git+ ")
+		}
 	}
-	if _, err := exec.LookPath("git+"); err != nil && runsGitPlus {
-		out = append(out, fmt.Sprintf("%s exists but git+ is not on serve's PATH, where wake rules' commands find it: install it (go install ./cmd/...) or add its directory to PATH", hooks.WakeFile))
+	if _, err := exec.LookPath("git+"); err != nil && viaPath {
+		out = append(out, fmt.Sprintf("a rule in %s runs git+ from a shell, but git+ is not on serve's PATH: install it (go install ./cmd/...) or add its directory to PATH", hooks.WakeFile))
 	}
 	return out
 }
