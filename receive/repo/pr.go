@@ -188,8 +188,8 @@ func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
 				r.OnPush(source, old, head)
 			}
 		}
-		if base, _ := BranchRef(o.Base); source != base {
-			r.setUpstream(rev, source)
+		if base, _ := BranchRef(o.Base); "refs/heads/"+strings.TrimPrefix(rev, "refs/heads/") != base {
+			r.setUpstream(rev, source) // the local base keeps tracking the remote base
 		}
 		return head, source, nil
 	}
