@@ -66,7 +66,7 @@ func TestConfigSyntaxErrorPosition(t *testing.T) {
 	if err == nil || !errors.Is(err, ErrConfig) {
 		t.Fatalf("LoadWake: %v, want ErrConfig", err)
 	}
-	if !strings.Contains(err.Error(), WakeFile+":3:31") {
+	if !strings.Contains(err.Error(), WakeFile+":3:30: a trailing comma") { // the comma, not the brace after it
 		t.Fatalf("error does not name the file and position: %v", err)
 	}
 }
