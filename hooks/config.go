@@ -176,11 +176,16 @@ func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
 			off = extraAt + int64(len(data[extraAt:])-len(bytes.TrimLeft(data[extraAt:], " \t\r\n")))
 		case located:
 			off = end - 1 // the offset counts the byte at fault
+			var se *json.SyntaxError
+			if at, closer, ok := trailingComma(data, end); ok && errors.As(err, &se) {
+				off, err = at, fmt.Errorf("a trailing comma before %q (JSON allows none; delete it): %w", closer, err)
+			}
 		default:
 			if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 				if i := keyOffset(data, f); i >= 0 {
 					off = int64(i)
 				}
+				err = fmt.Errorf("%w (%s)", err, fieldsHelp(v))
 			}
 		}
 		return nil, false, fmt.Errorf("%s: %v (fix the file; the shapes are in docs/delivery.md): %w", position(p, data, off), err, ErrConfig)

@@ -33,8 +33,34 @@ func LocateJSONError(data []byte, err error) error {
 	if !ok {
 		return err
 	}
+	var se *json.SyntaxError
+	if at, closer, ok := trailingComma(data, off); ok && errors.As(err, &se) {
+		line, col := lineCol(data, at)
+		return &JSONError{Line: line, Column: col, Err: fmt.Errorf("a trailing comma before %q (JSON allows none; delete it): %w", closer, err)}
+	}
 	line, col := Position(data, off)
 	return &JSONError{Line: line, Column: col, Err: err}
+}
+
+// trailingComma reports whether the syntax error ending at off is a '}' or
+// ']' right after a comma (only white space between), and where that comma
+// is: the mistake is the comma, so that is the position named.
+func trailingComma(data []byte, off int64) (at int64, closer byte, ok bool) {
+	i := off - 1
+	if i < 0 || i >= int64(len(data)) || (data[i] != '}' && data[i] != ']') {
+		return 0, 0, false
+	}
+	closer = data[i]
+	for i--; i >= 0; i-- {
+		switch data[i] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case ',':
+			return i, closer, true
+		}
+		return 0, 0, false
+	}
+	return 0, 0, false
 }
 
 // jsonErrorEnd returns the offset encoding/json gives with err (a syntax

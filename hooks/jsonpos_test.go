@@ -20,7 +20,7 @@ func TestLocateJSONError(t *testing.T) {
 		line, col int
 	}{
 		{"missing comma", "{\n  \"a\": 1\n  \"b\": 2\n}", 3, 3},
-		{"trailing comma", "{\"a\": 1,}", 1, 9},
+		{"trailing comma", "{\"a\": 1,}", 1, 8},   // the comma, not the brace after it
 		{"bad literal", "{\n\"a\": tru\n}", 2, 9}, // the newline ends the literal
 		{"second line first column", "{\"a\":1}\nx", 2, 1},
 		{"truncated", "{\n  \"a\": [1, 2", 2, 12}, // the last byte
@@ -66,7 +66,7 @@ func TestConfigSyntaxErrorPosition(t *testing.T) {
 	if err == nil || !errors.Is(err, ErrConfig) {
 		t.Fatalf("LoadWake: %v, want ErrConfig", err)
 	}
-	if !strings.Contains(err.Error(), WakeFile+":3:31") {
+	if !strings.Contains(err.Error(), WakeFile+":3:30: a trailing comma") { // the comma, not the brace after it
 		t.Fatalf("error does not name the file and position: %v", err)
 	}
 }

@@ -71,6 +71,7 @@ const LogFile = "gitplus/log/post-receive.log"
 // be read.
 func PostReceive(o Options) (*Report, error) {
 	own := HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
+	remote := remotePusher(o.Environ)
 	o.Environ = WithoutPusher(o.Environ)
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
@@ -86,7 +87,7 @@ func PostReceive(o Options) (*Report, error) {
 			fails = append(fails, e.Error())
 		}
 	}
-	defer func() { rep.Failures = fails; logChain(o, rep) }()
+	defer func() { rep.Failures = fails; logChain(o, rep, remote) }()
 	if len(remotes)+len(webhooks)+len(rules) == 0 {
 		for _, u := range ups {
 			rep.Updates = append(rep.Updates, RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()})
@@ -187,8 +188,10 @@ func PostReceive(o Options) (*Report, error) {
 	return rep, nil
 }
 
-// logChain appends the outcome to the log and the failures to stderr.
-func logChain(o Options, rep *Report) {
+// logChain appends the outcome to the log and the failures to stderr: in
+// full to a pusher by path, who can read the server's files anyway; in one
+// short line to a remote pusher (remote).
+func logChain(o Options, rep *Report, remote bool) {
 	if len(rep.Woken)+len(rep.Mirrors)+len(rep.Spooled)+len(rep.Failures) == 0 {
 		return
 	}
@@ -201,9 +204,15 @@ func logChain(o Options, rep *Report) {
 	fmt.Fprintf(&b, "%s push %s: woke %v, mirrors to sync %v, deliveries spooled %v\n", now, strings.Join(refs, " "), rep.Woken, rep.Mirrors, rep.Spooled)
 	for _, f := range rep.Failures {
 		fmt.Fprintf(&b, "%s   failed: %s\n", now, f)
-		if o.Stderr != nil {
+		if !remote && o.Stderr != nil {
 			fmt.Fprintf(o.Stderr, "git+: post-receive: %s (the push stands; see %s)\n", f, filepath.Join(o.GitDir, LogFile))
 		}
+	}
+	if n := len(rep.Failures); n > 0 && remote && o.Stderr != nil {
+		// The pusher hears that something failed, not the server's paths
+		// or configuration: the failures themselves are the operator's, in
+		// the log (docs/delivery.md "Configuration errors").
+		fmt.Fprintf(o.Stderr, "git+: post-receive: %d after-push step(s) failed (mirrors, webhooks or wake rules); the push stands. The server's operator finds why in the repository's %s\n", n, LogFile)
 	}
 	f, err := openLog(filepath.Join(o.GitDir, LogFile))
 	if err != nil {

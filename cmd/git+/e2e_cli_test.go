@@ -281,7 +281,7 @@ func TestCLIMemberCapsAndJSONErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\n  \"protected\": {\n    \"refs/heads/main\": {\"requiredApprovals\": 1,}\n  }\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustFail(t, e, bare, "admin", 1, "line 3, column 48", "rules", "set", bad)
+	mustFail(t, e, bare, "admin", 1, "line 3, column 47: a trailing comma", "rules", "set", bad)
 }
 
 func TestCLIVersion(t *testing.T) {

@@ -54,11 +54,12 @@ func TestInitRequiresKnownPusher(t *testing.T) {
 	w.signPushes(w.work, "rev")
 	w.expectRefused(t, "refs/heads/feature", "missing-capability", w.origin, ":refs/heads/feature")
 
-	// git+ pr open --push pushes its source branch signed with its key.
+	// git+ pr open --push pushes its source branch signed with its key
+	// (--create-base: main, unprotected here, does not exist).
 	w.signPushes(w.work, "")
 	c2 := w.commit([]string{c}, map[string]string{"b.txt": "b\n"}, "two")
 	w.git(w.work, "update-ref", "refs/heads/topic", c2)
-	w.mustGP("dev", w.work, "", "pr", "open", "--base", "main", "--head", "topic", "--title", "t", "--push", "--remote", "origin")
+	w.mustGP("dev", w.work, "", "pr", "open", "--base", "main", "--create-base", "--head", "topic", "--title", "t", "--push", "--remote", "origin")
 	if got := w.ref("refs/heads/topic"); got != c2 {
 		t.Fatalf("pr open --push: topic = %q, want %s", got, c2)
 	}

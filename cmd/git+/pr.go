@@ -30,9 +30,10 @@ func init() {
 				&cli.StringFlag{Name: "source", Usage: "the branch the head comes from (default: the branch --head names)"},
 				&cli.BoolFlag{Name: "push", Usage: "push the head to its source branch on the remote first"},
 				&cli.BoolFlag{Name: "draft", Usage: "open it as a draft: it cannot enter a queue nor land until git+ pr ready"},
+				&cli.BoolFlag{Name: "create-base", Usage: "open it onto a --base the remote does not have yet (a protected branch needs no flag: its first commit lands this way)"},
 				remoteFlag(),
 			},
-			Action: nargs(0, 0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push] [--draft]", prOpen),
+			Action: nargs(0, 0, "usage: git+ pr open --base BRANCH [--head REV] --title TITLE [--body BODY] [--source BRANCH] [--push] [--draft] [--create-base]", prOpen),
 		},
 		&cli.Command{
 			Name: "update", Usage: "propose a new head (stales every approval)", ArgsUsage: "ID",
@@ -168,7 +169,7 @@ func prOpen(c *cli.Context) error {
 		return fail(1, err)
 	}
 	p, head, base, err := s.OpenPR(repo.OpenPR{Base: c.String("base"), Head: c.String("head"), Title: c.String("title"),
-		Body: c.String("body"), Source: c.String("source"), Push: c.Bool("push"), Draft: c.Bool("draft")})
+		Body: c.String("body"), Source: c.String("source"), Push: c.Bool("push"), Draft: c.Bool("draft"), CreateBase: c.Bool("create-base")})
 	if err != nil {
 		return failed(err)
 	}

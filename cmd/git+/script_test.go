@@ -34,6 +34,7 @@ func TestScript(t *testing.T) {
 			"capture": scriptCapture,
 			"exits":   scriptExits,
 			"serve":   scriptServe,
+			"until":   scriptUntil,
 		},
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -103,7 +104,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !write || r.Method != http.MethodPost {
-		s.gitkit.ServeHTTP(w, r)
+		s.gitkit.ServeHTTP(w, canonical(r, s.Root, dir, m[0]))
 		return
 	}
 	s.receivePack(w, r, dir, rel, who)
@@ -206,4 +207,22 @@ func (s *Server) receivePack(w http.ResponseWriter, r *http.Request, dir, rel st
 	if err := cmd.Wait(); err != nil {
 		s.logf("receive-pack in %s: %v: %s", dir, err, strings.TrimSpace(stderr.String()))
 	}
+}
+
+// canonical returns r with its repository part (the path before index end)
+// naming dir under root as it is on disk, for gitkit, which finds the
+// repository from the path itself: "team/app" becomes "team/app.git".
+func canonical(r *http.Request, root, dir string, end int) *http.Request {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return r
+	}
+	want := "/" + filepath.ToSlash(rel)
+	if r.URL.Path[:end] == want {
+		return r
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = want + r.URL.Path[end:]
+	r2.URL.RawPath = ""
+	return r2
 }

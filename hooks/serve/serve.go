@@ -8,7 +8,9 @@
 //     refs/ (found up to four levels deep; a repository's own subdirectories
 //     and directories whose name starts with "." are not searched). Its URL
 //     is its path under the root: http://ADDR/team/app.git and
-//     ssh://git@ADDR/team/app.git for ROOT/team/app.git.
+//     ssh://git@ADDR/team/app.git for ROOT/team/app.git; as git's own
+//     servers do, the ".git" may be left out (team/app), unless a served
+//     team/app exists, which that path then names.
 //   - Serve touches only git+ repositories, those holding refs/hub/trust:
 //     it installs git+'s hooks into them (existing hooks are kept and
 //     chained) and serves them; every other repository is listed as skipped
@@ -168,7 +170,8 @@ func (s *Server) logf(format string, a ...any) {
 }
 
 // Repo resolves a repository path as a client names it ("team/app.git",
-// "/team/app.git") to its git directory, with git+'s hooks installed. A
+// "/team/app.git", or "team/app" for team/app.git when no team/app is
+// served) to its git directory, with git+'s hooks installed. A
 // path that leaves the root is ErrEscape, one that is no git+ repository
 // ErrNoRepo.
 func (s *Server) Repo(rel string) (string, error) {
@@ -179,7 +182,11 @@ func (s *Server) Repo(rel string) (string, error) {
 		}
 	}
 	dir := filepath.Join(s.Root, filepath.FromSlash(rel))
-	if rel == "" || strings.Contains("/"+rel, "/.") || !IsBareRepo(dir) || !HasTrust(dir) {
+	served := func(d string) bool { return IsBareRepo(d) && HasTrust(d) }
+	if rel != "" && !strings.HasSuffix(rel, ".git") && !served(dir) && served(dir+".git") {
+		dir += ".git" // "team/app" names team/app.git, as git's own servers take it
+	}
+	if rel == "" || strings.Contains("/"+rel, "/.") || !served(dir) {
 		return "", fmt.Errorf("%q: %w", rel, ErrNoRepo)
 	}
 	if err := s.Install(dir); err != nil {
@@ -313,8 +320,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	s := New(root, cfg.Binary, cfg.Private)
 	s.Log = cfg.Stderr
-	served, err := s.Prepare(cfg.Adopt, cfg.Stderr)
-	if err != nil {
+	if _, err := s.Prepare(cfg.Adopt, cfg.Stderr); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -333,11 +339,15 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		fmt.Fprintf(cfg.Stderr, "git+ serve: SSH host key %s (%s.pub)\n", sshd.Fingerprint, keyPath)
 	}
+	var sshAddr net.Addr
+	if sshd != nil {
+		sshAddr = sshd.Addr()
+	}
+	s.announce(cfg.Stderr, ln.Addr(), sshAddr) // before "listening on": a reader of that line finds the log written
 	fmt.Fprintf(cfg.Stdout, "listening on http://%s/\n", ln.Addr())
 	if sshd != nil {
 		fmt.Fprintf(cfg.Stdout, "listening on ssh://%s/\n", sshd.Addr())
 	}
-	fmt.Fprintf(cfg.Stderr, "git+ serve: %d git+ repositories under %s\n", served, root)
 
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 2)

@@ -128,9 +128,12 @@ func (s *Server) ListenSSH(keyPath, addr string) (*SSH, error) {
 }
 
 // authenticate accepts a member key of any git+ repository under the root.
-func (f *SSH) authenticate(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+// A refused key is logged with its fingerprint, the client's address and
+// the reason (a client offers its keys one by one: one line each).
+func (f *SSH) authenticate(meta ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
 	repos, err := FindRepos(f.s.Root)
 	if err != nil {
+		f.s.logf("ssh: refused key %s (%s) from %s: %v", ssh.FingerprintSHA256(key), key.Type(), meta.RemoteAddr(), err)
 		return nil, err
 	}
 	for _, d := range repos {
@@ -145,6 +148,7 @@ func (f *SSH) authenticate(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissi
 			return &ssh.Permissions{Extensions: map[string]string{"key": hubrefs.AuthorizedKey(key)}}, nil
 		}
 	}
+	f.s.logf("ssh: refused key %s (%s) from %s: it is not a member key of any git+ repository here (add it with git+ member add)", ssh.FingerprintSHA256(key), key.Type(), meta.RemoteAddr())
 	return nil, fmt.Errorf("key %s is not a member key of any repository here", ssh.FingerprintSHA256(key))
 }
 
@@ -270,7 +274,13 @@ func (f *SSH) session(ch ssh.Channel, reqs <-chan *ssh.Request, key string) {
 
 func (f *SSH) exec(ch ssh.Channel, command, key, protocol string) {
 	refuse := func(format string, a ...any) {
-		fmt.Fprintf(ch.Stderr(), "git+: "+format+"\n", a...)
+		msg := fmt.Sprintf(format, a...)
+		fp := "(unparsable)"
+		if pub, _, err := hubrefs.ParseAuthorizedKeyLine(key); err == nil {
+			fp = hubrefs.Fingerprint(pub)
+		}
+		f.s.logf("ssh: refused %q for key %s: %s", command, fp, msg)
+		fmt.Fprintf(ch.Stderr(), "git+: %s\n", msg)
 		exitStatus(ch, 1)
 	}
 	m := sshCommandRE.FindStringSubmatch(command)

@@ -116,6 +116,13 @@ func (v *repoView) pullRequest(w http.ResponseWriter, id string) {
 		return
 	}
 	p, err := s.Find(id)
+	var amb *ambiguousID
+	if errors.As(err, &amb) {
+		// Several match: say so and link each (300, Multiple Choices).
+		render(w, http.StatusMultipleChoices, "error", map[string]any{"Base": v.base, "Title": "ambiguous pull request id",
+			"Message": err.Error() + "; pick one:", "PRs": amb.matches})
+		return
+	}
 	if err != nil {
 		render(w, http.StatusNotFound, "error", map[string]any{"Base": v.base, "Title": "no such pull request", "Message": err.Error()})
 		return
@@ -146,7 +153,18 @@ func (s *Snapshot) Find(id string) (*PR, error) {
 	case 1:
 		return s.PRs[matches[0]], nil
 	}
-	return nil, fmt.Errorf("%q is the start of several pull request ids: %s", id, strings.Join(matches, ", "))
+	return nil, &ambiguousID{id, matches}
+}
+
+// ambiguousID is a Find of a prefix that several pull request ids start
+// with (matches, sorted).
+type ambiguousID struct {
+	id      string
+	matches []string
+}
+
+func (e *ambiguousID) Error() string {
+	return fmt.Sprintf("%q is the start of several pull request ids: %s", e.id, strings.Join(e.matches, ", "))
 }
 
 func repoTitle(s *Snapshot, base string) string {

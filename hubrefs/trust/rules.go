@@ -392,11 +392,11 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		RequireProvenance      bool     `json:"requireProvenance"`
 		QueueCandidates        bool     `json:"queueCandidates"`
 		QueueDepth             int      `json:"queueDepth"`
-		CheckTimeout           string   `json:"checkTimeout,omitempty"`
-		CheckEvery             int      `json:"checkEvery,omitempty"`
-		Approvers              []string `json:"approvers,omitempty"`
-		BlockOnChanges         bool     `json:"blockOnChangesRequested,omitempty"`
-		AllowBypass            *bool    `json:"allowBypass,omitempty"` // written only when false
+		CheckTimeout           string   `json:"checkTimeout"` // "" waits forever (the default)
+		CheckEvery             int      `json:"checkEvery"`
+		Approvers              []string `json:"approvers,omitempty"` // absent: any hub.review holder
+		BlockOnChanges         bool     `json:"blockOnChangesRequested"`
+		AllowBypass            bool     `json:"allowBypass"`
 		landingJSON
 	}
 	type ceilings struct {
@@ -418,15 +418,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckTimeout > 0 {
 			timeout = b.CheckTimeout.String()
 		}
-		every := 0 // 1 (the default) is left out
-		if b.CheckEvery > 1 {
-			every = b.CheckEvery
-		}
-		var allow *bool
-		if b.ForbidBypass {
-			allow = new(bool)
-		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Approvers, b.BlockOnChangesRequested, allow, b.Landing.json()}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json()}
 	}
 	return json.Marshal(out)
 }

@@ -78,13 +78,17 @@ func (l Landing) validLanding(path string) error {
 	return nil
 }
 
-// landingJSON is how MarshalJSON writes the landing fields (left out at
-// their defaults).
+// landingJSON is how MarshalJSON writes the landing fields (every one, its
+// default filled in, as `rules show` promises).
 type landingJSON struct {
-	MergeMethod          string `json:"mergeMethod,omitempty"`
-	RequireLinearHistory bool   `json:"requireLinearHistory,omitempty"`
+	MergeMethod          string `json:"mergeMethod"`
+	RequireLinearHistory bool   `json:"requireLinearHistory"`
 }
 
 func (l Landing) json() landingJSON {
-	return landingJSON{MergeMethod: l.MergeMethod, RequireLinearHistory: l.RequireLinearHistory}
+	m := l.MergeMethod
+	if m == "" {
+		m = MergeMethodMerge
+	}
+	return landingJSON{MergeMethod: m, RequireLinearHistory: l.RequireLinearHistory}
 }

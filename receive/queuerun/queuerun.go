@@ -589,7 +589,16 @@ func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plum
 	o := r.o
 	local := "refs/gitplus/queue-target/" + strings.TrimPrefix(o.Target, "refs/heads/")
 	if err := gitio.Fetch(ctx, o.GitDir, o.Remote, o.Env, "+refs/hub/*:refs/hub/*", "+"+o.Target+":"+local); err != nil {
-		return nil, fmt.Errorf("fetching from %s: %w", o.Remote, err)
+		// A target the remote does not have (a typo, or a branch before
+		// its first commit) is no fetch failure: the hub refs alone are
+		// read, and read says what the target lacks.
+		if have, lerr := gitio.LsRemote(ctx, o.GitDir, o.Remote, o.Env, o.Target); lerr != nil || !have[o.Target].IsZero() {
+			return nil, fmt.Errorf("fetching from %s: %w", o.Remote, err)
+		}
+		if err := gitio.Fetch(ctx, o.GitDir, o.Remote, o.Env, "+refs/hub/*:refs/hub/*"); err != nil {
+			return nil, fmt.Errorf("fetching from %s: %w", o.Remote, err)
+		}
+		_, _, _ = gitio.RunGit(ctx, "", o.Env, "--git-dir="+o.GitDir, "update-ref", "-d", local)
 	}
 	refs, err := gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/"}, []string{local})
 	if err != nil {

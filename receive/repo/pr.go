@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ import (
 var (
 	// ErrHeadNotOnRemote is a pull request head the remote does not have.
 	ErrHeadNotOnRemote = errors.New("the head is not on the remote")
+	// ErrNoBase is a pull request base branch the remote does not have,
+	// which no rule protects and --create-base did not ask for.
+	ErrNoBase = errors.New("the base branch does not exist")
 	// ErrUsage marks a mistake in what the caller asked for, found only
 	// once the repository is open (the CLI exits 2 on it).
 	ErrUsage = errors.New("usage")
@@ -95,6 +99,10 @@ type OpenPR struct {
 	Push bool
 	// Draft opens it as a draft (docs/events.md, "Drafts").
 	Draft bool
+	// CreateBase opens the pull request onto a base branch the remote does
+	// not have yet; without it only a protected branch's first commit may
+	// (docs/cli.md "Pull requests").
+	CreateBase bool
 }
 
 // OpenPR opens a pull request and returns it (State nil) with the head
@@ -152,6 +160,9 @@ func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	if err := s.baseExists(o, refs); err != nil {
+		return "", "", err
+	}
 	if base, _ := BranchRef(o.Base); source != "" && source == base && !r.HeadOnRemote(head, refs) {
 		// The head is on the local base branch (the first commit of a
 		// protected branch, say): pushing it there is the landing this
@@ -182,6 +193,9 @@ func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
 				r.OnPush(source, old, head)
 			}
 		}
+		if base, _ := BranchRef(o.Base); "refs/heads/"+strings.TrimPrefix(rev, "refs/heads/") != base {
+			r.setUpstream(rev, source) // the local base keeps tracking the remote base
+		}
 		return head, source, nil
 	}
 	if !r.HeadOnRemote(head, refs) {
@@ -193,6 +207,35 @@ func (s *Signing) openHead(o OpenPR) (head, source string, err error) {
 			ErrHeadNotOnRemote, head, rev, r.Remote, push)
 	}
 	return head, source, nil
+}
+
+// baseExists refuses a base branch the remote (whose refs are given) does
+// not have, naming the branches it has: a typo (`--base mian`) would open
+// a pull request nothing can land. A branch the rules protect may be
+// missing (its first commit lands through a pull request, and `git+ pr
+// merge` creates it), and so may any branch with o.CreateBase.
+func (s *Signing) baseExists(o OpenPR, refs map[string]string) error {
+	base, err := BranchRef(o.Base)
+	if err != nil || refs[base] != "" || o.CreateBase {
+		return err
+	}
+	if _, protected := s.Trust.Rules.For(base); protected {
+		return nil
+	}
+	var have []string
+	for ref := range refs {
+		if b, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+			have = append(have, b)
+		}
+	}
+	sort.Strings(have)
+	list := "it has no branches yet"
+	if len(have) > 0 {
+		list = "its branches: " + strings.Join(have, ", ")
+	}
+	b := strings.TrimPrefix(base, "refs/heads/")
+	return fmt.Errorf("%w: %s is not a branch of %s (%s); check --base, or pass --create-base to open the pull request onto %s anyway (`git+ pr merge` creates it); nothing written or pushed",
+		ErrNoBase, b, s.Repo.Remote, list, b)
 }
 
 // Update proposes a new head (rev, resolved here); every approval stales.
@@ -478,6 +521,27 @@ func (r *Repo) headSource(rev string) string {
 	return ""
 }
 
+// setUpstream makes the local branch rev names (if it names one) track
+// source on r.Remote, as `git push -u` does after pr open --push: `git
+// push` and `git pull` in it then need no arguments, and git status counts
+// against it. The remote-tracking branch of a named remote is moved to the
+// pushed head too. Best effort: the pull request is open either way.
+func (r *Repo) setUpstream(rev, source string) {
+	local := strings.TrimPrefix(rev, "refs/heads/")
+	if local == "" || r.Bare {
+		return
+	}
+	head, err := Git(r.GitDir, "rev-parse", "--verify", "--quiet", "refs/heads/"+local)
+	if err != nil {
+		return
+	}
+	_, _ = Git(r.GitDir, "config", "branch."+local+".remote", r.Remote)
+	_, _ = Git(r.GitDir, "config", "branch."+local+".merge", source)
+	if _, err := Git(r.GitDir, "config", "--get", "remote."+r.Remote+".url"); err == nil {
+		_, _ = Git(r.GitDir, "update-ref", "refs/remotes/"+r.Remote+"/"+strings.TrimPrefix(source, "refs/heads/"), head)
+	}
+}
+
 // CurrentBranch is the branch HEAD names in a work tree ("" when detached
 // or bare).
 func (r *Repo) CurrentBranch() string {
@@ -563,6 +627,9 @@ func (r *Repo) BaseTip(base string) (string, error) {
 		return out, nil
 	}
 	if _, err := Git(r.GitDir, "fetch", "-q", r.Remote, base); err != nil {
+		if refs, lerr := r.remoteRefs(); lerr == nil && refs[base] == "" {
+			return "", fmt.Errorf("%w: base branch %s does not exist on %s yet, so there is nothing to diff against: the pull request's landing creates it (`git+ pr merge`), and until then its change is its head's whole history", ErrNoBase, base, r.Remote)
+		}
 		return "", fmt.Errorf("fetching base branch %s from %s: %w", base, r.Remote, err)
 	}
 	out, err := Git(r.GitDir, "rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}")

@@ -48,11 +48,7 @@ func (j PRView) WriteText(wr io.Writer) {
 				fmt.Fprintf(wr, "  candidate %s %s: %s\n", Short(q.Candidate), c.Name, c.Conclusion)
 			}
 		} else {
-			fmt.Fprintf(wr, "queue:     left the queue for %s: %s", q.Target, q.Reason)
-			if q.Detail != "" {
-				fmt.Fprintf(wr, " (%s)", q.Detail)
-			}
-			fmt.Fprintln(wr)
+			fmt.Fprintf(wr, "queue:     left the queue for %s: %s\n", q.Target, leftWhy(q.Reason, q.Detail))
 		}
 	}
 	for _, m := range j.Merged {
@@ -206,4 +202,17 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// leftWhy says why an entry left its queue in one phrase: the reason, and
+// the detail after it unless the detail already begins with the reason
+// ("failed: ci at C", never "failed (failed: ci at C)").
+func leftWhy(reason, detail string) string {
+	switch {
+	case detail == "":
+		return reason
+	case reason == "" || strings.HasPrefix(detail, reason+":"):
+		return detail
+	}
+	return reason + " (" + detail + ")"
 }

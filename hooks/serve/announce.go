@@ -1,0 +1,116 @@
+package serve
+
+// What serve says at start (docs/serving.md "Starting"): each repository it
+// serves with the URLs to clone it by, and a warning for each repository
+// whose wake rules cannot run as configured.
+//
+// Decisions:
+//   - One line per served repository on the log: its path under the root,
+//     then its HTTP URL and, with SSH, its ssh:// URL (user git). An
+//     address listening on every interface is named by the host's name.
+//   - A repository with hub/wake.json is checked the way its rules will
+//     run: a wake rule's command signs with gitplus.serverKey (a readable
+//     file) or else with the key serve's own environment hands down
+//     (GITPLUS_KEY, or ssh-agent); with none, every rule would fail into
+//     gitplus/log/wake-*.log while the page waits. A rule whose first
+//     word is "git+" runs the binary the hooks run; one that runs git+
+//     from a shell (sh -c "git+ ...") needs it on serve's PATH. And
+//     wake.json must load. Each gap is one warning line naming the fix;
+//     serve starts anyway.
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/gitplus/gitplus/hooks"
+)
+
+// CloneURLs returns the URLs rel ("team/app.git") is cloned by from a
+// server listening for HTTP on httpAddr and, when sshAddr is not nil, SSH.
+func CloneURLs(rel string, httpAddr, sshAddr net.Addr) []string {
+	urls := []string{"http://" + hostPort(httpAddr) + "/" + rel}
+	if sshAddr != nil {
+		urls = append(urls, "ssh://git@"+hostPort(sshAddr)+"/"+rel)
+	}
+	return urls
+}
+
+// hostPort names addr as a client would dial it: an unspecified IP
+// (listening everywhere) by the host's name.
+func hostPort(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			host = h
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// announce writes the served repositories with their clone URLs, and the
+// wake warnings (wakeWarnings), to log.
+func (s *Server) announce(log io.Writer, httpAddr, sshAddr net.Addr) {
+	rels := s.ServedRepos()
+	noun := "repositories"
+	if len(rels) == 1 {
+		noun = "repository"
+	}
+	fmt.Fprintf(log, "git+ serve: %d git+ %s under %s\n", len(rels), noun, s.Root)
+	for _, rel := range rels {
+		fmt.Fprintf(log, "git+ serve:   %s  %s\n", rel, strings.Join(CloneURLs(rel, httpAddr, sshAddr), "  "))
+	}
+	for _, rel := range rels {
+		for _, w := range wakeWarnings(filepath.Join(s.Root, filepath.FromSlash(rel)), os.Getenv) {
+			fmt.Fprintf(log, "git+ serve: warning: %s: %s\n", rel, w)
+		}
+	}
+}
+
+// wakeWarnings lists why the wake rules of the repository at gitDir would
+// not run as configured (none when it has no hub/wake.json). getenv is
+// serve's environment, which the rules' commands inherit.
+func wakeWarnings(gitDir string, getenv func(string) string) []string {
+	file := filepath.Join(gitDir, hooks.WakeFile)
+	if _, err := os.Stat(file); err != nil {
+		return nil
+	}
+	var out []string
+	rules, err := hooks.LoadWake(gitDir)
+	if err != nil {
+		return append(out, fmt.Sprintf("%v: no wake rule runs until it is fixed", err))
+	}
+	if len(rules) == 0 {
+		return nil
+	}
+	switch key := hooks.ServerKey(gitDir); {
+	case key != "":
+		if f, err := os.Open(key); err != nil {
+			out = append(out, fmt.Sprintf("%s names %s, which cannot be read (%v): its wake rules cannot sign; make it readable by the user serve runs as", hooks.ServerKeyConfig, key, err))
+		} else {
+			f.Close()
+		}
+	case getenv(hooks.EnvKey) == "" && getenv("SSH_AUTH_SOCK") == "":
+		out = append(out, fmt.Sprintf("%s exists but no signing key is available to its wake rules: set one with `git -C %s config %s KEYFILE` (a member holding what the rules' commands need, hub.queue or hub.check), or start serve with %s set; until then every rule fails into gitplus/log/wake-*.log",
+			hooks.WakeFile, gitDir, hooks.ServerKeyConfig, hooks.EnvKey))
+	}
+	// A rule's first word "git+" is the binary the hooks run; git+ named
+	// anywhere else (sh -c "git+ ...") is found on PATH.
+	viaPath := false
+	for _, r := range rules {
+		for _, a := range r.Run[min(1, len(r.Run)):] {
+			viaPath = viaPath || strings.Contains(a, "git+ ")
+		}
+	}
+	if _, err := exec.LookPath("git+"); err != nil && viaPath {
+		out = append(out, fmt.Sprintf("a rule in %s runs git+ from a shell, but git+ is not on serve's PATH: install it (go install ./cmd/...) or add its directory to PATH", hooks.WakeFile))
+	}
+	return out
+}
