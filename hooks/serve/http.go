@@ -34,6 +34,9 @@ const howToAuth = "git+: %s needs an identified pusher. Use HTTP basic authentic
 // ServeHTTP answers git's smart HTTP for the git+ repositories under the
 // root, and the web view for every other path.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.checkAPI(w, r) { // checkapi.go
+		return
+	}
 	m := gitSuffixRE.FindStringSubmatchIndex(r.URL.Path)
 	if m == nil {
 		// Not git's smart HTTP: the read-only web view (docs/cli.md).
