@@ -1,0 +1,283 @@
+package main
+
+// git+ check worker (docs/queue.md "Check workers"): workers in their own
+// clones against git+ serve, as separate processes.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hubrefs"
+)
+
+// checkEvents lists the check events of ref in the bare repository, oldest
+// first, as "type conclusion head".
+func checkEvents(t *testing.T, bare, ref string) []string {
+	t.Helper()
+	log := fixtures.Git(t, bare, "log", "--reverse", "--format=%b", ref)
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		var c hubrefs.Check
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &c) == nil && strings.HasPrefix(c.Type, "check.") {
+			out = append(out, strings.TrimSpace(c.Type+" "+c.Conclusion)+" "+c.Head)
+		}
+	}
+	return out
+}
+
+func countLines(lines []string, want string) int {
+	n := 0
+	for _, l := range lines {
+		if l == want {
+			n++
+		}
+	}
+	return n
+}
+
+// workerProc is a running `git+ check worker`.
+type workerProc struct {
+	cmd  *exec.Cmd
+	file string // its standard output and error
+}
+
+func (p *workerProc) Log() string { return readFile(p.file) }
+
+func startCheckWorker(t *testing.T, bin string, env []string, clone, key string, extra []string, argv ...string) *workerProc {
+	t.Helper()
+	args := append([]string{"--key", key, "check", "worker", "--name", "ci", "--poll", "1s"}, extra...)
+	args = append(append(args, "--"), argv...)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = clone, env
+	f, err := os.Create(filepath.Join(t.TempDir(), "worker.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := &workerProc{cmd: cmd, file: f.Name()}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM and waits: the worker must exit 0.
+func (p *workerProc) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("check worker after SIGTERM: %v\n%s", err, p.Log())
+	}
+}
+
+func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
+
+// A slow run is cancelled when its candidate branch moves, and recorded
+// cancelled; a worker killed with SIGKILL mid-run leaves a lease that
+// another worker waits out and then takes the candidate.
+func TestCheckWorkerSupersededAndKilled(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, map[string][]string{"dev": {"hub.pr"}, "ci": {"hub.check:ci"}})
+	base := w.commit(nil, map[string]string{"base.txt": "base\n"}, "base")
+	h := w.commit([]string{base}, map[string]string{"f.txt": "f\n"}, "f")
+	p := w.localPR("dev", "refs/heads/main", h)
+	c1 := w.candidate(base, h, "candidate 1")
+	c2 := w.candidate(base, h, "candidate 2")
+	branch := "refs/heads/queue/main/" + p.ID
+	if out, err := w.push("origin", base+":refs/heads/main", h+":refs/heads/f", p.tip+":"+p.Ref(), c1+":"+branch); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	s := startServe(t, w.bin, w.env, filepath.Dir(w.origin))
+	token := strings.TrimSpace(w.mustGP("", w.origin, "", "--repo", w.origin, "member", "token", "issue", "ci"))
+	url := strings.Replace(s.URL, "http://", "http://ci:"+token+"@", 1) + "/origin.git"
+	clones := make([]string, 2)
+	for i := range clones {
+		clones[i] = filepath.Join(t.TempDir(), fmt.Sprintf("clone%d", i))
+		w.git(filepath.Dir(clones[i]), "clone", "-q", url, clones[i])
+	}
+	marks := filepath.Join(t.TempDir(), "started")
+	// The command records its process id; under SLOW it runs for 10
+	// minutes, otherwise it passes at once.
+	cmd := []string{"sh", "-c", `echo $$ >>"$MARK"; if [ -n "$SLOW" ]; then exec sleep 600; fi; echo all good`}
+	pids := func() []int {
+		var out []int
+		for _, f := range strings.Fields(readFile(marks)) {
+			n, _ := strconv.Atoi(f)
+			out = append(out, n)
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids() {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	envA := append(append([]string{}, w.env...), "SLOW=1", "MARK="+marks)
+	a := startCheckWorker(t, w.bin, envA, clones[0], w.keys["ci"].Path, []string{"--lease", "4s"}, cmd...)
+	if !waitFor(60*time.Second, func() bool { return len(pids()) == 1 }) {
+		t.Fatalf("worker A did not start the command on %s:\n%s", c1, a.Log())
+	}
+
+	// The candidate branch moves: the run of c1 is killed and recorded
+	// cancelled; A then runs c2.
+	moved := time.Now()
+	if out, err := w.push("origin", "+"+c2+":"+branch); err != nil {
+		t.Fatalf("moving %s: %v\n%s", branch, err, out)
+	}
+	if !waitFor(60*time.Second, func() bool {
+		return !alive(pids()[0]) && countLines(checkEvents(t, w.origin, p.Ref()), "check.completed cancelled "+c1) == 1
+	}) {
+		t.Fatalf("the run of %s was not cancelled: %q\n%s", c1, checkEvents(t, w.origin, p.Ref()), a.Log())
+	}
+	t.Logf("the superseded run was killed and recorded cancelled %v after its branch moved", time.Since(moved).Round(time.Millisecond))
+	if !waitFor(60*time.Second, func() bool { return len(pids()) == 2 }) {
+		t.Fatalf("worker A did not start the command on %s:\n%s", c2, a.Log())
+	}
+
+	// A dies mid-run. B waits out A's lease and takes the candidate.
+	_ = a.cmd.Process.Kill()
+	_ = a.cmd.Wait()
+	envB := append(append([]string{}, w.env...), "MARK="+marks)
+	b := startCheckWorker(t, w.bin, envB, clones[1], w.keys["ci"].Path, []string{"--lease", "4s", "--url", "https://ci.example/{pr}/{rev}"}, cmd...)
+	if !waitFor(90*time.Second, func() bool {
+		return countLines(checkEvents(t, w.origin, p.Ref()), "check.completed success "+c2) == 1
+	}) {
+		t.Fatalf("worker B did not record %s: %q\n%s", c2, checkEvents(t, w.origin, p.Ref()), b.Log())
+	}
+	if len(pids()) != 3 {
+		t.Fatalf("the command ran %d times, want 3 (c1 cancelled, c2 killed with A, c2 by B)", len(pids()))
+	}
+	last := fixtures.Git(t, w.origin, "log", "-1", "--format=%b", p.Ref())
+	var done hubrefs.Check
+	if err := json.Unmarshal([]byte(strings.TrimSpace(last)), &done); err != nil || !strings.Contains(done.Output, "all good") ||
+		done.URL != "https://ci.example/"+p.ID+"/"+c2 {
+		t.Fatalf("check.completed without the output's tail or URL: %s", last)
+	}
+	b.stop(t)
+	if got := checkEvents(t, w.origin, p.Ref()); got[len(got)-1] != "check.completed success "+c2 {
+		t.Fatalf("B left something after SIGTERM: %q", got)
+	}
+}
+
+// The queue drains unaided with two workers: wake rules run the queue on
+// entries and checks; the workers check every candidate it publishes; the
+// failing pull request is evicted, the others land, and every candidate is
+// recorded at most once.
+func TestCheckWorkerDrainsQueue(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	env := fixtures.GitEnv(e.home)
+	root := settlingDir(t)
+	bare := filepath.Join(root, "repo.git")
+	e.ok(root, "admin", "init", bare)
+	for _, m := range []struct{ name, cap string }{{"dev", "hub.pr"}, {"rev", "hub.review"}, {"ci", "hub.check:ci"}, {"q", "hub.queue"}} {
+		e.ok(bare, "admin", "member", "add", m.name, "--key", e.keys[m.name].Path+".pub", "--cap", m.cap)
+	}
+	t.Cleanup(func() { stopWorker(t, bare) })
+	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
+	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
+		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
+	}})
+	e.ok(bare, "admin", "member", "change", "dev", "--cap", "hub.pr", "--cap", "source.push")
+	token := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "dev"))
+	ciToken := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "ci"))
+	s := startServe(t, e.bin, env, root)
+
+	work := filepath.Join(t.TempDir(), "work")
+	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	fixtures.Git(t, work, "remote", "add", "origin", strings.Replace(s.URL, "http://", "http://dev:"+token+"@", 1)+"/repo.git")
+	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures.Git(t, work, "add", ".")
+	fixtures.Git(t, work, "commit", "-q", "-m", "base")
+	fixtures.Git(t, work, "push", "-q", "origin", "main")
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(bare, "admin", "rules", "set", rules)
+	qid := lastLine(e.ok(bare, "q", "queue", "open", "--target", "main"))
+
+	ciURL := strings.Replace(s.URL, "http://", "http://ci:"+ciToken+"@", 1) + "/repo.git"
+	var workers []*workerProc
+	for i := 0; i < 2; i++ {
+		clone := filepath.Join(t.TempDir(), fmt.Sprintf("ci%d", i))
+		fixtures.Git(t, root, "clone", "-q", ciURL, clone)
+		workers = append(workers, startCheckWorker(t, e.bin, env, clone, e.keys["ci"].Path, []string{"--retries", "1"},
+			"sh", "-c", "test ! -e fail.txt"))
+	}
+
+	files := []string{"one.txt", "fail.txt", "three.txt", "four.txt"}
+	var ids []string
+	for i, f := range files {
+		br := fmt.Sprintf("feat%d", i+1)
+		fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
+		if err := os.WriteFile(filepath.Join(work, f), []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fixtures.Git(t, work, "add", ".")
+		fixtures.Git(t, work, "commit", "-q", "-m", br)
+		fixtures.Git(t, work, "push", "-q", "origin", br)
+		id := lastLine(e.ok(work, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
+		e.ok(work, "rev", "pr", "review", id, "--approve")
+		e.ok(work, "q", "queue", "enter", id)
+		ids = append(ids, id)
+	}
+	landed := func() bool {
+		tree := fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main")
+		log := fixtures.Git(t, bare, "log", "--format=%B", "refs/hub/queue/"+qid)
+		return strings.Contains(tree, "one.txt") && strings.Contains(tree, "three.txt") && strings.Contains(tree, "four.txt") &&
+			strings.Contains(log, `"reason":"failed"`) && strings.Count(log, `"reason":"landed"`) == 3
+	}
+	if !waitFor(120*time.Second, landed) {
+		var logs string
+		for i, wk := range workers {
+			logs += fmt.Sprintf("--- worker %d\n%s", i, wk.Log())
+		}
+		t.Fatalf("the queue did not drain\nmain: %s\nqueue:\n%s\n%s", fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main"),
+			fixtures.Git(t, bare, "log", "--format=%s %b", "refs/hub/queue/"+qid), logs)
+	}
+	if strings.Contains(fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main"), "fail.txt") {
+		t.Fatal("the failing pull request landed")
+	}
+	// Every candidate is recorded at most once (success or failure).
+	for _, id := range ids {
+		evs := checkEvents(t, bare, hubrefs.PRRefPrefix+id)
+		seen := map[string]int{}
+		for _, ev := range evs {
+			if f := strings.Fields(ev); f[0] == hubrefs.TypeCheckCompleted && f[1] != "cancelled" {
+				seen[f[2]]++
+				if seen[f[2]] > 1 {
+					t.Errorf("pull request %s: candidate %s recorded twice: %q", id, f[2], evs)
+				}
+			}
+		}
+	}
+	for _, wk := range workers {
+		wk.stop(t)
+	}
+	if t.Failed() {
+		for i, wk := range workers {
+			t.Logf("--- worker %d\n%s", i, wk.Log())
+		}
+	}
+}
