@@ -7,12 +7,18 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/checkworker"
 	"github.com/gitplus/gitplus/receive/repo"
@@ -32,6 +38,8 @@ func checkWorkerCommand() *cli.Command {
 			&cli.DurationFlag{Name: "poll", Usage: "the longest wait between two looks for new candidates while idle (default 30s; the wait starts at 1s and doubles)"},
 			&cli.StringFlag{Name: "url", Usage: "a URL recorded with each result; {pr}, {rev} and {name} are replaced"},
 			&cli.BoolFlag{Name: "every-step", Usage: "run also candidates inside batch groups"},
+			&cli.StringFlag{Name: "listen", Usage: "also look at once when a webhook delivery (git+'s or GitHub's format, signed with --secret) arrives at this address, e.g. 127.0.0.1:9090"},
+			&cli.StringFlag{Name: "secret", Usage: "the webhook's secret (with --listen)"},
 			remoteFlag(),
 		},
 		Action: checkWorker,
@@ -67,11 +75,56 @@ func checkWorker(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	var wake chan struct{}
+	if addr := c.String("listen"); addr != "" {
+		if c.String("secret") == "" {
+			return usageErr("--listen needs --secret: deliveries are signed")
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fail(1, fmt.Errorf("--listen: %w", err))
+		}
+		wake = make(chan struct{}, 1)
+		srv := &http.Server{Handler: wakeHandler(c.String("secret"), wake), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(l) }()
+		defer srv.Close()
+		fmt.Fprintf(c.App.ErrWriter, "check worker: listening for webhook deliveries on http://%s/\n", l.Addr())
+	}
 	err = checkworker.Run(ctx, checkworker.Options{GitDir: gitDir, Remote: remote, Key: key, Name: name, Argv: argv,
 		Jobs: c.Int("jobs"), Retries: c.Int("retries"), Timeout: c.Duration("timeout"), Lease: c.Duration("lease"),
-		PollMax: c.Duration("poll"), URL: c.String("url"), EveryStep: c.Bool("every-step"), Log: c.App.ErrWriter})
+		PollMax: c.Duration("poll"), URL: c.String("url"), EveryStep: c.Bool("every-step"), Log: c.App.ErrWriter, Wake: wake})
 	if err != nil {
 		return fail(1, err)
 	}
 	return nil
+}
+
+// wakeHandler takes webhook deliveries signed with secret (git+'s
+// X-GitPlus-Signature or GitHub's X-Hub-Signature-256, docs/delivery.md)
+// and wakes the worker; anything else is answered 401 and wakes nothing.
+func wakeHandler(secret string, wake chan<- struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST a webhook delivery", http.StatusMethodNotAllowed)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		sig := r.Header.Get(hooks.SignatureHeader)
+		if sig == "" {
+			sig = r.Header.Get(hooks.GitHubSignatureHeader)
+		}
+		if !hooks.VerifySignature(secret, body, sig) {
+			http.Error(w, "git+ check worker: the delivery's signature does not match --secret", http.StatusUnauthorized)
+			return
+		}
+		select {
+		case wake <- struct{}{}:
+		default: // a look is already due
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,12 +177,21 @@ func TestCheckWorkerSupersededAndKilled(t *testing.T) {
 	}
 }
 
-// The queue drains unaided with two workers: wake rules run the queue on
+// The queue drains unaided with check workers: wake rules run the queue on
 // entries and checks; the workers check every candidate it publishes; the
-// failing pull request is evicted, the others land, and every candidate is
-// recorded at most once.
+// broken pull requests (every tenth, from the second) are evicted, the
+// flaky ones (every twentieth, from the fourth: each candidate fails its
+// first run) pass on their retry, the others land, and every candidate is
+// recorded at most once. GITPLUS_WORKER_DRAIN=WxN runs W workers and N pull
+// requests (default 2x4; the issue's acceptance is 3x20).
 func TestCheckWorkerDrainsQueue(t *testing.T) {
 	t.Parallel()
+	nWorkers, nPRs := 2, 4
+	if v := os.Getenv("GITPLUS_WORKER_DRAIN"); v != "" {
+		if _, err := fmt.Sscanf(v, "%dx%d", &nWorkers, &nPRs); err != nil || nWorkers < 1 || nPRs < 1 {
+			t.Fatalf("GITPLUS_WORKER_DRAIN=%q: want WxN, such as 3x20", v)
+		}
+	}
 	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
 	env := fixtures.GitEnv(e.home)
 	root := settlingDir(t)
@@ -217,19 +227,47 @@ func TestCheckWorkerDrainsQueue(t *testing.T) {
 	e.ok(bare, "admin", "rules", "set", rules)
 	qid := lastLine(e.ok(bare, "q", "queue", "open", "--target", "main"))
 
+	// CI: a broken pull request adds BROKEN-*; a flaky one FLAKY-*, whose
+	// candidates each fail their first run (the state is kept by commit).
+	state := t.TempDir()
+	ci := `for f in BROKEN-*; do [ -e "$f" ] && exit 1; done
+for f in FLAKY-*; do
+  [ -e "$f" ] || continue
+  c=$(git rev-parse HEAD)
+  [ -e "$STATE/$c" ] && exit 0
+  : >"$STATE/$c"; echo flaked; exit 1
+done
+echo passed`
+	wenv := append(append([]string{}, env...), "STATE="+state)
 	ciURL := strings.Replace(s.URL, "http://", "http://ci:"+ciToken+"@", 1) + "/repo.git"
 	var workers []*workerProc
-	for i := 0; i < 2; i++ {
+	for i := 0; i < nWorkers; i++ {
 		clone := filepath.Join(t.TempDir(), fmt.Sprintf("ci%d", i))
 		fixtures.Git(t, root, "clone", "-q", ciURL, clone)
-		workers = append(workers, startCheckWorker(t, e.bin, env, clone, e.keys["ci"].Path, []string{"--retries", "1"},
-			"sh", "-c", "test ! -e fail.txt"))
+		workers = append(workers, startCheckWorker(t, e.bin, wenv, clone, e.keys["ci"].Path, []string{"--retries", "1"}, "sh", "-c", ci))
+	}
+	dumpLogs := func() string {
+		var logs string
+		for i, wk := range workers {
+			logs += fmt.Sprintf("--- worker %d\n%s", i, wk.Log())
+		}
+		return logs
 	}
 
-	files := []string{"one.txt", "fail.txt", "three.txt", "four.txt"}
-	var ids []string
-	for i, f := range files {
-		br := fmt.Sprintf("feat%d", i+1)
+	var ids, good []string
+	broken := 0
+	for i := 0; i < nPRs; i++ {
+		f := fmt.Sprintf("file%d.txt", i)
+		switch {
+		case i%10 == 1:
+			f, broken = fmt.Sprintf("BROKEN-%d", i), broken+1
+		case i%20 == 3:
+			f = fmt.Sprintf("FLAKY-%d", i)
+		}
+		if !strings.HasPrefix(f, "BROKEN") {
+			good = append(good, f)
+		}
+		br := fmt.Sprintf("feat%d", i)
 		fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
 		if err := os.WriteFile(filepath.Join(work, f), []byte(f+"\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -242,22 +280,25 @@ func TestCheckWorkerDrainsQueue(t *testing.T) {
 		e.ok(work, "q", "queue", "enter", id)
 		ids = append(ids, id)
 	}
-	landed := func() bool {
+	start := time.Now()
+	drained := func() bool {
 		tree := fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main")
-		log := fixtures.Git(t, bare, "log", "--format=%B", "refs/hub/queue/"+qid)
-		return strings.Contains(tree, "one.txt") && strings.Contains(tree, "three.txt") && strings.Contains(tree, "four.txt") &&
-			strings.Contains(log, `"reason":"failed"`) && strings.Count(log, `"reason":"landed"`) == 3
-	}
-	if !waitFor(120*time.Second, landed) {
-		var logs string
-		for i, wk := range workers {
-			logs += fmt.Sprintf("--- worker %d\n%s", i, wk.Log())
+		for _, f := range good {
+			if !strings.Contains(tree, f) {
+				return false
+			}
 		}
-		t.Fatalf("the queue did not drain\nmain: %s\nqueue:\n%s\n%s", fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main"),
-			fixtures.Git(t, bare, "log", "--format=%s %b", "refs/hub/queue/"+qid), logs)
+		log := fixtures.Git(t, bare, "log", "--format=%B", "refs/hub/queue/"+qid)
+		return strings.Count(log, `"reason":"failed"`) >= broken
 	}
-	if strings.Contains(fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main"), "fail.txt") {
-		t.Fatal("the failing pull request landed")
+	if !waitFor(time.Duration(60+15*nPRs)*time.Second, drained) {
+		t.Fatalf("the queue did not drain\nmain: %s\nqueue:\n%s\n%s", fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main"),
+			fixtures.Git(t, bare, "log", "--format=%s %b", "refs/hub/queue/"+qid), dumpLogs())
+	}
+	t.Logf("%d workers drained %d pull requests (%d broken) %v after the last entry", nWorkers, nPRs, broken, time.Since(start).Round(time.Millisecond))
+	tree := fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main")
+	if strings.Contains(tree, "BROKEN") {
+		t.Fatalf("a broken pull request landed: %s", tree)
 	}
 	// Every candidate is recorded at most once (success or failure).
 	for _, id := range ids {
@@ -276,8 +317,57 @@ func TestCheckWorkerDrainsQueue(t *testing.T) {
 		wk.stop(t)
 	}
 	if t.Failed() {
-		for i, wk := range workers {
-			t.Logf("--- worker %d\n%s", i, wk.Log())
-		}
+		t.Log(dumpLogs())
 	}
+}
+
+// A worker listening for webhook deliveries (--listen, --secret) is woken
+// by git+'s GitHub-format delivery of a candidate branch; a delivery with
+// a wrong signature is refused and wakes nothing.
+func TestCheckWorkerWokenByWebhook(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, map[string][]string{"dev": {"hub.pr"}, "ci": {"hub.check:ci"}})
+	t.Cleanup(func() { stopWorker(t, w.origin) })
+	base := w.commit(nil, map[string]string{"base.txt": "base\n"}, "base")
+	h := w.commit([]string{base}, map[string]string{"f.txt": "f\n"}, "f")
+	p := w.localPR("dev", "refs/heads/main", h)
+	if out, err := w.push("origin", base+":refs/heads/main", h+":refs/heads/f", p.tip+":"+p.Ref()); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	s := startServe(t, w.bin, w.env, filepath.Dir(w.origin))
+	token := strings.TrimSpace(w.mustGP("", w.origin, "", "--repo", w.origin, "member", "token", "issue", "ci"))
+	clone := filepath.Join(t.TempDir(), "clone")
+	w.git(filepath.Dir(clone), "clone", "-q", strings.Replace(s.URL, "http://", "http://ci:"+token+"@", 1)+"/origin.git", clone)
+	wk := startCheckWorker(t, w.bin, w.env, clone, w.keys["ci"].Path, []string{"--poll", "1h", "--listen", "127.0.0.1:0", "--secret", "k"}, "true")
+	var addr string
+	if !waitFor(30*time.Second, func() bool {
+		_, rest, ok := strings.Cut(wk.Log(), "listening for webhook deliveries on ")
+		addr, _, _ = strings.Cut(rest, "\n")
+		return ok && strings.HasSuffix(addr, "/")
+	}) {
+		t.Fatalf("the worker did not say where it listens:\n%s", wk.Log())
+	}
+	// A forged delivery: 401, no wake.
+	resp, err := http.Post(addr, "application/json", strings.NewReader(`{"ref":"refs/heads/queue/main/x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(wk.Log(), "woken") {
+		t.Fatalf("a delivery without a valid signature: %s\n%s", resp.Status, wk.Log())
+	}
+	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+		{Name: "worker", URL: addr, Secret: "k", Format: hooks.FormatGitHub, Events: []string{"push"}},
+	}})
+	c1 := w.candidate(base, h, "candidate")
+	if out, err := w.push("origin", c1+":refs/heads/queue/main/"+p.ID); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	if !waitFor(60*time.Second, func() bool {
+		return strings.Contains(wk.Log(), "woken") && countLines(checkEvents(t, w.origin, p.Ref()), "check.completed success "+c1) == 1
+	}) {
+		t.Fatalf("the worker was not woken by the delivery, or did not record %s: %q\n%s\ndelivery log:\n%s", c1,
+			checkEvents(t, w.origin, p.Ref()), wk.Log(), readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+	}
+	wk.stop(t)
 }

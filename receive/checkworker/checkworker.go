@@ -245,6 +245,7 @@ func (w *worker) loop(ctx context.Context) error {
 				idle = w.o.PollMin
 			}
 		case <-w.o.Wake:
+			w.logf("woken: looking for candidates now")
 			idle = w.o.PollMin
 		case <-timer.C:
 		}
