@@ -371,3 +371,44 @@ func TestCheckWorkerWokenByWebhook(t *testing.T) {
 	}
 	wk.stop(t)
 }
+
+// Checks the rules require on pull request heads (a protected base that
+// takes no queue candidates): the worker runs them at the head, and again
+// when the head moves; a pull request whose base requires nothing is not
+// run.
+func TestCheckWorkerChecksHeads(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, map[string][]string{"dev": {"hub.pr"}, "ci": {"hub.check:ci"}})
+	base := w.commit(nil, map[string]string{"base.txt": "base\n"}, "base")
+	h1 := w.commit([]string{base}, map[string]string{"f.txt": "1\n"}, "f1")
+	h2 := w.commit([]string{h1}, map[string]string{"f.txt": "2\n"}, "f2")
+	other := w.commit([]string{base}, map[string]string{"g.txt": "g\n"}, "g")
+	p := w.localPR("dev", "refs/heads/main", h1)
+	q := w.localPR("dev", "refs/heads/other", other)
+	if out, err := w.push("origin", base+":refs/heads/main", base+":refs/heads/other", h1+":refs/heads/f", other+":refs/heads/g",
+		p.tip+":"+p.Ref(), q.tip+":"+q.Ref()); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	w.mustGP("admin", w.origin, `{"requireKnownPusher":true,"protected":{"refs/heads/main":{"requiredApprovals":0,"requiredChecks":["ci"]}}}`, "rules", "set", "-")
+	s := startServe(t, w.bin, w.env, filepath.Dir(w.origin))
+	token := strings.TrimSpace(w.mustGP("", w.origin, "", "--repo", w.origin, "member", "token", "issue", "ci"))
+	clone := filepath.Join(t.TempDir(), "clone")
+	w.git(filepath.Dir(clone), "clone", "-q", strings.Replace(s.URL, "http://", "http://ci:"+token+"@", 1)+"/origin.git", clone)
+	wk := startCheckWorker(t, w.bin, w.env, clone, w.keys["ci"].Path, nil, "sh", "-c", "cat f.txt")
+	if !waitFor(60*time.Second, func() bool { return countLines(checkEvents(t, w.origin, p.Ref()), "check.completed success "+h1) == 1 }) {
+		t.Fatalf("no check at the head %s: %q\n%s", h1, checkEvents(t, w.origin, p.Ref()), wk.Log())
+	}
+	w.git(w.work, "fetch", "-q", "origin", "+refs/hub/*:refs/hub/*")
+	p.tip = strings.TrimSpace(w.git(w.work, "rev-parse", p.Ref()))
+	p.update("dev", h2)
+	if out, err := w.push("origin", h2+":refs/heads/f", p.tip+":"+p.Ref()); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	if !waitFor(60*time.Second, func() bool { return countLines(checkEvents(t, w.origin, p.Ref()), "check.completed success "+h2) == 1 }) {
+		t.Fatalf("no check at the new head %s: %q\n%s", h2, checkEvents(t, w.origin, p.Ref()), wk.Log())
+	}
+	wk.stop(t)
+	if got := checkEvents(t, w.origin, q.Ref()); len(got) != 0 {
+		t.Fatalf("a pull request whose base requires no check was run: %q", got)
+	}
+}

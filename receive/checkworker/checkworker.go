@@ -35,6 +35,8 @@
 //   - Stopping (the context ends, SIGTERM in the verb) cancels the running
 //     commands, records them cancelled (closing their leases) and returns:
 //     no lease is left behind.
+//   - The check is also run at the heads of pull requests whose base
+//     requires it without queue candidates (heads.go).
 //   - check.completed carries the tail of the command's output (at most
 //     hubrefs.MaxCheckOutput bytes, valid UTF-8) and Options.URL with {pr},
 //     {rev} and {name} replaced.
@@ -86,6 +88,9 @@ type Options struct {
 	Log                    io.Writer // one line per decision (nil: none)
 	// Env is added to the environment of the worker's git processes.
 	Env []string
+	// NoHeads checks queue candidates only, not the heads of pull requests
+	// whose base requires the check without queue candidates (heads.go).
+	NoHeads bool
 }
 
 // DefaultLease is a worker's lease.
@@ -93,6 +98,7 @@ const DefaultLease = 2 * time.Minute
 
 type candidate struct {
 	branch, pr, commit string
+	head               bool // a pull request's head (heads.go), keyed by its ref; else a candidate branch
 }
 
 type outcome struct {
@@ -140,9 +146,10 @@ func Run(ctx context.Context, o Options) error {
 }
 
 type worker struct {
-	o   Options
-	url string
-	log *lockedWriter
+	o    Options
+	url  string
+	log  *lockedWriter
+	scan *headScan // used by the loop's goroutine only
 }
 
 type lockedWriter struct {
@@ -191,7 +198,9 @@ func (w *worker) loop(ctx context.Context) error {
 				if r.why != "" {
 					continue
 				}
-				if c, ok := cands[b]; !ok {
+				if c, ok := cands[b]; !ok && r.c.head {
+					r.why = "pull request " + r.c.pr + " is no longer open, or its head moved"
+				} else if !ok {
 					r.why = "its candidate branch " + b + " was deleted"
 				} else if c.commit != r.c.commit {
 					r.why = "its candidate branch " + b + " moved to " + c.commit
@@ -262,14 +271,29 @@ func sortedKeys(m map[string]candidate) []string {
 	return out
 }
 
-// candidates lists the remote's candidate branches.
+// candidates lists the remote's candidate branches, and the pull request
+// heads to check (heads.go) unless Options.NoHeads.
 func (w *worker) candidates(ctx context.Context) (map[string]candidate, error) {
-	refs, err := gitio.LsRemote(ctx, w.o.GitDir, w.url, w.o.Env, CandidatePrefix+"*")
+	patterns := []string{CandidatePrefix + "*"}
+	if !w.o.NoHeads {
+		patterns = append(patterns, hubrefs.PRRefPrefix+"*", hubrefs.TrustRef)
+	}
+	refs, err := gitio.LsRemote(ctx, w.o.GitDir, w.url, w.o.Env, patterns...)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]candidate{}
+	if !w.o.NoHeads {
+		heads, err := w.heads(ctx, refs)
+		if err != nil {
+			return nil, fmt.Errorf("reading the pull requests' heads: %w", err)
+		}
+		out = heads
+	}
 	for ref, h := range refs {
+		if !strings.HasPrefix(ref, CandidatePrefix) {
+			continue
+		}
 		rest := strings.TrimPrefix(ref, CandidatePrefix)
 		i := strings.LastIndexByte(rest, '/')
 		if i <= 0 {
@@ -289,13 +313,20 @@ func (w *worker) runOne(ctx context.Context, n int, c candidate) bool {
 		w.logf("job slot %d: %v", n, err)
 		return true
 	}
-	if err := gitio.Fetch(ctx, slot, w.url, w.o.Env, "+"+c.branch+":refs/check-worker/candidate"); err != nil {
+	if c.head {
+		if err := w.fetchCommit(ctx, slot, c.commit); err != nil {
+			if ctx.Err() == nil {
+				w.logf("fetching the head %s of pull request %s: %v", c.commit, c.pr, err)
+			}
+			return true
+		}
+	} else if err := gitio.Fetch(ctx, slot, w.url, w.o.Env, "+"+c.branch+":refs/check-worker/candidate"); err != nil {
 		if ctx.Err() == nil {
 			w.logf("fetching %s: %v", c.branch, err)
 		}
 		return true
 	}
-	if got, err := gitio.ReadRef(slot, "refs/check-worker/candidate"); err != nil || got != plumbing.NewHash(c.commit) {
+	if got, err := gitio.ReadRef(slot, "refs/check-worker/candidate"); !c.head && (err != nil || got != plumbing.NewHash(c.commit)) {
 		w.logf("%s moved before its run began; the next look takes the new candidate", c.branch)
 		return false
 	}
@@ -337,9 +368,36 @@ func (w *worker) runOne(ctx context.Context, n int, c candidate) bool {
 	return false
 }
 
+// fetchCommit brings commit into slot: by its id (a server that allows
+// it), else with the remote's branches.
+func (w *worker) fetchCommit(ctx context.Context, slot, commit string) error {
+	has := func() bool {
+		_, err := repo.Git(slot, "cat-file", "-e", commit+"^{commit}")
+		return err == nil
+	}
+	if has() {
+		return nil
+	}
+	if err := gitio.Fetch(ctx, slot, w.url, w.o.Env, commit); err == nil && has() {
+		return nil
+	}
+	if err := gitio.Fetch(ctx, slot, w.url, w.o.Env, "+refs/heads/*:refs/check-worker/heads/*"); err != nil {
+		return err
+	}
+	if !has() {
+		return fmt.Errorf("commit %s is on no branch of %s", commit, w.url)
+	}
+	return nil
+}
+
 // slot makes (once) and returns job slot n's bare repository.
 func (w *worker) slot(n int) (string, error) {
-	dir := filepath.Join(w.o.GitDir, "gitplus", "check-worker", safeName(w.o.Name), fmt.Sprintf("slot%d.git", n))
+	return w.slotNamed(fmt.Sprintf("slot%d.git", n))
+}
+
+// slotNamed makes (once) and returns the worker's bare repository name.
+func (w *worker) slotNamed(name string) (string, error) {
+	dir := filepath.Join(w.o.GitDir, "gitplus", "check-worker", safeName(w.o.Name), name)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
 		return dir, nil
 	}
