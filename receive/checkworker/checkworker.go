@@ -19,9 +19,11 @@
 //     that borrows the clone's objects (alternates) and fetches the hub refs
 //     and the candidate into itself, so K jobs never write the same refs
 //     and the clone itself is not written.
-//   - A candidate already recorded (check.completed success or failure of
-//     this check at that commit) is not run; one this worker already ran is
-//     not run again by it (a cancelled record of another worker may be).
+//   - A candidate is run while the queue's verdict of the step misses the
+//     check (need.go): not once it is recorded, but again when an eviction
+//     cited the recorded failure and the pull request came back to the
+//     same candidate commit. A head is run while no success or failure of
+//     it is recorded.
 //   - Superseded runs are cancelled: while runs are active the worker
 //     reads the candidate branches every Options.Tick (default 1 s); a run
 //     whose branch moved or was deleted (the entry left the queue, or the
@@ -57,7 +59,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs"
-	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/checkrun"
 	"github.com/gitplus/gitplus/receive/gitio"
@@ -92,6 +94,11 @@ type Options struct {
 	// whose base requires the check without queue candidates (heads.go).
 	NoHeads bool
 }
+
+// maxRunsPerCandidate bounds one worker's runs of one candidate commit: a
+// pull request entered again after an eviction needs a second run of the
+// same commit, a command that always times out should not loop forever.
+const maxRunsPerCandidate = 3
 
 // DefaultLease is a worker's lease.
 const DefaultLease = 2 * time.Minute
@@ -149,7 +156,7 @@ type worker struct {
 	o    Options
 	url  string
 	log  *lockedWriter
-	scan *headScan // used by the loop's goroutine only
+	scan *scan // used by the loop's goroutine only
 }
 
 type lockedWriter struct {
@@ -174,8 +181,8 @@ func (w *worker) loop(ctx context.Context) error {
 	}
 	runs := map[string]*running{} // by branch
 	finished := make(chan outcome, w.o.Jobs)
-	tried := map[string]bool{}      // branch + commit this worker ran (or found recorded)
 	later := map[string]time.Time{} // branch + commit held by another worker's lease: look again then
+	ran := map[string]int{}         // runs of branch + commit by this worker
 	idle := w.o.PollMin
 	for {
 		if ctx.Err() != nil {
@@ -189,7 +196,7 @@ func (w *worker) loop(ctx context.Context) error {
 			w.logf("check worker stopped")
 			return nil
 		}
-		cands, err := w.candidates(ctx)
+		cands, need, err := w.look(ctx)
 		if err != nil && ctx.Err() == nil {
 			w.logf("reading the candidates at %s: %v", w.url, err)
 		}
@@ -215,10 +222,16 @@ func (w *worker) loop(ctx context.Context) error {
 		for _, b := range sortedKeys(cands) {
 			c := cands[b]
 			key := b + " " + c.commit
-			if runs[b] != nil || tried[key] || time.Now().Before(later[key]) || len(slots) == 0 {
+			if runs[b] != nil || !need[b] || time.Now().Before(later[key]) || len(slots) == 0 {
 				continue
 			}
-			tried[key] = true
+			if ran[key] >= maxRunsPerCandidate {
+				if ran[key] == maxRunsPerCandidate {
+					w.logf("%s at %s still needs check %s after %d runs here (timeouts?); leaving it to other workers", b, c.commit, w.o.Name, ran[key])
+					ran[key]++
+				}
+				continue
+			}
 			retried := !later[key].IsZero()
 			slot := <-slots
 			rctx, cancel := context.WithCancel(ctx)
@@ -246,8 +259,10 @@ func (w *worker) loop(ctx context.Context) error {
 		case <-ctx.Done():
 		case f := <-finished:
 			delete(runs, f.branch)
+			if !f.again {
+				ran[f.key]++
+			}
 			if f.again {
-				delete(tried, f.key)
 				later[f.key] = time.Now().Add(2 * w.o.PollMin)
 			} else {
 				delete(later, f.key)
@@ -269,39 +284,6 @@ func sortedKeys(m map[string]candidate) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// candidates lists the remote's candidate branches, and the pull request
-// heads to check (heads.go) unless Options.NoHeads.
-func (w *worker) candidates(ctx context.Context) (map[string]candidate, error) {
-	patterns := []string{CandidatePrefix + "*"}
-	if !w.o.NoHeads {
-		patterns = append(patterns, hubrefs.PRRefPrefix+"*", hubrefs.TrustRef)
-	}
-	refs, err := gitio.LsRemote(ctx, w.o.GitDir, w.url, w.o.Env, patterns...)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]candidate{}
-	if !w.o.NoHeads {
-		heads, err := w.heads(ctx, refs)
-		if err != nil {
-			return nil, fmt.Errorf("reading the pull requests' heads: %w", err)
-		}
-		out = heads
-	}
-	for ref, h := range refs {
-		if !strings.HasPrefix(ref, CandidatePrefix) {
-			continue
-		}
-		rest := strings.TrimPrefix(ref, CandidatePrefix)
-		i := strings.LastIndexByte(rest, '/')
-		if i <= 0 {
-			continue
-		}
-		out[ref] = candidate{branch: ref, pr: rest[i+1:], commit: h.String()}
-	}
-	return out, nil
 }
 
 // runOne runs the check on candidate c in job slot n. It reports whether
@@ -346,8 +328,12 @@ func (w *worker) runOne(ctx context.Context, n int, c candidate) bool {
 		w.logf("pull request %s of %s: %v", c.pr, c.branch, err)
 		return true
 	}
-	if got, ok := st.Check(w.o.Name, c.commit); ok && got != pr.Cancelled {
-		w.logf("check %s at %s (pull request %s) is already recorded: %s", w.o.Name, c.commit, c.pr, got)
+	queues := map[string]*queue.State(nil)
+	if !c.head {
+		queues = queueStates(r, s.Trust)
+	}
+	if ok, why := needsRun(s.Trust, queues, st, w.o.Name, c.commit); !ok {
+		w.logf("check %s at %s (pull request %s) needs no run: %s", w.o.Name, c.commit, c.pr, why)
 		return false
 	}
 	tail := &tailBuffer{max: hubrefs.MaxCheckOutput}
