@@ -177,6 +177,90 @@ func TestCheckWorkerSupersededAndKilled(t *testing.T) {
 	}
 }
 
+// workerQueue is a served repository with a queue on main that wake rules
+// run on entries and completed checks, a developer's clone (work) and
+// check workers in their own clones running ci.
+type workerQueue struct {
+	e       *hubEnv
+	bare    string
+	work    string
+	qid     string
+	workers []*workerProc
+}
+
+func newWorkerQueue(t *testing.T, nWorkers int, ci string, env []string, workerFlags ...string) *workerQueue {
+	t.Helper()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	if env == nil {
+		env = fixtures.GitEnv(e.home)
+	}
+	root := settlingDir(t)
+	bare := filepath.Join(root, "repo.git")
+	e.ok(root, "admin", "init", bare)
+	for _, m := range []struct{ name, cap string }{{"dev", "hub.pr"}, {"rev", "hub.review"}, {"ci", "hub.check:ci"}, {"q", "hub.queue"}} {
+		e.ok(bare, "admin", "member", "add", m.name, "--key", e.keys[m.name].Path+".pub", "--cap", m.cap)
+	}
+	t.Cleanup(func() { stopWorker(t, bare) })
+	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
+	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
+		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
+	}})
+	e.ok(bare, "admin", "member", "change", "dev", "--cap", "hub.pr", "--cap", "source.push")
+	token := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "dev"))
+	ciToken := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "ci"))
+	s := startServe(t, e.bin, fixtures.GitEnv(e.home), root)
+
+	work := filepath.Join(t.TempDir(), "work")
+	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	fixtures.Git(t, work, "remote", "add", "origin", strings.Replace(s.URL, "http://", "http://dev:"+token+"@", 1)+"/repo.git")
+	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures.Git(t, work, "add", ".")
+	fixtures.Git(t, work, "commit", "-q", "-m", "base")
+	fixtures.Git(t, work, "push", "-q", "origin", "main")
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(bare, "admin", "rules", "set", rules)
+	wq := &workerQueue{e: e, bare: bare, work: work, qid: lastLine(e.ok(bare, "q", "queue", "open", "--target", "main"))}
+	ciURL := strings.Replace(s.URL, "http://", "http://ci:"+ciToken+"@", 1) + "/repo.git"
+	for i := 0; i < nWorkers; i++ {
+		clone := filepath.Join(t.TempDir(), fmt.Sprintf("ci%d", i))
+		fixtures.Git(t, root, "clone", "-q", ciURL, clone)
+		wq.workers = append(wq.workers, startCheckWorker(t, e.bin, env, clone, e.keys["ci"].Path, workerFlags, "sh", "-c", ci))
+	}
+	return wq
+}
+
+// open opens, approves and enters a pull request adding file f on branch
+// br, and returns its id.
+func (wq *workerQueue) open(t *testing.T, br, f string) string {
+	t.Helper()
+	e, work := wq.e, wq.work
+	fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
+	if err := os.WriteFile(filepath.Join(work, f), []byte(f+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures.Git(t, work, "add", ".")
+	fixtures.Git(t, work, "commit", "-q", "-m", br)
+	fixtures.Git(t, work, "push", "-q", "origin", br)
+	id := lastLine(e.ok(work, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
+	e.ok(work, "rev", "pr", "review", id, "--approve")
+	e.ok(work, "q", "queue", "enter", id)
+	return id
+}
+
+func (wq *workerQueue) logs() string {
+	var logs string
+	for i, wk := range wq.workers {
+		logs += fmt.Sprintf("--- worker %d\n%s", i, wk.Log())
+	}
+	return logs
+}
+
 // The queue drains unaided with check workers: wake rules run the queue on
 // entries and checks; the workers check every candidate it publishes; the
 // broken pull requests (every tenth, from the second) are evicted, the
@@ -193,41 +277,6 @@ func TestCheckWorkerDrainsQueue(t *testing.T) {
 			t.Fatalf("GITPLUS_WORKER_DRAIN=%q: want WxN, such as 3x20", v)
 		}
 	}
-	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
-	env := fixtures.GitEnv(e.home)
-	root := settlingDir(t)
-	bare := filepath.Join(root, "repo.git")
-	e.ok(root, "admin", "init", bare)
-	for _, m := range []struct{ name, cap string }{{"dev", "hub.pr"}, {"rev", "hub.review"}, {"ci", "hub.check:ci"}, {"q", "hub.queue"}} {
-		e.ok(bare, "admin", "member", "add", m.name, "--key", e.keys[m.name].Path+".pub", "--cap", m.cap)
-	}
-	t.Cleanup(func() { stopWorker(t, bare) })
-	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
-	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
-		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
-		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
-	}})
-	e.ok(bare, "admin", "member", "change", "dev", "--cap", "hub.pr", "--cap", "source.push")
-	token := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "dev"))
-	ciToken := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "ci"))
-	s := startServe(t, e.bin, env, root)
-
-	work := filepath.Join(t.TempDir(), "work")
-	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
-	fixtures.Git(t, work, "remote", "add", "origin", strings.Replace(s.URL, "http://", "http://dev:"+token+"@", 1)+"/repo.git")
-	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fixtures.Git(t, work, "add", ".")
-	fixtures.Git(t, work, "commit", "-q", "-m", "base")
-	fixtures.Git(t, work, "push", "-q", "origin", "main")
-	rules := filepath.Join(t.TempDir(), "rules.json")
-	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e.ok(bare, "admin", "rules", "set", rules)
-	qid := lastLine(e.ok(bare, "q", "queue", "open", "--target", "main"))
-
 	// CI: a broken pull request adds BROKEN-*; a flaky one FLAKY-*, whose
 	// first two runs fail (counted by file: a candidate built again on a
 	// moved target is still the same flake).
@@ -239,14 +288,8 @@ for f in FLAKY-*; do
   [ "$n" -ge 2 ] || { echo flaked; exit 1; }
 done
 echo passed`
-	wenv := append(append([]string{}, env...), "STATE="+state)
-	ciURL := strings.Replace(s.URL, "http://", "http://ci:"+ciToken+"@", 1) + "/repo.git"
-	var workers []*workerProc
-	for i := 0; i < nWorkers; i++ {
-		clone := filepath.Join(t.TempDir(), fmt.Sprintf("ci%d", i))
-		fixtures.Git(t, root, "clone", "-q", ciURL, clone)
-		workers = append(workers, startCheckWorker(t, e.bin, wenv, clone, e.keys["ci"].Path, []string{"--retries", "1"}, "sh", "-c", ci))
-	}
+	wq := newWorkerQueue(t, nWorkers, ci, append(fixtures.GitEnv(t.TempDir()), "STATE="+state), "--retries", "1")
+	e, bare, work, qid, workers := wq.e, wq.bare, wq.work, wq.qid, wq.workers
 	dumpLogs := func() string {
 		var logs string
 		for i, wk := range workers {
@@ -431,5 +474,56 @@ func TestCheckWorkerChecksHeads(t *testing.T) {
 	wk.stop(t)
 	if got := checkEvents(t, w.origin, q.Ref()); len(got) != 0 {
 		t.Fatalf("a pull request whose base requires no check was run: %q", got)
+	}
+}
+
+// A red target heals once by itself (docs/queue.md, "A red target"): two
+// broken pull requests fail as the first candidate on main's tip and are
+// evicted; the third fails there too, on its first run only (a flake), so
+// the target looks red; the queue publishes that candidate again citing
+// the failed run, a worker runs it once more, and it lands — nobody kicks
+// anything.
+func TestCheckWorkerHealsRedTarget(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	// Broken: always fails. Flaky: each candidate commit fails its first run.
+	ci := `for f in BROKEN-*; do [ -e "$f" ] && exit 1; done
+for f in FLAKY-*; do
+  [ -e "$f" ] || continue
+  c=$(git rev-parse HEAD)
+  [ -e "$STATE/$c" ] && exit 0
+  : >"$STATE/$c"; echo flaked; exit 1
+done
+echo passed`
+	wq := newWorkerQueue(t, 1, ci, append(fixtures.GitEnv(t.TempDir()), "STATE="+state))
+	a := wq.open(t, "a", "BROKEN-a")
+	b := wq.open(t, "b", "BROKEN-b")
+	c := wq.open(t, "c", "FLAKY-c")
+	healed := func() bool {
+		tree := fixtures.Git(t, wq.bare, "ls-tree", "--name-only", "refs/heads/main")
+		return strings.Contains(tree, "FLAKY-c")
+	}
+	if !waitFor(180*time.Second, healed) {
+		t.Fatalf("the flaky pull request did not land after the red target\nqueue:\n%s\n%s",
+			fixtures.Git(t, wq.bare, "log", "--format=%s %b", "refs/hub/queue/"+wq.qid), wq.logs())
+	}
+	qlog := fixtures.Git(t, wq.bare, "log", "--format=%b", "refs/hub/queue/"+wq.qid)
+	var healing int
+	for _, line := range strings.Split(qlog, "\n") {
+		var rec hubrefs.QueueCandidate
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Type == hubrefs.TypeQueueCandidate && rec.PR == c && rec.Run != "" && !rec.Trial {
+			healing++
+		}
+	}
+	if healing != 1 {
+		t.Errorf("%d re-runs of the red first candidate published, want 1\n%s", healing, qlog)
+	}
+	for _, id := range []string{a, b} {
+		if !strings.Contains(qlog, `"pr":"`+id+`","head"`) || strings.Contains(fixtures.Git(t, wq.bare, "ls-tree", "--name-only", "refs/heads/main"), "BROKEN") {
+			t.Errorf("broken pull request %s: not evicted, or landed\n%s", id, qlog)
+		}
+	}
+	for _, wk := range wq.workers {
+		wk.stop(t)
 	}
 }
