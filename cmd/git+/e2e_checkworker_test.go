@@ -172,6 +172,9 @@ func TestCheckWorkerSupersededAndKilled(t *testing.T) {
 		t.Fatalf("check.completed without the output's tail or URL: %s", last)
 	}
 	b.stop(t)
+	if strings.Contains(a.Log()+b.Log(), token) {
+		t.Errorf("a worker's log shows its member token")
+	}
 	if got := checkEvents(t, w.origin, p.Ref()); got[len(got)-1] != "check.completed success "+c2 {
 		t.Fatalf("B left something after SIGTERM: %q", got)
 	}

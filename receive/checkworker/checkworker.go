@@ -45,10 +45,12 @@
 package checkworker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -147,7 +149,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	w := &worker{o: o, url: url, log: &lockedWriter{w: o.Log}}
+	w := &worker{o: o, url: url, log: &lockedWriter{w: o.Log, secret: url, shown: redact(url)}}
 	w.logf("check worker %s: check %s from %s, %d job(s): %s", repo.Fingerprint(o.Key.Signer.PublicKey()), o.Name, url, o.Jobs, strings.Join(o.Argv, " "))
 	return w.loop(ctx)
 }
@@ -159,15 +161,25 @@ type worker struct {
 	scan *scan // used by the loop's goroutine only
 }
 
+// lockedWriter serialises the log lines of the runs, and writes the
+// remote's URL with its password (a member token) hidden.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu            sync.Mutex
+	w             io.Writer
+	secret, shown string
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	out := p
+	if l.secret != l.shown {
+		out = bytes.ReplaceAll(p, []byte(l.secret), []byte(l.shown))
+	}
+	if _, err := l.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (w *worker) logf(format string, a ...any) {
@@ -435,6 +447,18 @@ func remoteURL(gitDir, remote string) (string, error) {
 		}
 	}
 	return u, nil
+}
+
+// redact hides the password (a member token) of a URL for the log.
+func redact(u string) string {
+	x, err := neturl.Parse(u)
+	if err != nil || x.User == nil {
+		return u
+	}
+	if _, ok := x.User.Password(); ok {
+		x.User = neturl.UserPassword(x.User.Username(), "xxxxx")
+	}
+	return x.String()
 }
 
 // tailBuffer keeps the last max bytes written to it.
