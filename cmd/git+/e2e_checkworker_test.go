@@ -521,6 +521,9 @@ echo passed`
 	if healing != 1 {
 		t.Errorf("%d re-runs of the red first candidate published, want 1\n%s", healing, qlog)
 	}
+	if runs := readFile(hooks.WakeLog(wq.bare, "queue-on-check")) + readFile(hooks.WakeLog(wq.bare, "queue-on-entry")); !strings.Contains(runs, "heal: re-running") {
+		t.Errorf("no queue run reported the heal:\n%s", runs)
+	}
 	for _, id := range []string{a, b} {
 		if !strings.Contains(qlog, `"pr":"`+id+`","head"`) || strings.Contains(fixtures.Git(t, wq.bare, "ls-tree", "--name-only", "refs/heads/main"), "BROKEN") {
 			t.Errorf("broken pull request %s: not evicted, or landed\n%s", id, qlog)
