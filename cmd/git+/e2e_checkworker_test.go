@@ -291,7 +291,7 @@ for f in FLAKY-*; do
   [ "$n" -ge 2 ] || { echo flaked; exit 1; }
 done
 echo passed`
-	wq := newWorkerQueue(t, nWorkers, ci, append(fixtures.GitEnv(t.TempDir()), "STATE="+state), "--retries", "1")
+	wq := newWorkerQueue(t, nWorkers, ci, append(fixtures.GitEnv(t.TempDir()), "STATE="+state), "--retries", "1", "--jobs", "2")
 	e, bare, work, qid, workers := wq.e, wq.bare, wq.work, wq.qid, wq.workers
 	dumpLogs := func() string {
 		var logs string

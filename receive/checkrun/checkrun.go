@@ -50,7 +50,9 @@
 //     BelowWait + 1 minute with a timeout, else 30 minutes, so a crashed
 //     worker's start expires. The start is appended as a compare-and-swap
 //     on the tip the lease was judged on: when two workers race, the loser
-//     re-reads, sees the winner's live start and steps aside.
+//     re-reads, sees the winner's live start and steps aside — or, when the
+//     winner has already recorded its completion by then, a completion
+//     that was not there at the first read, and steps aside too.
 //   - Batch checks (docs/queue.md): when the latest queue.candidate of the
 //     pull request names the revision as a step inside a group (groupEnd
 //     another step), the command does not run: the group's last step is
@@ -473,12 +475,26 @@ func LiveStart(evs []hubrefs.Event, t *trust.State, name, rev string, lease time
 	return fmt.Sprintf("already running: check.started %s by %s, lease until %s", start.ID, who, until.UTC().Format(time.RFC3339))
 }
 
+// completions counts the check.completed events of check name at rev by a
+// current holder of hub.check:<name>.
+func completions(evs []hubrefs.Event, t *trust.State, name, rev string) int {
+	n := 0
+	for _, ev := range evs {
+		var p hubrefs.Check
+		if ev.Type == hubrefs.TypeCheckCompleted && ev.Unmarshal(&p) == nil && p.Name == name && p.Head == rev && t.Has(ev.Signer, trust.CheckCap(name)) {
+			n++
+		}
+	}
+	return n
+}
+
 // startLease appends check.started unless a live start holds the check
 // (then it returns who holds it). The append is a compare-and-swap on the
 // tip the lease was judged on; a lost race re-reads and judges again.
 func startLease(s *repo.Signing, id, name, commit, worker string, lease time.Duration) (holder string, err error) {
 	r := s.Repo
 	begin := time.Now()
+	done := -1 // completions of the check at commit when first read
 	for attempt := 1; ; attempt++ {
 		st, evs, err := r.PRState(id, s.Trust)
 		if err != nil {
@@ -486,6 +502,14 @@ func startLease(s *repo.Signing, id, name, commit, worker string, lease time.Dur
 		}
 		if holder := LiveStart(evs, s.Trust, name, commit, lease, time.Now()); holder != "" {
 			return holder, nil
+		}
+		// A race lost to a worker that ran the check and recorded it
+		// meanwhile (its start and completion both after our first read):
+		// the check is done, not to be run again.
+		if n := completions(evs, s.Trust, name, commit); done < 0 {
+			done = n
+		} else if n > done {
+			return "completed meanwhile by another worker", nil
 		}
 		started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: s.Trust.RepoID}, Name: name, Head: commit, Worker: worker}
 		ev, err := repo.NewEvent(started, st.Tip, s.Key, time.Now())
