@@ -8,7 +8,7 @@ package hooks
 //	hub/webhooks.json  {"hooks":[{"url":"https://ci.example/hook","secret":"s3cret",
 //	                              "events":["*"],"timeout_seconds":5,"attempts":0,
 //	                              "retry_window_seconds":1800,"backoff_seconds":1,
-//	                              "backoff_max_seconds":60}]}
+//	                              "backoff_max_seconds":60,"format":"gitplus","repo_url":""}]}
 //	hub/wake.json      {"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],
 //	                              "run":["git+","queue","run","--target","main"]}]}
 //
@@ -90,6 +90,10 @@ type Webhook struct {
 	RetryWindowSeconds float64 `json:"retry_window_seconds,omitempty"`
 	BackoffSeconds     float64 `json:"backoff_seconds,omitempty"`
 	BackoffMaxSeconds  float64 `json:"backoff_max_seconds,omitempty"`
+	// Format is "gitplus" (the default) or "github" (github.go); RepoURL,
+	// for the github format, is the repository's url in its payloads.
+	Format  string `json:"format,omitempty"`
+	RepoURL string `json:"repo_url,omitempty"`
 }
 
 // WebhooksConfig is hub/webhooks.json.
@@ -299,6 +303,9 @@ func LoadWebhooks(gitDir string) ([]Webhook, error) {
 		}
 		if h.Secret == "" {
 			return nil, fmt.Errorf("%s: hook %s has no secret (deliveries are always signed): %w", position(p, data, valueOffset(data, h.URL)), h.URL, ErrConfig)
+		}
+		if h.Format != "" && h.Format != FormatGitPlus && h.Format != FormatGitHub {
+			return nil, fmt.Errorf("%s: hook %s: format %q is not %q or %q: %w", position(p, data, valueOffset(data, h.Format)), h.URL, h.Format, FormatGitPlus, FormatGitHub, ErrConfig)
 		}
 		name := h.Name
 		if name == "" {

@@ -25,6 +25,7 @@ package hooks
 //     is logged; its update is still delivered and mirrored, without events.
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -166,7 +167,13 @@ func PostReceive(o Options) (*Report, error) {
 		if err != nil {
 			fails = append(fails, fmt.Sprintf("encoding the webhook delivery: %v", err))
 		} else {
+			ghCache := map[string]*GitHubPush{}
 			for _, h := range webhooks {
+				if h.isGitHub() {
+					ids, fs := spoolGitHub(context.Background(), o, h, d, body, ghCache, now)
+					rep.Spooled, fails = append(rep.Spooled, ids...), append(fails, fs...)
+					continue
+				}
 				if !h.wants(d) {
 					continue
 				}

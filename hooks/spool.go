@@ -69,6 +69,7 @@ type WebhookJob struct {
 	ID          string          `json:"id"`
 	Hook        string          `json:"hook"`
 	URL         string          `json:"url"`
+	Format      string          `json:"format,omitempty"` // the hook's format when spooled ("": gitplus)
 	Created     time.Time       `json:"created"`
 	State       string          `json:"state"`
 	Attempts    int             `json:"attempts"`

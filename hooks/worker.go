@@ -389,6 +389,7 @@ func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
 		if err != nil {
 			return err
 		}
+		h.Format = j.Format // the body was built for the format of its spooling
 		status, aerr := w.Send(ctx, h, j.ID, j.Body)
 		now := w.now().UTC()
 		j.Attempts++
@@ -481,7 +482,9 @@ func Redeliver(ctx context.Context, gitDir, id string, send Sender) (*WebhookJob
 			return err
 		}
 		var status string
-		status, aerr = send(ctx, *h, j.ID, j.Body)
+		hf := *h
+		hf.Format = j.Format
+		status, aerr = send(ctx, hf, j.ID, j.Body)
 		now := time.Now().UTC()
 		j.Attempts++
 		j.LastAttempt, j.LastStatus = &now, status

@@ -191,7 +191,17 @@ type Check struct {
 	// Attempts (check.completed of `git+ check run --retries`): how many
 	// times the command ran before this conclusion; zero means once.
 	Attempts int `json:"attempts,omitempty"`
+	// Output (check.completed of `git+ check worker`): the tail of the
+	// command's output, at most MaxCheckOutput bytes.
+	Output string `json:"output,omitempty"`
+	// Worker (check.started): which run took the lease, so two workers
+	// signing with one key in the same second write different events and
+	// the compare-and-swap tells them apart.
+	Worker string `json:"worker,omitempty"`
 }
+
+// MaxCheckOutput bounds a check's recorded output tail.
+const MaxCheckOutput = 2048
 
 // QueueOpened is the root of refs/hub/queue/<id>.
 type QueueOpened struct {

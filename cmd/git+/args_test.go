@@ -197,7 +197,7 @@ func flagValue(name string) string {
 		"remove-cap": "hub.pr", "target": "main", "base": "main", "head": "HEAD", "rev": "HEAD", "branch": "pr/x",
 		"timeout": "1s", "below-wait": "1s", "lease": "1s", "depth": "1", "retries": "1", "max-rounds": "1",
 		"name": "ci", "key": "/nonexistent/key", "id": "abc123", "queue": testUUID, "pr": testUUID, "initial-branch": "main",
-		"ref": "refs/heads/main", "url": "http://127.0.0.1:1/", "remote": "origin",
+		"ref": "refs/heads/main", "url": "http://127.0.0.1:1/", "remote": "origin", "jobs": "1", "poll": "1s", "listen": "127.0.0.1:0", "secret": "s",
 	}[name]; ok {
 		return v
 	}

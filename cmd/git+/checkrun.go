@@ -43,6 +43,7 @@ func init() {
 			},
 			Action: checkRun,
 		},
+		checkWorkerCommand(),
 	))
 }
 

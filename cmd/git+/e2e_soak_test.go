@@ -94,7 +94,16 @@ type soakPR struct {
 
 func TestQueueSoak(t *testing.T) {
 	t.Parallel()
-	soak(t, e2eQueueRules, false)
+	soak(t, e2eQueueRules, false, 0)
+}
+
+// TestQueueSoakWorkers is the soak with the README's CI wake rule replaced
+// by two `git+ check worker` processes in their own clones (docs/queue.md,
+// "Check workers"): the same end state, and CI still runs each candidate at
+// most (1 + retries) times per announcement.
+func TestQueueSoakWorkers(t *testing.T) {
+	t.Parallel()
+	soak(t, e2eQueueRules, false, 2)
 }
 
 // TestQueueSoakSquash is the soak on a branch taking squash steps
@@ -115,7 +124,7 @@ func TestQueueSoakSquash(t *testing.T) {
 // once.
 func TestQueueSoakBatch(t *testing.T) {
 	t.Parallel()
-	w, qid := soak(t, `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true, "queueDepth": 4, "checkEvery": 4}}}`, true)
+	w, qid := soak(t, `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true, "queueDepth": 4, "checkEvery": 4}}}`, true, 0)
 	log := w.git(w.origin, "log", "--format=%b", hubrefs.QueueRefPrefix+qid)
 	if !strings.Contains(log, `"trial":true`) {
 		t.Errorf("no trial was published: the broken pull request's group was not searched aside\n%s", log)
@@ -132,7 +141,10 @@ func TestQueueSoakBatch(t *testing.T) {
 // request already failed alone on looks like a red target and stops the
 // queue for a person (docs/queue.md, "Searching a red group aside"),
 // which a soak with nobody watching cannot take.
-func soak(t *testing.T, rules string, batch bool) (*e2e, string) {
+//
+// With workers > 0 the CI wake rule is left out and that many check
+// workers run the CI command instead.
+func soak(t *testing.T, rules string, batch bool, workers int) (*e2e, string) {
 	clones, perClone := 4, 1
 	if v, err := strconv.Atoi(os.Getenv("GITPLUS_SOAK_PER_CLONE")); err == nil && v > 0 {
 		perClone = v
@@ -154,12 +166,31 @@ func soak(t *testing.T, rules string, batch bool) (*e2e, string) {
 	if err := os.WriteFile(ciScript, []byte(fmt.Sprintf(soakCI, logDir, flakes)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), soakRules(t, ciScript, gate, w.bin))
+	wake := soakRules(t, ciScript, gate, w.bin)
+	if workers > 0 {
+		kept := wake.Rules[:0]
+		for _, r := range wake.Rules {
+			if !slices.Equal(r.On, []string{hubrefs.TypeQueueCandidate}) {
+				kept = append(kept, r)
+			}
+		}
+		wake.Rules = kept
+	}
+	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), wake)
 	// The wake rules run with the server's environment: its key holds
 	// hub.queue and hub.check:ci.
 	srv := startServe(t, w.bin, append(append([]string{}, w.env...), "GITPLUS_KEY="+w.keys["bot"].Path), filepath.Dir(w.origin))
 	url := srv.URL + "/" + filepath.Base(w.origin)
 	token := strings.TrimSpace(w.mustGP("", w.origin, "", "member", "token", "issue", "dev"))
+	var ciWorkers []*workerProc
+	if workers > 0 {
+		botToken := strings.TrimSpace(w.mustGP("", w.origin, "", "member", "token", "issue", "bot"))
+		for i := 0; i < workers; i++ {
+			dir := filepath.Join(t.TempDir(), fmt.Sprintf("ci%d", i))
+			w.git(filepath.Dir(dir), "clone", "-q", strings.Replace(url, "http://", "http://bot:"+botToken+"@", 1), dir)
+			ciWorkers = append(ciWorkers, startCheckWorker(t, w.bin, w.env, dir, w.keys["bot"].Path, []string{"--retries", "1"}, "sh", ciScript))
+		}
+	}
 
 	// Kinds: pull request k of clone c. One conflicting pair (both edit
 	// line two of shared.txt), one broken, one flaky, the rest good.
@@ -301,6 +332,12 @@ func soak(t *testing.T, rules string, batch bool) (*e2e, string) {
 		}
 	}
 	drained := time.Since(start)
+	for _, wk := range ciWorkers {
+		wk.stop(t)
+		if t.Failed() {
+			t.Logf("check worker:\n%s", wk.Log())
+		}
+	}
 	soakCheck(t, w, qid, prs, logDir, reentered)
 	landed := strings.Count(w.git(w.origin, "rev-list", "--first-parent", base+"..refs/heads/main"), "\n") + 1
 	runs := strings.Count(readFile(filepath.Join(logDir, "runs")), "\n")

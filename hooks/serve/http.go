@@ -39,6 +39,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveMetrics(w, r) // metrics.go
 		return
 	}
+	if s.checkAPI(w, r) { // checkapi.go
+		return
+	}
 	m := gitSuffixRE.FindStringSubmatchIndex(r.URL.Path)
 	if m == nil {
 		// Not git's smart HTTP: the read-only web view (docs/cli.md).

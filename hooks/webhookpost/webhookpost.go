@@ -15,15 +15,30 @@ import (
 )
 
 // Attempt is the HTTP hooks.Sender: one POST of body to h.
+// A delivery spooled in GitHub's format (h.Format "github") carries
+// GitHub's headers instead of git+'s (docs/delivery.md).
 func Attempt(ctx context.Context, h hooks.Webhook, id string, body []byte) (string, error) {
-	return postOnce(ctx, h.URL, h.Timeout(), id, hooks.Sign(h.Secret, body), body)
+	headers := map[string]string{
+		"X-GitPlus-Event":     "push",
+		"X-GitPlus-Delivery":  id,
+		hooks.SignatureHeader: hooks.Sign(h.Secret, body),
+	}
+	if h.Format == hooks.FormatGitHub {
+		headers = map[string]string{
+			hooks.GitHubEventHeader:       "push",
+			hooks.GitHubDeliveryHeader:    id,
+			hooks.GitHubSignatureHeader:   hooks.Sign(h.Secret, body),
+			hooks.GitHubSignatureHeaderV1: hooks.SignSHA1(h.Secret, body),
+		}
+	}
+	return postOnce(ctx, h.URL, h.Timeout(), headers, body)
 }
 
 var client = &http.Client{
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
-func postOnce(ctx context.Context, url string, timeout time.Duration, delivery, sig string, body []byte) (string, error) {
+func postOnce(ctx context.Context, url string, timeout time.Duration, headers map[string]string, body []byte) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -32,9 +47,9 @@ func postOnce(ctx context.Context, url string, timeout time.Duration, delivery, 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "git+ delivery")
-	req.Header.Set("X-GitPlus-Event", "push")
-	req.Header.Set("X-GitPlus-Delivery", delivery)
-	req.Header.Set(hooks.SignatureHeader, sig)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return "", err

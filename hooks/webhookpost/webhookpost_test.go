@@ -53,3 +53,20 @@ func TestAttempt(t *testing.T) {
 		t.Errorf("closed port: status %q, err %v", status, err)
 	}
 }
+
+// A GitHub-format delivery carries GitHub's headers and no git+ header.
+func TestAttemptGitHubHeaders(t *testing.T) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { got = r.Header.Clone() }))
+	defer srv.Close()
+	body := []byte(`{"ref":"refs/heads/queue/main/1"}`)
+	h := hooks.Webhook{URL: srv.URL, Secret: "k", Format: hooks.FormatGitHub}
+	if _, err := Attempt(context.Background(), h, "d1", body); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get("X-GitHub-Event") != "push" || got.Get("X-GitHub-Delivery") != "d1" ||
+		got.Get("X-Hub-Signature-256") != hooks.Sign("k", body) || got.Get("X-Hub-Signature") != hooks.SignSHA1("k", body) ||
+		got.Get("X-GitPlus-Event") != "" || got.Get(hooks.SignatureHeader) != "" {
+		t.Fatalf("headers: %v", got)
+	}
+}

@@ -256,6 +256,16 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		case ev.Type == hubrefs.TypeCheckCompleted && v.Conclusion != Success && v.Conclusion != Failure && v.Conclusion != Cancelled:
 			return p, field("conclusion", fmt.Errorf("%w: %q; use success, failure or cancelled", ErrMalformed, v.Conclusion))
 		}
+		switch {
+		case v.Output != "" && ev.Type != hubrefs.TypeCheckCompleted:
+			return p, field("output", fmt.Errorf("%w: only check.completed carries output", ErrMalformed))
+		case v.Worker != "" && ev.Type != hubrefs.TypeCheckStarted:
+			return p, field("worker", fmt.Errorf("%w: only check.started names its worker", ErrMalformed))
+		case len(v.Worker) > 128:
+			return p, field("worker", fmt.Errorf("%w: %d bytes, at most 128", ErrMalformed, len(v.Worker)))
+		case len(v.Output) > hubrefs.MaxCheckOutput:
+			return p, field("output", fmt.Errorf("%w: %d bytes, at most %d (the tail of the output)", ErrMalformed, len(v.Output), hubrefs.MaxCheckOutput))
+		}
 		p.name, p.head, p.conclusion, p.url = v.Name, v.Head, v.Conclusion, v.URL
 	case hubrefs.TypePRMerged:
 		var v hubrefs.PRMerged

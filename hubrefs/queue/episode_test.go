@@ -102,8 +102,9 @@ func TestCheckTimeout(t *testing.T) {
 
 // TestRedTarget: when different pull requests keep failing as the first
 // candidate on the same tip, the queue stops evicting after
-// RedTargetEvictions of them and says the target looks red; once the
-// target moves, evictions resume.
+// RedTargetEvictions of them and says the target looks red; it re-runs the
+// red first candidate once (citing the failed run) and, when that fails
+// too, waits; once the target moves, evictions resume.
 func TestRedTarget(t *testing.T) {
 	c := newCast(t)
 	bad := func(h string) chk { return chk{step(tip0, h), pr.Failure} }
@@ -124,9 +125,31 @@ func TestRedTarget(t *testing.T) {
 	if evictStr(p1) != "a:failed,b:failed" || p1.TargetRed == "" || !strings.HasPrefix(chainStr(p1), "c=red") {
 		t.Fatalf("red target: evicted %q, targetRed %q, chain %q", evictStr(p1), p1.TargetRed, chainStr(p1))
 	}
+	// It heals once: c, the red first candidate, is published again citing
+	// its failed run, so CI runs it once more.
+	healing := 0
+	for _, pb := range p1.Publish {
+		if pb.Run != "" && pb.PR == prID("c") {
+			healing++
+		}
+	}
+	if p1.Heal == "" || healing != 1 {
+		t.Fatalf("red target: heal %q, publish %+v; want c published again citing its run", p1.Heal, p1.Publish)
+	}
 	w.apply(p1)
-	if p, _ := PlanPass(w.input(t, tip0)); len(p.Evict) != 0 || p.TargetRed == "" {
-		t.Fatalf("next pass on the same tip: evicted %q, targetRed %q", evictStr(p), p.TargetRed)
+	if p, _ := PlanPass(w.input(t, tip0)); len(p.Evict) != 0 || p.TargetRed != "" || p.Heal != "" || !strings.HasPrefix(chainStr(p), "c=pending") {
+		t.Fatalf("while c runs again: evicted %q, targetRed %q, heal %q, publish %+v, chain %q", evictStr(p), p.TargetRed, p.Heal, p.Publish, chainStr(p))
+	}
+	// The re-run fails too: now the queue waits for a person.
+	w.prs[prID("c")] = c.pr(t, "c", prSpec{head: "hc", checks: []chk{bad("hc"), bad("hc")}})
+	p2, _ := PlanPass(w.input(t, tip0))
+	if len(p2.Evict) != 0 || p2.TargetRed == "" || p2.Heal != "" {
+		t.Fatalf("after the re-run failed: evicted %q, targetRed %q, heal %q, publish %+v", evictStr(p2), p2.TargetRed, p2.Heal, p2.Publish)
+	}
+	for _, pb := range p2.Publish {
+		if pb.PR == prID("c") {
+			t.Fatalf("c published again after its re-run failed: %+v", pb)
+		}
 	}
 	// The target moves (a fix landed directly): c's old verdict is at the
 	// old chain; its new candidate is pending, nothing is evicted, the

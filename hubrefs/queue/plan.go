@@ -202,6 +202,10 @@ type Plan struct {
 	// TargetRed says why the queue believes the target itself is broken
 	// and stopped evicting (docs/queue.md, "A red target"); empty otherwise.
 	TargetRed string `json:"targetRed,omitempty"`
+	// Heal says that this plan publishes the red first candidate again,
+	// citing its failed run, so CI runs it once more before the queue
+	// waits for a person (docs/queue.md, "A red target"); empty otherwise.
+	Heal string `json:"heal,omitempty"`
 }
 
 // Appends counts the events carrying out p appends (queue and pull request
@@ -350,6 +354,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	var chain []Step
 	var beyond []candidateEntry
 	var firstRed []string // evicted by this plan as the first candidate on the tip
+	var heal *Publish     // the red first candidate published again (a red target)
 	// Batch checks: red groups searched aside, in trials on the target
 	// (aside.go): the standing trials are judged first, and every red group
 	// set aside by this pass or trial found red is tried (again) in halves.
@@ -438,6 +443,11 @@ func PlanPass(in PlanInput) (Plan, error) {
 		if culprit == 0 {
 			if why := targetRed(in, firstRed); why != "" {
 				out.TargetRed = why
+				if st.run != "" && !healed(q.latestRec(st.PR), st) {
+					heal = &Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(in.Branch.Squash(), st.Parent, st.Head),
+						Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Run: st.run}
+					out.Heal = fmt.Sprintf("re-running %s of pull request %s once, citing its failed run %s, before waiting for a person", st.Commit, st.PR, st.run)
+				}
 				break
 			}
 			firstRed = append(firstRed, st.PR)
@@ -514,6 +524,10 @@ func PlanPass(in PlanInput) (Plan, error) {
 			continue
 		}
 		parents := StepParents(in.Branch.Squash(), st.Parent, st.Head) // squash.go
+		if heal != nil && heal.PR == st.PR {
+			out.Publish = append(out.Publish, *heal)
+			continue
+		}
 		if announces(q.latestRec(st.PR), st) {
 			continue
 		}
@@ -531,6 +545,13 @@ func PlanPass(in PlanInput) (Plan, error) {
 		out.Idle = "no entries in queue " + q.ID
 	}
 	return out, nil
+}
+
+// healed reports whether rec (a pull request's latest queue.candidate)
+// already published step st again citing a failed run (Plan.Heal): a red
+// first candidate is re-run once.
+func healed(rec *Recorded, st Step) bool {
+	return rec != nil && !rec.Trial && rec.Run != "" && rec.Step == st.Commit
 }
 
 // announces reports whether rec (a pull request's latest queue.candidate)

@@ -78,7 +78,11 @@ func (w *world) apply(p Plan) {
 		w.q.add(r, hubrefs.TypeQueueLeft, "pr", e.PR, "head", e.Head, "reason", e.Reason, "detail", e.Detail, "step", e.Step, "run", e.Run)
 	}
 	for _, pb := range p.Publish {
-		w.q.add(r, hubrefs.TypeQueueCandidate, "pr", pb.PR, "head", pb.Head, "step", pb.Step, "parents", pb.Parents, "branch", pb.Branch)
+		fields := []any{"pr", pb.PR, "head", pb.Head, "step", pb.Step, "parents", pb.Parents, "branch", pb.Branch}
+		if pb.Run != "" {
+			fields = append(fields, "run", pb.Run)
+		}
+		w.q.add(r, hubrefs.TypeQueueCandidate, fields...)
 	}
 }
 

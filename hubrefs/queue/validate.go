@@ -99,10 +99,10 @@ func Validate(ev hubrefs.Event) (any, error) {
 			err = fmt.Errorf("%w: trial without a group: a trial step names its group (groupEnd, groupSize)", ErrMalformed)
 		}
 		if err == nil && v.Run != "" {
+			// A trial cites the run that made its group red; a red first
+			// candidate published again on a red target cites its own
+			// failed run (docs/queue.md, "A red target").
 			err = bad("run", pr.ValidOID(v.Run))
-			if err == nil && !v.Trial {
-				err = fmt.Errorf("%w: run %s on a candidate that is no trial: only a trial cites the run that made its group red", ErrMalformed, v.Run)
-			}
 		}
 	case *hubrefs.QueueLeft:
 		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)))

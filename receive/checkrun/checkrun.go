@@ -50,15 +50,26 @@
 //     BelowWait + 1 minute with a timeout, else 30 minutes, so a crashed
 //     worker's start expires. The start is appended as a compare-and-swap
 //     on the tip the lease was judged on: when two workers race, the loser
-//     re-reads, sees the winner's live start and steps aside.
+//     re-reads, sees the winner's live start and steps aside — or, when the
+//     winner has already recorded its completion by then, a completion
+//     that was not there at the first read, and steps aside too.
 //   - Batch checks (docs/queue.md): when the latest queue.candidate of the
 //     pull request names the revision as a step inside a group (groupEnd
 //     another step), the command does not run: the group's last step is
 //     checked for it. Options.EveryStep runs it anyway.
+//   - For a long-running caller (`git+ check worker`, receive/checkworker):
+//     Options.Context cancels a run (the command's process group is killed,
+//     no retry follows, check.completed says cancelled); Options.Renew
+//     appends check.started again at that interval while the command runs,
+//     so a lease shorter than the run stays live while its worker does and
+//     expires soon after a worker dies; Options.URL and Options.Output
+//     (the output's tail) go into check.completed.
 package checkrun
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -101,6 +112,26 @@ type Options struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Log            io.Writer
+	// Context, when set, cancels the run (the package doc).
+	Context context.Context
+	// Renew, when positive, re-appends check.started at this interval while
+	// the command runs.
+	Renew time.Duration
+	// URL is recorded in check.completed; Output, when set, is called once
+	// the command is done and its answer (the output's tail) recorded too.
+	URL    string
+	Output func() string
+	// Worker names this run in its check.started events (default: a
+	// random id), so that two runs signing with one key never write the
+	// same event.
+	Worker string
+}
+
+func (o Options) ctx() context.Context {
+	if o.Context != nil {
+		return o.Context
+	}
+	return context.Background()
 }
 
 // Result is what a run did.
@@ -108,6 +139,7 @@ type Result struct {
 	// Skipped says why the command did not run ("" when it ran): another
 	// worker's live lease, or a step inside a batch group.
 	Skipped    string
+	Lease      bool   // skipped because another worker's lease holds the check
 	Conclusion string // pr.Success, pr.Failure or pr.Cancelled
 	Attempts   int
 	Event      string // the check.completed event id
@@ -141,13 +173,16 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 			lease = time.Duration(o.Retries+1)*o.Timeout + time.Duration(o.Retries)*o.belowWait(true) + time.Minute
 		}
 	}
-	holder, err := startLease(s, o.PR, o.Name, o.Rev, lease)
+	if o.Worker == "" {
+		o.Worker = randomWorker()
+	}
+	holder, err := startLease(s, o.PR, o.Name, o.Rev, o.Worker, lease)
 	if err != nil {
 		return nil, err
 	}
 	if holder != "" {
 		fmt.Fprintf(o.Log, "check %s on pull request %s at %s: %s; not running it again\n", o.Name, o.PR, o.Rev, holder)
-		return &Result{Skipped: holder}, nil
+		return &Result{Skipped: holder, Lease: true}, nil
 	}
 	if o.Retries > 0 && !o.RetrySearch {
 		if why := searchStep(recs); why != "" {
@@ -158,10 +193,13 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	res := &Result{Conclusion: pr.Failure}
 	for res.Attempts < o.Retries+1 {
 		res.Attempts++
-		if res.Conclusion, err = runOnce(s.Repo.GitDir, o); err != nil {
+		stop := renew(s, o)
+		res.Conclusion, err = runOnce(s.Repo.GitDir, o)
+		stop()
+		if err != nil {
 			return nil, err
 		}
-		if res.Conclusion == pr.Success {
+		if res.Conclusion == pr.Success || o.ctx().Err() != nil {
 			break
 		}
 		if res.Attempts < o.Retries+1 {
@@ -177,7 +215,10 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: s.Trust.RepoID}, Name: o.Name, Head: o.Rev, Conclusion: res.Conclusion}
+	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: s.Trust.RepoID}, Name: o.Name, Head: o.Rev, Conclusion: res.Conclusion, URL: o.URL}
+	if o.Output != nil {
+		done.Output = o.Output()
+	}
 	if res.Attempts > 1 {
 		done.Attempts = res.Attempts
 	}
@@ -330,7 +371,7 @@ func runOnce(gitDir string, o Options) (string, error) {
 	if err := Checkout(gitDir, wt, o.Rev); err != nil {
 		return "", fmt.Errorf("checking %s out into a temporary directory: %w", o.Rev, err)
 	}
-	ctx := context.Background()
+	ctx := o.ctx()
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
@@ -354,6 +395,47 @@ func runOnce(gitDir string, o Options) (string, error) {
 		return pr.Failure, nil
 	}
 	return pr.Success, nil
+}
+
+// renew starts re-appending check.started every o.Renew (when positive)
+// and returns the function that stops it and waits for it.
+func renew(s *repo.Signing, o Options) func() {
+	if o.Renew <= 0 {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(o.Renew)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: s.Trust.RepoID}, Name: o.Name, Head: o.Rev, Worker: o.Worker}
+			_, err := hubrefs.Append(o.ctx(), hubrefs.AppendOptions{
+				GitDir: s.Repo.GitDir, Remote: s.Repo.Remote, Ref: hubrefs.PRRefPrefix + o.PR, Payload: started,
+				Signer: s.Key.Signer, Name: s.Member.Name, Ceilings: repo.EventCeilings(s.Trust), Patience: o.Renew,
+			})
+			if err != nil && o.ctx().Err() == nil {
+				fmt.Fprintf(o.Log, "check %s at %s: renewing the lease: %v\n", o.Name, o.Rev, err)
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// randomWorker is a run's default worker name: the host and 6 random bytes.
+func randomWorker() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	host, _ := os.Hostname()
+	if len(host) > 64 {
+		host = host[:64]
+	}
+	return host + "/" + hex.EncodeToString(b[:])
 }
 
 // LiveStart returns a description of the live lease on (name, rev) in a
@@ -386,15 +468,33 @@ func LiveStart(evs []hubrefs.Event, t *trust.State, name, rev string, lease time
 	if m, ok := t.MemberByKey(start.Signer); ok {
 		who = m.Name
 	}
+	var p hubrefs.Check
+	if start.Unmarshal(&p) == nil && p.Worker != "" {
+		who += " (" + p.Worker + ")"
+	}
 	return fmt.Sprintf("already running: check.started %s by %s, lease until %s", start.ID, who, until.UTC().Format(time.RFC3339))
+}
+
+// completions counts the check.completed events of check name at rev by a
+// current holder of hub.check:<name>.
+func completions(evs []hubrefs.Event, t *trust.State, name, rev string) int {
+	n := 0
+	for _, ev := range evs {
+		var p hubrefs.Check
+		if ev.Type == hubrefs.TypeCheckCompleted && ev.Unmarshal(&p) == nil && p.Name == name && p.Head == rev && t.Has(ev.Signer, trust.CheckCap(name)) {
+			n++
+		}
+	}
+	return n
 }
 
 // startLease appends check.started unless a live start holds the check
 // (then it returns who holds it). The append is a compare-and-swap on the
 // tip the lease was judged on; a lost race re-reads and judges again.
-func startLease(s *repo.Signing, id, name, commit string, lease time.Duration) (holder string, err error) {
+func startLease(s *repo.Signing, id, name, commit, worker string, lease time.Duration) (holder string, err error) {
 	r := s.Repo
 	begin := time.Now()
+	done := -1 // completions of the check at commit when first read
 	for attempt := 1; ; attempt++ {
 		st, evs, err := r.PRState(id, s.Trust)
 		if err != nil {
@@ -403,7 +503,15 @@ func startLease(s *repo.Signing, id, name, commit string, lease time.Duration) (
 		if holder := LiveStart(evs, s.Trust, name, commit, lease, time.Now()); holder != "" {
 			return holder, nil
 		}
-		started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: s.Trust.RepoID}, Name: name, Head: commit}
+		// A race lost to a worker that ran the check and recorded it
+		// meanwhile (its start and completion both after our first read):
+		// the check is done, not to be run again.
+		if n := completions(evs, s.Trust, name, commit); done < 0 {
+			done = n
+		} else if n > done {
+			return "completed meanwhile by another worker", nil
+		}
+		started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: s.Trust.RepoID}, Name: name, Head: commit, Worker: worker}
 		ev, err := repo.NewEvent(started, st.Tip, s.Key, time.Now())
 		if err != nil {
 			return "", err

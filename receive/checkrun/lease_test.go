@@ -88,3 +88,25 @@ func TestLiveStart(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletions: a lost lease race re-reads and compares the completions
+// of (name, revision) by capability holders with its first read; only
+// those count.
+func TestCompletions(t *testing.T) {
+	st, ci, dev, ev := leaseWorld(t)
+	const rev = "1111111111111111111111111111111111111111"
+	done := func(name, head string, signer ssh.PublicKey) hubrefs.Event {
+		return ev(hubrefs.TypeCheckCompleted, hubrefs.Check{Name: name, Head: head, Conclusion: "success"}, signer, 5)
+	}
+	evs := []hubrefs.Event{
+		ev(hubrefs.TypeCheckStarted, hubrefs.Check{Name: "ci", Head: rev}, ci, 4),
+		done("ci", rev, ci),
+		done("ci", rev, dev),  // no hub.check:ci
+		done("lint", rev, ci), // another check
+		done("ci", "2222222222222222222222222222222222222222", ci), // another revision
+		done("ci", rev, ci),
+	}
+	if n := completions(evs, st, "ci", rev); n != 2 {
+		t.Fatalf("completions = %d, want 2", n)
+	}
+}

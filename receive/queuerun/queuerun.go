@@ -144,6 +144,7 @@ type Report struct {
 	Idle      string          `json:"idle,omitempty"`
 	Deferred  string          `json:"deferred,omitempty"`
 	TargetRed string          `json:"targetRed,omitempty"`
+	Heal      string          `json:"heal,omitempty"` // a red first candidate published again (docs/queue.md, "A red target")
 	Settled   []queue.Settle  `json:"settled"`
 	Entered   []queue.Enter   `json:"entered"`
 	Landed    []queue.Landed  `json:"landed"`
@@ -352,6 +353,9 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 		return false, err
 	}
 	r.rep.Chain, r.rep.Waiting, r.rep.TargetRed = plan.Chain, plan.Waiting, plan.TargetRed
+	if plan.Heal != "" {
+		r.rep.Heal = plan.Heal
+	}
 	r.warn(plan.Warnings...)
 	ph, err := r.build(st, &plan)
 	if err != nil {

@@ -46,6 +46,9 @@ func (rep *Report) WriteText(out io.Writer) {
 	if rep.TargetRed != "" {
 		fmt.Fprintf(out, "target red: %s\n", rep.TargetRed)
 	}
+	if rep.Heal != "" {
+		fmt.Fprintf(out, "heal: %s\n", rep.Heal)
+	}
 	for _, x := range rep.Refused {
 		fmt.Fprintf(out, "refused: %s\n", x)
 	}
