@@ -111,7 +111,7 @@ func TestQueueSoakWorkers(t *testing.T) {
 // as squash steps, exactly once each, and main holds no merge commit.
 func TestQueueSoakSquash(t *testing.T) {
 	t.Parallel()
-	w, _ := soak(t, `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true, "mergeMethod": "squash", "requireLinearHistory": true}}}`, false)
+	w, _ := soak(t, `{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true, "mergeMethod": "squash", "requireLinearHistory": true}}}`, false, 0)
 	if merges := w.git(w.origin, "log", "--merges", "--format=%H", "refs/heads/main"); merges != "" {
 		t.Errorf("git log --merges main: %s", merges)
 	}
