@@ -11,6 +11,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -39,6 +40,7 @@ func init() {
 				&cli.DurationFlag{Name: "below-wait", Usage: "before a retry, wait at most this long for the verdict of a candidate step below this one (default: the timeout, or 10m without one, for the last step of a batch group; no wait for other candidates; 0: never wait); a red step below means no retry"},
 				&cli.BoolFlag{Name: "retry-search", Usage: "apply --retries also to the queue's search steps under batch checks (a trial, the last step of a group of more than one), which are otherwise run once: the search is their retry"},
 				&cli.DurationFlag{Name: "lease", Usage: "how long another worker's check.started holds the check (default: (retries+1) × timeout + retries × below-wait + 1m, or 30m without a timeout)"},
+				&cli.StringFlag{Name: "url", Usage: "a link to the run's full log, recorded in check.completed (pr show and the page link it)"},
 				remoteFlag(),
 			},
 			Action: checkRun,
@@ -51,7 +53,7 @@ func checkRun(c *cli.Context) error {
 	id, rev, name := c.String("pr"), c.String("rev"), c.String("name")
 	argv := c.Args().Slice()
 	if id == "" || rev == "" || name == "" || len(argv) == 0 || c.Int("retries") < 0 {
-		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--below-wait D] [--lease D] -- CMD [ARGS...]")
+		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--below-wait D] [--lease D] [--url URL] -- CMD [ARGS...]")
 	}
 	if err := trust.ValidCheckName(name); err != nil {
 		return usageErr("--name: %v", err)
@@ -71,9 +73,17 @@ func checkRun(c *cli.Context) error {
 	if err != nil {
 		return fail(1, fmt.Errorf("--rev: %w", err))
 	}
+	// The command's output goes to our standard error as it comes, and its
+	// tail into check.completed, so a failure can be read without the
+	// runner's log (pr show, the page). Its standard output and error are
+	// one writer, so the command gets one pipe for both and the tail keeps
+	// their order: the reason a command prints last is the tail's end.
+	tail := checkrun.NewTail(hubrefs.MaxCheckOutput)
+	output := io.MultiWriter(c.App.ErrWriter, tail)
 	res, err := checkrun.Run(w.Signing, checkrun.Options{PR: id, Rev: commit, Name: name, Argv: argv,
 		Timeout: c.Duration("timeout"), Retries: c.Int("retries"), Lease: c.Duration("lease"), BelowWait: belowWait(c), EveryStep: c.Bool("every-step"), RetrySearch: c.Bool("retry-search"),
-		Stdin: os.Stdin, Stdout: c.App.Writer, Stderr: c.App.ErrWriter})
+		Stdin: os.Stdin, Stdout: output, Stderr: output,
+		URL: c.String("url"), Output: tail.String})
 	if err != nil {
 		return fail(1, err)
 	}

@@ -193,3 +193,49 @@ func TestCheckRunNoRetryOfSearchSteps(t *testing.T) {
 		t.Fatalf("check run --retries 2 --retry-search: exit %d, %d runs in all, want 3 more:\n%s", code, runs(), errs)
 	}
 }
+
+// TestCheckRunRecordsOutput: a failed check's output is not only in the
+// runner's terminal or a server's wake log: check run records its tail (at
+// most hubrefs.MaxCheckOutput bytes) and --url in check.completed, and
+// pr show (text and JSON) shows them.
+func TestCheckRunRecordsOutput(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, map[string][]string{"dev": {"hub.pr"}, "ci": {"hub.check:ci"}})
+	base := w.commit(nil, map[string]string{"base.txt": "base\n"}, "base")
+	h := w.commit([]string{base}, map[string]string{"f.txt": "f\n"}, "f")
+	p := w.localPR("dev", "refs/heads/main", h)
+	if out, err := w.push("origin", base+":refs/heads/main", h+":refs/heads/f", p.tip+":"+p.Ref()); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	// 3,000 lines of noise, then the reason: only the tail is kept.
+	script := `i=0; while [ $i -lt 3000 ]; do echo "noise $i"; i=$((i+1)); done; echo "FAIL: TestWidget expected 2 got 3" >&2; exit 1`
+	out, errs, code := w.gp("ci", w.origin, "", "check", "run", "--pr", p.ID, "--rev", h, "--name", "ci", "--url", "https://ci.example/run/7", "--", "sh", "-c", script)
+	if code != 1 || !strings.Contains(errs, "noise 2999\nFAIL: TestWidget") {
+		t.Fatalf("check run of a failing command: exit %d (want 1), its output passed through to standard error in order?\n%s%s", code, out, errs)
+	}
+	log, _, _ := w.gitRun(w.origin, "", nil, "log", "-1", "--format=%b", p.Ref())
+	var c hubrefs.Check
+	if err := json.Unmarshal([]byte(strings.TrimSpace(log)), &c); err != nil || c.Type != hubrefs.TypeCheckCompleted {
+		t.Fatalf("the last event is not check.completed: %v\n%s", err, log)
+	}
+	if c.URL != "https://ci.example/run/7" || !strings.HasSuffix(strings.TrimSpace(c.Output), "FAIL: TestWidget expected 2 got 3") || len(c.Output) > hubrefs.MaxCheckOutput || strings.Contains(c.Output, "noise 1 ") {
+		t.Fatalf("check.completed: url %q, output (%d bytes) %q", c.URL, len(c.Output), c.Output)
+	}
+	show := w.mustGP("ci", w.origin, "", "pr", "show", p.ID)
+	if !strings.Contains(show, "output (tail):") || !strings.Contains(show, "    FAIL: TestWidget expected 2 got 3") || !strings.Contains(show, "https://ci.example/run/7") {
+		t.Fatalf("pr show does not show the failure's output and URL:\n%s", show)
+	}
+	var v struct {
+		Runs []struct{ Output, URL string } `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(w.mustGP("ci", w.origin, "", "pr", "show", p.ID, "--json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range v.Runs {
+		found = found || strings.Contains(r.Output, "TestWidget") && r.URL == "https://ci.example/run/7"
+	}
+	if !found {
+		t.Fatalf("pr show --json: no run with the output and URL: %+v", v.Runs)
+	}
+}

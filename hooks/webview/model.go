@@ -90,7 +90,8 @@ type CheckRun struct {
 	Revision   string
 	Conclusion string // "" for a start (check.started)
 	URL        string
-	Counts     bool // the signer holds hub.check:<name> now
+	Output     string // check.completed's tail of the command's output
+	Counts     bool   // the signer holds hub.check:<name> now
 }
 
 // QueueStatus is where a pull request stands in the queue.
@@ -270,6 +271,7 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			Name       string `json:"name"`
 			Conclusion string `json:"conclusion"`
 			URL        string `json:"url"`
+			Output     string `json:"output"`
 			Revision   string `json:"revision"`
 			Branch     string `json:"branch"`
 			Commit     string `json:"commit"`
@@ -327,7 +329,7 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			} else {
 				it.Text = fmt.Sprintf("check %s on %s: %s", f.Name, short(f.Head), concl)
 			}
-			p.Runs = append(p.Runs, CheckRun{Item: it, Name: f.Name, Revision: f.Head, Conclusion: concl, URL: f.URL, Counts: t.Has(ev.Signer, trust.CheckCap(f.Name))})
+			p.Runs = append(p.Runs, CheckRun{Item: it, Name: f.Name, Revision: f.Head, Conclusion: concl, URL: f.URL, Output: f.Output, Counts: t.Has(ev.Signer, trust.CheckCap(f.Name))})
 		default:
 			it.Text = ev.Type
 		}

@@ -348,7 +348,7 @@ func (w *worker) runOne(ctx context.Context, n int, c candidate) bool {
 		w.logf("check %s at %s (pull request %s) needs no run: %s", w.o.Name, c.commit, c.pr, why)
 		return false
 	}
-	tail := &tailBuffer{max: hubrefs.MaxCheckOutput}
+	tail := checkrun.NewTail(hubrefs.MaxCheckOutput)
 	url := strings.NewReplacer("{pr}", c.pr, "{rev}", c.commit, "{name}", w.o.Name).Replace(w.o.URL)
 	w.logf("running check %s on %s (pull request %s at %s)", w.o.Name, c.branch, c.pr, c.commit)
 	res, err := checkrun.Run(s, checkrun.Options{PR: c.pr, Rev: c.commit, Name: w.o.Name, Argv: w.o.Argv,
@@ -459,29 +459,4 @@ func redact(u string) string {
 		x.User = neturl.UserPassword(x.User.Username(), "xxxxx")
 	}
 	return x.String()
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-// String is the tail as valid UTF-8 (a character cut at the start is
-// dropped).
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.ToValidUTF8(string(t.b), "")
 }

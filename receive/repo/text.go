@@ -108,6 +108,11 @@ func (j PRView) WriteText(wr io.Writer) {
 			fmt.Fprintf(wr, " %s", r.URL)
 		}
 		fmt.Fprintln(wr)
+		if r.Output != "" && r.Conclusion != "" && r.Conclusion != "success" {
+			// What a failure printed last, as the check recorded it:
+			// indented, so it cannot pass for a field of the listing.
+			fmt.Fprintf(wr, "%s\n", indent("output (tail):\n"+strings.TrimRight(r.Output, "\n")))
+		}
 	}
 }
 

@@ -57,6 +57,7 @@ type PRRun struct {
 	By         string `json:"by"`
 	Counts     bool   `json:"counts"` // its signer holds hub.check:<name> now
 	URL        string `json:"url,omitempty"`
+	Output     string `json:"output,omitempty"` // the tail of the command's output (check run, check worker)
 	Time       int64  `json:"time"`
 }
 
