@@ -72,8 +72,8 @@ func (a *auditor) justifySquash(c *commit) (AuditLanding, bool, error) {
 
 // squashStateErr is stateErr's rule for a squash step landed merging rev
 // (review judged): the branch took squash steps, no provenance, required
-// checks green on the step (or on rev when the step has rev's very tree),
-// batch checks as for merge steps.
+// checks green on the step or on rev (squashChecks, the step judged as
+// landing alone), batch checks as for merge steps.
 func (a *auditor) squashStateErr(st *pr.State, b trust.Branch, rev, landed plumbing.Hash) error {
 	if !b.Squash() {
 		return refuse(CodeCandidateParents, "%s is a squash step of %s, but %s took merge steps (mergeMethod merge) when it landed", short(landed), short(rev), a.branch)
@@ -81,14 +81,10 @@ func (a *auditor) squashStateErr(st *pr.State, b trust.Branch, rev, landed plumb
 	if b.RequireProvenance {
 		return refuse(CodeProvenance, "%s required provenance, so it takes no squash steps, yet squash step %s is on it", a.branch, short(landed))
 	}
-	err := checks(st, b, landed.String(), "squash step")
-	if err != nil {
-		lc, lerr := a.j.commits.get(landed)
-		hc, herr := a.j.commits.get(rev)
-		if lerr == nil && herr == nil && lc.tree == hc.tree && checks(st, b, rev.String(), "head") == nil {
-			return nil
-		}
-	}
+	// Push boundaries are not recorded, so every step is judged as one
+	// landing alone (squashChecks): a chain the hook took is also a run of
+	// one-step landings it would take, each pushed in turn.
+	_, err := squashChecks(st, b, landed, rev, true, nil)
 	var r *refusal
 	if err != nil && b.Every() > 1 && errors.As(err, &r) {
 		return &refusal{Code: r.Code, Reason: r.Reason, err: &groupPending{every: b.Every(), pr: st.ID}}

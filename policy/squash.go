@@ -52,10 +52,11 @@ func (j *judge) squashLanding(u Update, b trust.Branch, tip *commit) error {
 	if b.QueueCandidates {
 		depth = b.QueueDepth
 	}
-	if err := j.squashChain(u, b, tip, depth); err != nil {
+	direct, err := j.squashChain(u, b, tip, depth)
+	if err != nil {
 		return err
 	}
-	if b.QueueCandidates {
+	if b.QueueCandidates && !direct {
 		if err := j.queuePaused(u); err != nil { // pause.go
 			return err
 		}
@@ -82,27 +83,31 @@ func (j *judge) squashTip(c *commit) bool {
 // squashChain judges a chain of squash steps from u.Old to u.New: each
 // step S_i has exactly the parent S_{i-1}; its trailers name an open pull
 // request based on the branch and that pull request's current head H_i,
-// whose review rules hold at H_i; every required check is success on S_i
-// (or on H_i when S_i has H_i's very tree: the checked tree is the landed
-// one), batch checks as for merge steps; and tree(S_i) is exactly the
+// whose review rules hold at H_i; the required checks hold by
+// squashChecks (on S_i, or on H_i when S_i lands alone or has H_i's very
+// tree), batch checks as for merge steps; and tree(S_i) is exactly the
 // clean mergeTree(S_{i-1}, H_i). It is the merge step's judgement with
 // the head read from the trailers instead of the second parent.
-func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) error {
+//
+// direct reports a landing of one step justified by its head's checks
+// alone: pr merge's landing, judged as a direct landing of the head, which
+// a paused queue does not stop (docs/queue.md, "Pausing a queue").
+func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) (direct bool, err error) {
 	var steps []*commit
 	for c := tip; ; {
 		if len(steps) >= depth {
-			return refuse(CodeChainTooDeep, "%s is more than %d first-parent steps above %s's tip %s (queueDepth; one step without queueCandidates); land a shorter chain", short(u.New), depth, u.Ref, short(u.Old))
+			return false, refuse(CodeChainTooDeep, "%s is more than %d first-parent steps above %s's tip %s (queueDepth; one step without queueCandidates); land a shorter chain", short(u.New), depth, u.Ref, short(u.Old))
 		}
 		steps = append(steps, c)
 		if len(c.parents) == 0 {
-			return refuse(CodeNonFastForward, "%s does not reach %s's tip %s by first parents", short(u.New), u.Ref, short(u.Old))
+			return false, refuse(CodeNonFastForward, "%s does not reach %s's tip %s by first parents", short(u.New), u.Ref, short(u.Old))
 		}
 		if c.parents[0] == u.Old {
 			break
 		}
 		next, err := j.commits.get(c.parents[0])
 		if err != nil {
-			return err
+			return false, err
 		}
 		c = next
 	}
@@ -118,22 +123,22 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) er
 	for i, c := range steps {
 		// Rule 1.
 		if len(c.parents) != 1 || c.parents[0] != prev {
-			return refuse(CodeCandidateParents, "step %d of the chain, %s, has parents %s; a squash step has exactly the parent [%s]", i+1, short(c.id), hashes(c.parents), short(prev))
+			return false, refuse(CodeCandidateParents, "step %d of the chain, %s, has parents %s; a squash step has exactly the parent [%s]", i+1, short(c.id), hashes(c.parents), short(prev))
 		}
 		raw, err := j.commits.rawOf(c)
 		if err != nil {
-			return err
+			return false, err
 		}
 		pc, err := gitobj.ParseCommit(raw)
 		if err != nil {
-			return refuse(CodeBadObject, "step %d (%s) is not a well-formed commit: %v", i+1, short(c.id), err)
+			return false, refuse(CodeBadObject, "step %d (%s) is not a well-formed commit: %v", i+1, short(c.id), err)
 		}
 		bind, found, err := queue.SquashTrailers(pc.Message)
 		if !found {
 			err = fmt.Errorf("no %s and %s trailers", queue.TrailerPR, queue.TrailerHead)
 		}
 		if err != nil {
-			return refuse(CodeSquashTrailers, "step %d (%s): %v; a squash step's message ends with %s: <pull request id> and %s: <the head squashed>, once each", i+1, short(c.id), err, queue.TrailerPR, queue.TrailerHead)
+			return false, refuse(CodeSquashTrailers, "step %d (%s): %v; a squash step's message ends with %s: <pull request id> and %s: <the head squashed>, once each", i+1, short(c.id), err, queue.TrailerPR, queue.TrailerHead)
 		}
 		h := bind.Head
 		// Rule 2: the named pull request is open on the branch and h is
@@ -150,35 +155,36 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) er
 		}
 		if named == nil {
 			if len(others) > 0 {
-				return refuse(CodeSquashTrailers, "step %d (%s) names pull request %s, but its %s %s is the head of pull request %s; a squash step names the pull request whose head it squashed", i+1, short(c.id), bind.PR, queue.TrailerHead, short(h), strings.Join(others, ", "))
+				return false, refuse(CodeSquashTrailers, "step %d (%s) names pull request %s, but its %s %s is the head of pull request %s; a squash step names the pull request whose head it squashed", i+1, short(c.id), bind.PR, queue.TrailerHead, short(h), strings.Join(others, ", "))
 			}
-			return j.notAHead(u.Ref, h, fmt.Sprintf("the %s of step %d (%s),", queue.TrailerHead, i+1, short(c.id)))
+			return false, j.notAHead(u.Ref, h, fmt.Sprintf("the %s of step %d (%s),", queue.TrailerHead, i+1, short(c.id)))
 		}
 		if at, dup := used[named.ID]; dup {
-			return refuse(CodeDuplicatePR, "pull request %s appears twice in the chain (at %s and %s); a pull request lands at most once", named.ID, short(at), short(c.id))
+			return false, refuse(CodeDuplicatePR, "pull request %s appears twice in the chain (at %s and %s); a pull request lands at most once", named.ID, short(at), short(c.id))
 		}
 		// Rules 4 and 5.
 		if err := review(named, b, h.String()); err != nil {
-			return err
+			return false, err
 		}
-		if err := checks(named, b, c.id.String(), "squash step"); err != nil {
-			if hc, herr := j.commits.get(h); herr == nil && hc.tree == c.tree && checks(named, b, h.String(), "head") == nil {
-				err = nil // the very tree was checked at the head
-			}
-			if err != nil && !batch {
-				return err
-			}
-			if err != nil {
-				unchecked[i] = err
-			}
+		sameTree := func() bool {
+			hc, herr := j.commits.get(h)
+			return herr == nil && hc.tree == c.tree
 		}
+		byHead, err := squashChecks(named, b, c.id, h, len(steps) == 1, sameTree)
+		if err != nil {
+			if !batch {
+				return false, err
+			}
+			unchecked[i] = err
+		}
+		direct = len(steps) == 1 && byHead
 		used[named.ID] = c.id
 		bound[i] = squashStep{c: c, bind: bind}
 		prev = c.id
 	}
 	if len(unchecked) > 0 {
 		if err := j.groups(u, b, steps, unchecked); err != nil {
-			return err
+			return false, err
 		}
 	}
 	// Rule 3, last: the tree is exactly mergeTree(S_{i-1}, H_i), clean.
@@ -191,17 +197,50 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) er
 		}
 		switch fault, detail, merged, err := candidateTree(j.in.Objects, prev, h, s.c.tree, j.merges); fault {
 		case treeUnrelated:
-			return refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(s.c.id), short(prev), short(h))
+			return false, refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(s.c.id), short(prev), short(h))
 		case treeUnreadable:
-			return objErr(plumbing.ZeroHash, err)
+			return false, objErr(plumbing.ZeroHash, err)
 		case treeConflict:
-			return refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(s.c.id), short(h), short(prev), detail)
+			return false, refuse(CodeCandidateConflict, "step %d (%s): merging %s into %s conflicts at %s; rebase the pull request", i+1, short(s.c.id), short(h), short(prev), detail)
 		case treeDiffers:
-			return refuse(CodeCandidateTree, "squash step %d (%s) has tree %s, but the merge of %s into %s is %s; a squash step's tree must be exactly that merge (git+ merge-tree)", i+1, short(s.c.id), short(s.c.tree), short(h), short(prev), short(merged))
+			return false, refuse(CodeCandidateTree, "squash step %d (%s) has tree %s, but the merge of %s into %s is %s; a squash step's tree must be exactly that merge (git+ merge-tree)", i+1, short(s.c.id), short(s.c.tree), short(h), short(prev), short(merged))
 		}
 		prev = s.c.id
 	}
-	return nil
+	return direct, nil
+}
+
+// squashChecks is the check rule of a squash step S landing the head h of
+// st (docs/boundary.md, "Squash steps", rule 5), the one function the hook
+// and the audit call: every required check is success on S
+// (pr.State.ChecksOn), or on h when S lands alone (alone: the landing adds
+// S and nothing else, as pr merge pushes it, judged as a direct landing of
+// h is) or when S has h's very tree (sameTree, asked only then: the
+// checked tree is the landed one). A step of a longer chain keeps its own
+// checks (batch checks aside, which the caller judges). A required check
+// that failed on S itself is never outweighed by the head: the merged tree
+// was tested and is known bad. The refusal names the head for a step
+// landing alone, what pr merge asks for. byHead reports that the head's
+// checks, not the step's own, justify S.
+func squashChecks(st *pr.State, b trust.Branch, step, h plumbing.Hash, alone bool, sameTree func() bool) (byHead bool, err error) {
+	err = checks(st, b, step.String(), "squash step")
+	if err == nil {
+		return false, nil
+	}
+	if len(st.ChecksOn(b, step.String()).Failed) > 0 {
+		return false, err
+	}
+	if !alone && !sameTree() {
+		return false, err
+	}
+	herr := checks(st, b, h.String(), "head")
+	if herr == nil {
+		return true, nil
+	}
+	if alone {
+		return false, herr
+	}
+	return false, err
 }
 
 // squashBinds reports whether commit id is a squash step whose trailers

@@ -60,10 +60,38 @@ func TestSquashSteps(t *testing.T) {
 			p := w.ready(w.commit(w.c0, "a", "a\n"))
 			return up(main, w.c0, w.squashOf(w.c0, p, "", plumbing.ZeroHash))
 		}},
-		{"checks at the head only, another tree", rulesSquash, CodeChecksMissing, "squash step", func(w *world) Update {
+		{"alone, checked at the head only, the tip moved (pr merge)", rulesSquash, "", "", func(w *world) Update {
 			w.refs[main] = w.commit(w.c0, "m", "m\n")
 			p := w.ready(w.commit(w.c0, "a", "a\n"))
 			return up(main, w.refs[main], w.squashOf(w.refs[main], p, "", plumbing.ZeroHash))
+		}},
+		{"alone, checked nowhere", rulesSquash, CodeChecksMissing, "on head", func(w *world) Update {
+			w.refs[main] = w.commit(w.c0, "m", "m\n")
+			p := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")
+			return up(main, w.refs[main], w.squashOf(w.refs[main], p, "", plumbing.ZeroHash))
+		}},
+		{"alone, failed on the step, green at the head", rulesSquash, CodeChecksFailed, "squash step", func(w *world) Update {
+			w.refs[main] = w.commit(w.c0, "m", "m\n")
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			s := w.squashOf(w.refs[main], p, "", plumbing.ZeroHash)
+			p.check("ci", s, "failure")
+			return up(main, w.refs[main], s)
+		}},
+		{"alone, green at the head, a tree that adds one file", rulesSquash, CodeCandidateTree, "", func(w *world) Update {
+			w.refs[main] = w.commit(w.c0, "m", "m\n")
+			p := w.ready(w.commit(w.c0, "a", "a\n"))
+			right := w.squashOf(w.refs[main], p, "", plumbing.ZeroHash)
+			extra := w.commit(right, "evil", "x\n")
+			return up(main, w.refs[main], w.squashOf(w.refs[main], p, "", w.treeOf(extra)))
+		}},
+		{"in a chain, checked at the head only, another tree", rulesSquash, CodeChecksMissing, "squash step", func(w *world) Update {
+			w.refs[main] = w.commit(w.c0, "m", "m\n")
+			p1 := w.ready(w.commit(w.c0, "a", "a\n"))
+			p2 := w.open(w.commit(w.c0, "b", "b\n")).approve("bob")
+			s1 := w.squashOf(w.refs[main], p1, "", plumbing.ZeroHash)
+			s2 := w.squashOf(s1, p2, "", plumbing.ZeroHash)
+			p2.check("ci", s2, "success")
+			return up(main, w.refs[main], s2)
 		}},
 		{"a tree that adds one file", rulesSquash, CodeCandidateTree, "", func(w *world) Update {
 			p := w.open(w.commit(w.c0, "a", "a\n")).approve("bob")

@@ -19,10 +19,12 @@ import (
 // "squash" (docs/queue.md, "Step shapes"): the landing is the squash step
 // of the head onto the base's tip old (queue.BuildSquash, the queue's own
 // pure function), pushed with old as the expected old value, and
-// pr.merged records revision = head, commit = the step. The hook judges
-// it as a squash chain of one step, with the required checks on the step,
-// or on the head when the step has the head's very tree (the head is
-// rebased on the tip). A tip that already is this pull request's squash
+// pr.merged records revision = head, commit = the step (the hub side and
+// verify --branch accept it because the step's trailers bind the head).
+// The hook judges a step landing alone as a direct landing of the head:
+// the required checks on the head (or on the step), the head need not be
+// rebased on the tip, the tree recomputed (docs/boundary.md, "A squash
+// step landing alone"). A tip that already is this pull request's squash
 // step of head (a crash before pr.merged) is not pushed again.
 func (s *Signing) mergeSquash(st *pr.State, res *Merged, old plumbing.Hash) (*Merged, error) {
 	r, id, base, head := s.Repo, st.ID, res.Branch, res.Head
