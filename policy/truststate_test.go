@@ -64,7 +64,7 @@ func TestTrustStateCodecCoversEveryField(t *testing.T) {
 		reflect.TypeOf(trust.State{}):    8,  // RepoID Name Members Teams Rules RulesID Tip Skipped
 		reflect.TypeOf(trust.Member{}):   5,  // Name Key KeyLine Caps wire (wire is derived from Key)
 		reflect.TypeOf(trust.Rules{}):    3,  // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   12, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass
+		reflect.TypeOf(trust.Branch{}):   13, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass Owners
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,
 	} {

@@ -61,6 +61,9 @@ type Branch struct {
 	// docs/trust.md, "An audited bypass"). Held inverted so that the zero
 	// Branch allows it, as the rules do by default.
 	ForbidBypass bool
+	// Owners (rules "owners"): path owners, each entry's paths needing
+	// its own approvals (docs/trust.md, "Path owners"; owners.go).
+	Owners []Owner
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -120,7 +123,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass", "owners"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -293,6 +296,9 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 		}
 		b.Approvers = approvers
 	}
+	if b.Owners, err = parseOwners(m, path, strict); err != nil {
+		return Branch{}, err
+	}
 	if raw, ok := m["requiredChecks"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		var checks []string
 		if err := json.Unmarshal(raw, &checks); err != nil {
@@ -360,6 +366,9 @@ func (r Rules) Validate() error {
 			}
 			seen[p] = true
 		}
+		if err := validateOwners(b.Owners, path); err != nil {
+			return err
+		}
 	}
 	for _, c := range []struct {
 		name string
@@ -388,6 +397,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		Approvers              []string `json:"approvers,omitempty"`
 		BlockOnChanges         bool     `json:"blockOnChangesRequested,omitempty"`
 		AllowBypass            *bool    `json:"allowBypass,omitempty"` // written only when false
+		Owners                 ownerSet `json:"owners,omitempty"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -416,7 +426,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.ForbidBypass {
 			allow = new(bool)
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Approvers, b.BlockOnChangesRequested, allow}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, every, b.Approvers, b.BlockOnChangesRequested, allow, ownersJSON(b.Owners)}
 	}
 	return json.Marshal(out)
 }
