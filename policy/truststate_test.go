@@ -37,6 +37,7 @@ func TestTrustStateRoundTrip(t *testing.T) {
 	main.Approvers = []string{"team:docs", "bob"}
 	teams.Rules.Protected["refs/heads/main"] = main
 	states["teams, approvers, veto"] = teams
+	states["owners"] = foldedTrust(t, ownersRules)
 	for name, st := range states {
 		got, ok := decodeTrustState(st.Tip, encodeTrustState(st))
 		if !ok {
