@@ -137,3 +137,38 @@ func TestAuditPathOwners(t *testing.T) {
 		})
 	}
 }
+
+// TestBypassPerBranch: hub.bypass:<pattern> lets its holder bypass (and the
+// hook accept the pr.bypassed, and the bypassed landing) only for pull
+// requests based on a branch the pattern matches.
+func TestBypassPerBranch(t *testing.T) {
+	for _, c := range []struct {
+		cap, want string
+	}{
+		{"hub.bypass:refs/heads/m*", ""},
+		{"hub.bypass:refs/heads/main", ""},
+		{"hub.bypass", ""},
+		{"hub.bypass:refs/heads/release/*", CodeMissingCapability},
+	} {
+		t.Run(c.cap, func(t *testing.T) {
+			w := newWorld(t, rulesNoQueue)
+			w.event(hubrefs.TrustRef, "admin", w.memberAdded("mallory", c.cap))
+			p := w.open(w.commit(w.c0, "a", "a\n"))
+			old := w.refs[p.ref]
+			id := w.eventOn([]plumbing.Hash{old}, "mallory", hubrefs.PRBypassed{Base: w.base(hubrefs.TypePRBypassed), Head: p.head.String(), BaseRef: main, Reason: "hotfix"})
+			if v := w.judge1(up(p.ref, old, id)); v.Code != c.want {
+				t.Fatalf("pr.bypassed by a holder of %s: [%s] %s; want [%s]", c.cap, v.Code, v.Reason, c.want)
+			}
+			// Stored anyway (as if around the boundary): the landing is
+			// bypassed only when the capability covers main.
+			w.refs[p.ref] = id
+			want := CodeNotApproved
+			if c.want == "" {
+				want = ""
+			}
+			if v := w.judge1(up(main, w.c0, p.head)); v.Code != want {
+				t.Fatalf("landing: [%s] %s; want [%s]", v.Code, v.Reason, want)
+			}
+		})
+	}
+}

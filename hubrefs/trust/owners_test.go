@@ -41,3 +41,21 @@ func TestOwnersRules(t *testing.T) {
 		}
 	}
 }
+
+func TestBypassCap(t *testing.T) {
+	for c, ok := range map[string]bool{"hub.bypass": true, "hub.bypass:refs/heads/main": true, "hub.bypass:refs/heads/release/*": true,
+		"hub.bypass:main": false, "hub.bypass:": false, "hub.bypass:refs/heads/**": false} {
+		if err := ValidCap(c); (err == nil) != ok {
+			t.Errorf("ValidCap(%q) = %v, want ok=%v", c, err, ok)
+		}
+	}
+	m := &Member{Name: "m", Caps: []string{"hub.bypass:refs/heads/release/*"}}
+	for branch, want := range map[string]bool{"refs/heads/release/1": true, "refs/heads/main": false, "refs/heads/release/1/x": false} {
+		if got := m.CanBypass(branch); got != want {
+			t.Errorf("CanBypass(%s) = %v, want %v", branch, got, want)
+		}
+	}
+	if !(&Member{Caps: []string{CapBypass}}).CanBypass("refs/heads/x") || !(&Member{Caps: []string{CapAdmin}}).CanBypass("refs/heads/x") {
+		t.Error("hub.bypass and repo.admin bypass everywhere")
+	}
+}
