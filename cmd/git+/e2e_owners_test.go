@@ -24,7 +24,7 @@ import (
 func TestPathOwnersE2E(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, map[string][]string{
-		"dev": {"source.push", "hub.pr", "hub.review"},
+		"dev": {"source.push", "hub.pr", "hub.review", "hub.queue"},
 		"ann": {"hub.review"},
 		"doc": {"hub.review"},
 	})
@@ -120,6 +120,16 @@ func TestPathOwnersE2E(t *testing.T) {
 			t.Fatalf("pr show owners %+v, want entry 1 at 1 of 2", v.Owners)
 		}
 		land(head, "owners")
+		// queue show says what the entry waits for.
+		w.mustGP("dev", w.work, "", "queue", "open", "--target", "main")
+		w.mustGP("dev", w.work, "", "queue", "enter", id)
+		var q repo.QueueView
+		if err := json.Unmarshal([]byte(w.mustGP("", w.origin, "", "queue", "show", "--target", "main", "--json")), &q); err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Active) != 1 || !strings.Contains(q.Active[0].Waiting, "waiting for path owners: owners[1] (/ops/, matching ops/deploy.sh) has 1 of 2 approvals from dev, doc") {
+			t.Fatalf("queue show: %+v", q.Active)
+		}
 	})
 }
 
