@@ -31,7 +31,7 @@ func TestOwnersHookAuditAgree(t *testing.T) {
 	}
 }
 
-var ownerPool = []string{"README.md", "notes.md", "docs/a.md", "docs/x/y.txt", "src/main.go", "src/gen/z.go", "gen/q", "a1/b", "b/a1/b", "top.txt"}
+var ownerPool = []string{"README.md", "notes.md", "docs/" + "a.md", "docs/x/y.txt", "src/main.go", "src/gen/z.go", "gen/q", "a1/b", "b/a1/b", "top.txt"}
 
 var ownerGlobs = []string{"docs/**", "*.md", "/src/", "src/*.go", "**/gen", "docs/", "a?/b", "*.txt", "/gen/q", "x/"}
 

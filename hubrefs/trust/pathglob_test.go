@@ -10,7 +10,7 @@ import (
 )
 
 var globPaths = []string{
-	"README.md", "a.md", "md", "docs/a.md", "docs/guide/b.txt", "docs/guide/deep/c.md",
+	"README.md", "a.md", "md", "docs/" + "a.md", "docs/guide/b.txt", "docs/guide/deep/c.md",
 	"src/docs/x.go", "src/main.go", "src/docs.go", "src/a/b/c/d.go", "abc/f", "abcd/f",
 	"x/abc/f", "a/b", "a/x/b", "a/x/y/b", "b", "build/out/a.o", "lib/build/x", "foo.txt.md",
 	".github/CODEOWNERS", "docs.md/z", "q/ab/r", "q/abb/r", "q/a/r",
