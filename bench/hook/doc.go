@@ -29,6 +29,11 @@
 //	              hook-warm, interleaved with -bin's (alternating which goes
 //	              first), and a table of both medians and their ratio is
 //	              printed: a change's cost measured in the same run
+//	-owners N     N path owners entries in main's rules (docs/trust.md,
+//	              "Path owners"): entry i owns a src/dAA/dBB/ directory of
+//	              the generated repository, a name pattern and an anchored
+//	              ** glob, approved by rev, so every step's changed files are
+//	              matched against all N and the entries they hit are met
 //	-keep DIR     build the work repository in DIR (new) and keep it, with
 //	              each depth's hook input DIR/stdin-<N> and merge-tree input
 //	              DIR/pairs-<N>, for timing and profiling by hand

@@ -37,6 +37,7 @@ var (
 	flagPack    = flag.Bool("pack", false, "after setup, pack the loose objects (candidates, events) with git repack -d, as a push of more than receive.unpackLimit objects arrives")
 	flagKeep    = flag.String("keep", "", "build the work repository in this (new) directory and keep it, with the hook's stdin for each depth in DIR/stdin-<N> and git merge-tree's in DIR/pairs-<N>, for profiling the binary by hand")
 	flagBase    = flag.String("base", "", "another git+ binary (a build of the commit before a change): its pre-receive is timed too, interleaved with -bin's, floor and hook-warm, in the same run")
+	flagOwners  = flag.Int("owners", 0, "path owners entries in main's rules (docs/trust.md, \"Path owners\"), each met by rev's approval where it matches")
 	flagProfile = flag.String("cpuprofile", "", "write a CPU profile of in-process receive.JudgePush (deepest chain) to this file (and FILE.cold)")
 )
 
@@ -151,7 +152,7 @@ func setup(tb testing.TB) *world {
 		tb.Fatalf("git+ init printed %q", repoID)
 	}
 	w.must(root, "", asAdmin, w.bin, "--repo", w.dir, "member", "add", "rev", "--key", rev.Path+".pub", "--cap", "hub.review")
-	w.must(w.dir, fmt.Sprintf(rulesFmt, maxDepth), asAdmin, w.bin, "--repo", w.dir, "rules", "set", "-")
+	w.must(w.dir, withOwners(fmt.Sprintf(rulesFmt, maxDepth), *flagOwners), asAdmin, w.bin, "--repo", w.dir, "rules", "set", "-")
 
 	c0 := strings.TrimSpace(w.git("", "rev-parse", target))
 	w.c = []plumbing.Hash{plumbing.NewHash(c0)}
@@ -593,4 +594,20 @@ func profile(b *testing.B, w *world, n int, cold bool, file string) {
 	fmt.Printf("--- CPU profile, JudgePush depth %d, %s fold cache (%d runs) ---\n%s", n, mode, len(ds), out)
 	out, _ = exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=25", file).CombinedOutput()
 	fmt.Printf("--- same, by cumulative ---\n%s", out)
+}
+
+// withOwners adds n path owners entries to rules: entry i owns the
+// generated repository's directory src/dAA/dBB (i spread over them), a
+// file name pattern and a deeper anchored glob, approved by rev — so the
+// entries whose paths a step changes are met by the approval every head
+// has, and the hook judges them all on every step.
+func withOwners(rules string, n int) string {
+	if n <= 0 {
+		return rules
+	}
+	var entries []string
+	for i := 0; i < n; i++ {
+		entries = append(entries, fmt.Sprintf(`{"paths": ["src/d%02d/d%02d/", "*.x%d", "/docs/%d/**/*.md"], "approvers": ["rev"], "approvals": 1}`, i%50, (i*7)%20, i, i))
+	}
+	return strings.Replace(rules, `"queueDepth"`, `"owners": [`+strings.Join(entries, ", ")+`], "queueDepth"`, 1)
 }
