@@ -12,17 +12,41 @@ import (
 // --name-only a b` lists them (a zero id is the empty tree). Subtrees with
 // the same id on both sides are not read. It is what path owners judge a
 // landing by (docs/trust.md, "Path owners"): a pure function of the object
-// store.
-func ChangedPaths(s Store, a, b plumbing.Hash) ([]string, error) {
+// store. Decoded trees are kept in c (nil: none), which the caller may
+// share with its merges (Options.Cache): consecutive diffs along a chain
+// read each tree once.
+func ChangedPaths(s Store, a, b plumbing.Hash, c *Cache) ([]string, error) {
 	var out []string
-	err := diffTrees(s, "", a, b, &out)
+	if c != nil && len(c.trees) > maxCachedTrees {
+		c.trees = map[plumbing.Hash][]entry{}
+	}
+	d := differ{s: s, c: c}
+	err := d.diffTrees("", a, b, &out)
 	return out, err
 }
 
-func readTreeEntries(s Store, h plumbing.Hash, path string) ([]entry, error) {
+type differ struct {
+	s Store
+	c *Cache
+}
+
+func (d differ) readTreeEntries(h plumbing.Hash, path string) ([]entry, error) {
 	if h.IsZero() || h == EmptyTree {
 		return nil, nil
 	}
+	if d.c != nil {
+		if es, ok := d.c.trees[h]; ok {
+			return es, nil
+		}
+	}
+	es, err := readTreeEntries(d.s, h, path)
+	if err == nil && d.c != nil {
+		d.c.trees[h] = es
+	}
+	return es, err
+}
+
+func readTreeEntries(s Store, h plumbing.Hash, path string) ([]entry, error) {
 	t, data, err := s.ReadObject(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s at %q: %w", h, displayPath(path), err)
@@ -37,15 +61,15 @@ func readTreeEntries(s Store, h plumbing.Hash, path string) ([]entry, error) {
 	return es, nil
 }
 
-func diffTrees(s Store, path string, a, b plumbing.Hash, out *[]string) error {
+func (d differ) diffTrees(path string, a, b plumbing.Hash, out *[]string) error {
 	if a == b {
 		return nil
 	}
-	ea, err := readTreeEntries(s, a, path)
+	ea, err := d.readTreeEntries(a, path)
 	if err != nil {
 		return err
 	}
-	eb, err := readTreeEntries(s, b, path)
+	eb, err := d.readTreeEntries(b, path)
 	if err != nil {
 		return err
 	}
@@ -58,9 +82,9 @@ func diffTrees(s Store, path string, a, b plumbing.Hash, out *[]string) error {
 			return nil
 		}
 		if other {
-			return diffTrees(s, p, plumbing.ZeroHash, e.id, out)
+			return d.diffTrees(p, plumbing.ZeroHash, e.id, out)
 		}
-		return diffTrees(s, p, e.id, plumbing.ZeroHash, out)
+		return d.diffTrees(p, e.id, plumbing.ZeroHash, out)
 	}
 	i, j := 0, 0
 	for i < len(ea) || j < len(eb) {
@@ -91,7 +115,7 @@ func diffTrees(s Store, path string, a, b plumbing.Hash, out *[]string) error {
 				continue
 			}
 			if x.isTree() && y.isTree() {
-				if err := diffTrees(s, join(path, x.name), x.id, y.id, out); err != nil {
+				if err := d.diffTrees(join(path, x.name), x.id, y.id, out); err != nil {
 					return err
 				}
 				continue

@@ -22,6 +22,7 @@ func TestChangedPathsMatchesDiffTree(t *testing.T) {
 	r := newMTRepo(t)
 	ids := r.fastImport(cases)
 	s := r.store()
+	cache := NewCache() // every other case through a shared cache
 	tree := func(c string) string {
 		return strings.TrimSpace(string(r.git(nil, "rev-parse", c+"^{tree}")))
 	}
@@ -35,7 +36,11 @@ func TestChangedPathsMatchesDiffTree(t *testing.T) {
 				}
 			}
 			ta, tb := tree(a), tree(b)
-			got, err := ChangedPaths(s, plumbing.NewHash(ta), plumbing.NewHash(tb))
+			var c *Cache
+			if i%2 == 1 {
+				c = cache
+			}
+			got, err := ChangedPaths(s, plumbing.NewHash(ta), plumbing.NewHash(tb), c)
 			if err != nil {
 				t.Fatal(err)
 			}

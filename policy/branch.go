@@ -428,7 +428,7 @@ func landDirect(st *pr.State, b trust.Branch, rev string, changed changedFn) (*p
 // direct judges a direct landing of an open pull request's head.
 func (j *judge) direct(u Update, b trust.Branch, cands []*pr.State) error {
 	var first error
-	changed := lazyChanged(j.in.Objects, u.Old, u.New)
+	changed := lazyChanged(j.in.Objects, j.merges, u.Old, plumbing.ZeroHash, u.New, plumbing.ZeroHash)
 	for _, st := range cands {
 		_, err := landDirect(st, b, u.New.String(), changed)
 		if err == nil {
@@ -487,7 +487,11 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 		}
 		var st, reviewed *pr.State
 		var first, firstChecks error
-		changed := lazyChanged(j.in.Objects, prev, c.id)
+		var prevTree plumbing.Hash // C_0's is read from its commit when needed
+		if i > 0 {
+			prevTree = steps[i-1].tree
+		}
+		changed := lazyChanged(j.in.Objects, j.merges, prev, prevTree, c.id, c.tree)
 		for _, cand := range cands {
 			if at, dup := used[cand.ID]; dup {
 				if first == nil {

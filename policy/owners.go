@@ -48,7 +48,7 @@ func ChangedFiles(objs mergetree.Store, from, to plumbing.Hash) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	return mergetree.ChangedPaths(objs, ta, tb)
+	return mergetree.ChangedPaths(objs, ta, tb, nil)
 }
 
 // commitTree reads the tree id of commit id.
@@ -57,7 +57,7 @@ func commitTree(objs mergetree.Store, id plumbing.Hash) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, objErr(id, err)
 	}
-	if typ != plumbing.CommitObject || !strings.HasPrefix(string(data[:min(len(data), 45)]), "tree ") || len(data) < 45 {
+	if typ != plumbing.CommitObject || len(data) < 45 || string(data[:5]) != "tree " {
 		return plumbing.ZeroHash, objErr(id, errors.New("not a commit with a tree"))
 	}
 	return plumbing.NewHash(string(data[5:45])), nil
@@ -66,17 +66,31 @@ func commitTree(objs mergetree.Store, id plumbing.Hash) (plumbing.Hash, error) {
 // changedFn computes the changed files of a landing once, when first asked.
 type changedFn func() ([]string, error)
 
-func lazyChanged(objs mergetree.Store, from, to plumbing.Hash) changedFn {
+// lazyChanged is the changed files between commit from (zero: none) and
+// commit to, each given with its tree when the caller knows it (zero:
+// read from the commit), decoded trees kept in cache (nil: none).
+func lazyChanged(objs mergetree.Store, cache *mergetree.Cache, from, fromTree, to, toTree plumbing.Hash) changedFn {
 	var (
 		done  bool
 		paths []string
 		err   error
 	)
 	return func() ([]string, error) {
-		if !done {
-			paths, err = ChangedFiles(objs, from, to)
-			done = true
+		if done {
+			return paths, err
 		}
+		done = true
+		if fromTree.IsZero() && !from.IsZero() {
+			if fromTree, err = commitTree(objs, from); err != nil {
+				return nil, err
+			}
+		}
+		if toTree.IsZero() {
+			if toTree, err = commitTree(objs, to); err != nil {
+				return nil, err
+			}
+		}
+		paths, err = mergetree.ChangedPaths(objs, fromTree, toTree, cache)
 		return paths, err
 	}
 }
@@ -119,7 +133,13 @@ func (a *auditor) owners(c *commit, v stateVerdict, kind string) error {
 	if kind != LandingDirect {
 		from = c.parents[0]
 	}
-	err := owners(o.st, v.b, o.rev, lazyChanged(a.j.in.Objects, from, c.id))
+	var fromTree plumbing.Hash
+	if kind != LandingDirect {
+		if p, err := a.j.commits.get(from); err == nil {
+			fromTree = p.tree
+		}
+	}
+	err := owners(o.st, v.b, o.rev, lazyChanged(a.j.in.Objects, a.j.merges, from, fromTree, c.id, c.tree))
 	var r *refusal
 	if err != nil && kind == LandingDirect && errors.As(err, &r) && o.bypass != nil {
 		return &bypassed{bp: *o.bypass}

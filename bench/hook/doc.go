@@ -33,7 +33,11 @@
 //	              "Path owners"): entry i owns a src/dAA/dBB/ directory of
 //	              the generated repository, a name pattern and an anchored
 //	              ** glob, approved by rev, so every step's changed files are
-//	              matched against all N and the entries they hit are met
+//	              matched against all N and the entries they hit are met.
+//	              With -base, the base binary (which does not know the
+//	              field) is timed with refs/hub/trust at the event before
+//	              the rules.set that adds the owners, this build after it:
+//	              the change's cost with the feature on, in the same run
 //	-keep DIR     build the work repository in DIR (new) and keep it, with
 //	              each depth's hook input DIR/stdin-<N> and merge-tree input
 //	              DIR/pairs-<N>, for timing and profiling by hand

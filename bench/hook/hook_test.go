@@ -59,6 +59,23 @@ type world struct {
 	h       []plumbing.Hash // h[i] = head of PR i (h[0] unused)
 	facts   [][]byte        // facts[i-1] = the merge fact entry of C_i, as publishing recorded it
 	nfiles  int
+	// With -owners and -base: the trust log's tip before the rules.set
+	// that adds the owners (which the -base binary, not knowing the field,
+	// refuses to fold) and after it. -base is timed against the first,
+	// this build against the second: a change's cost with its feature on.
+	trustBase, trustNew string
+}
+
+// asBase runs f, which times the -base binary, with refs/hub/trust at
+// trustBase when there is one.
+func (w *world) asBase(f func()) {
+	if w.trustBase == "" {
+		f()
+		return
+	}
+	w.git("", "update-ref", "refs/hub/trust", w.trustBase)
+	f()
+	w.git("", "update-ref", "refs/hub/trust", w.trustNew)
 }
 
 func (w *world) run(dir, stdin string, extra []string, name string, args ...string) (string, string, error) {
@@ -152,7 +169,15 @@ func setup(tb testing.TB) *world {
 		tb.Fatalf("git+ init printed %q", repoID)
 	}
 	w.must(root, "", asAdmin, w.bin, "--repo", w.dir, "member", "add", "rev", "--key", rev.Path+".pub", "--cap", "hub.review")
-	w.must(w.dir, withOwners(fmt.Sprintf(rulesFmt, maxDepth), *flagOwners), asAdmin, w.bin, "--repo", w.dir, "rules", "set", "-")
+	w.must(w.dir, fmt.Sprintf(rulesFmt, maxDepth), asAdmin, w.bin, "--repo", w.dir, "rules", "set", "-")
+	if *flagOwners > 0 {
+		w.trustBase = strings.TrimSpace(w.git("", "rev-parse", "refs/hub/trust"))
+		w.must(w.dir, withOwners(fmt.Sprintf(rulesFmt, maxDepth), *flagOwners), asAdmin, w.bin, "--repo", w.dir, "rules", "set", "-")
+		w.trustNew = strings.TrimSpace(w.git("", "rev-parse", "refs/hub/trust"))
+		if preBase == nil {
+			w.trustBase = ""
+		}
+	}
 
 	c0 := strings.TrimSpace(w.git("", "rev-parse", target))
 	w.c = []plumbing.Hash{plumbing.NewHash(c0)}
@@ -463,11 +488,11 @@ func BenchmarkHook(b *testing.B) {
 		for range b.N {
 			for r := 0; r < *flagReps; r++ {
 				if w.preBase != nil && r%2 == 1 {
-					hb = append(hb, floor(w.preBase))
+					w.asBase(func() { hb = append(hb, floor(w.preBase)) })
 				}
 				hk = append(hk, floor(w.pre))
 				if w.preBase != nil && r%2 == 0 {
-					hb = append(hb, floor(w.preBase))
+					w.asBase(func() { hb = append(hb, floor(w.preBase)) })
 				}
 				start := time.Now()
 				w.git("", "merge-tree", "--write-tree", "--stdin")
@@ -494,13 +519,13 @@ func BenchmarkHook(b *testing.B) {
 					merge = append(merge, w.hook(n)) // fold cache warm, no merge facts: every merge computed
 					w.setFacts(n, true)
 					if w.preBase != nil && r%2 == 1 {
-						warmBase = append(warmBase, w.hookWith(w.preBase, n))
+						w.asBase(func() { warmBase = append(warmBase, w.hookWith(w.preBase, n)) })
 						w.setFacts(n, true)
 					}
 					warm = append(warm, w.hook(n)) // as the queue lands: facts learned when it published
 					if w.preBase != nil && r%2 == 0 {
 						w.setFacts(n, true)
-						warmBase = append(warmBase, w.hookWith(w.preBase, n))
+						w.asBase(func() { warmBase = append(warmBase, w.hookWith(w.preBase, n)) })
 					}
 					gt = append(gt, w.gitTime(n))
 					ph = append(ph, w.push(client, n, false))
