@@ -211,5 +211,6 @@ func (j *judge) learnCandidate(u Update) {
 	j.learned++
 	if j.mergeStep(0, c.parents[0], c, j.merges) == nil && j.checkCandidate(c) == nil {
 		j.in.Cache.Put(MergeFactKey(c.id), encodeFact(c))
+		j.learnChanged(len(b.Owners) > 0, c) // changedfacts.go
 	}
 }

@@ -172,3 +172,58 @@ func TestBypassPerBranch(t *testing.T) {
 		})
 	}
 }
+
+// TestChangedPathFacts: publishing candidates of a target with path
+// owners records each step's changed paths against its first parent; the
+// landing then decodes none of the candidates' trees and gives the
+// verdicts it gives without them (the owners' refusal included). A
+// damaged entry is a miss.
+func TestChangedPathFacts(t *testing.T) {
+	w := newWorld(t, ownersRules)
+	h1, h2 := w.commit(w.c0, "main.go", "a\n"), w.commit(w.c0, "guide.md", "b\n")
+	p1, p2 := w.open(h1).approve("bob"), w.open(h2).approve("bob")
+	c1 := w.merge(w.c0, h1)
+	c2 := w.merge(c1, h2)
+	p1.check("ci", c1, "success")
+	p2.check("ci", c2, "success")
+	branch := func(p *prq) string { return "refs/heads/queue/main/" + p.id }
+	cache := &droppingCache{mapCache{m: map[plumbing.Hash][]byte{}}}
+	objs := &counting{Objects: GoGitObjects(w.store), n: map[plumbing.Hash]int{}}
+	judge := func(us ...Update) []Verdict {
+		t.Helper()
+		return Judge(Input{Objects: objs, Refs: w.refs, Updates: us, Cache: cache})
+	}
+	if v := judge(up(main, w.c0, c2)); v[0].Code != CodeOwners {
+		t.Fatalf("landing without facts: %+v", v[0])
+	}
+	for _, v := range judge(up(branch(p1), plumbing.ZeroHash, c1), up(branch(p2), plumbing.ZeroHash, c2)) {
+		if v.Code != "" {
+			t.Fatalf("publishing a candidate branch refused: %+v", v)
+		}
+	}
+	w.refs[branch(p1)], w.refs[branch(p2)] = c1, c2
+	t0, t1, t2 := treeOf(t, w, w.c0), treeOf(t, w, c1), treeOf(t, w, c2)
+	for _, pair := range [][2]plumbing.Hash{{t0, t1}, {t1, t2}} {
+		buf, ok := cache.m[changedKey(pair[0], pair[1])]
+		if !ok {
+			t.Fatalf("no changed-path fact for %s..%s", pair[0], pair[1])
+		}
+		if _, ok := decodeChanged(pair[0], pair[1], buf[:len(buf)-1]); ok {
+			t.Fatal("a truncated changed-path fact decoded")
+		}
+		if _, ok := decodeChanged(pair[1], pair[0], buf); ok {
+			t.Fatal("a changed-path fact decoded for other trees")
+		}
+	}
+	objs.n = map[plumbing.Hash]int{}
+	if v := judge(up(main, w.c0, c2)); v[0].Code != CodeOwners || !strings.Contains(v[0].Reason, "guide.md") {
+		t.Fatalf("landing with facts: %+v", v[0])
+	}
+	if n := objs.total(t1, t2); n != 0 {
+		t.Fatalf("the landing with changed-path facts decoded the candidates' trees %d times", n)
+	}
+	p2.approve("carol")
+	if v := judge(up(main, w.c0, c2)); v[0].Code != "" {
+		t.Fatalf("landing approved by the owner, with facts: %+v", v[0])
+	}
+}
