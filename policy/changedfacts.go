@@ -26,6 +26,10 @@ import (
 
 var changedMagic = []byte("gpcp\x01")
 
+// ChangedPathsKey is the fold-cache key of the changed-path fact of trees
+// a and b.
+func ChangedPathsKey(a, b plumbing.Hash) plumbing.Hash { return changedKey(a, b) }
+
 func changedKey(a, b plumbing.Hash) plumbing.Hash {
 	return derivedKey("gitplus changed paths v1\n", a[:], b[:])
 }
