@@ -428,7 +428,7 @@ func landDirect(st *pr.State, b trust.Branch, rev string, changed changedFn) (*p
 // direct judges a direct landing of an open pull request's head.
 func (j *judge) direct(u Update, b trust.Branch, cands []*pr.State) error {
 	var first error
-	changed := lazyChanged(j.in.Objects, j.in.Cache, j.merges, u.Old, plumbing.ZeroHash, u.New, plumbing.ZeroHash)
+	changed := lazyChanged(j.in.Objects, j.merges, u.Old, plumbing.ZeroHash, u.New, plumbing.ZeroHash)
 	for _, st := range cands {
 		_, err := landDirect(st, b, u.New.String(), changed)
 		if err == nil {
@@ -491,7 +491,7 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 		if i > 0 {
 			prevTree = steps[i-1].tree
 		}
-		changed := lazyChanged(j.in.Objects, j.in.Cache, j.merges, prev, prevTree, c.id, c.tree)
+		changed := j.stepChanged(c, lazyChanged(j.in.Objects, j.merges, prev, prevTree, c.id, c.tree)) // changedfacts.go
 		for _, cand := range cands {
 			if at, dup := used[cand.ID]; dup {
 				if first == nil {

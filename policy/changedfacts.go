@@ -1,20 +1,18 @@
 package policy
 
-// Changed-path facts (docs/foldcache.md, "Changed paths"): the files two
-// trees differ in (mergetree.ChangedPaths) are a pure function of the two
-// tree ids, so, like a merge fact, they are kept in the fold cache. The
-// hook learns them where it learns merge facts — when the queue publishes
-// a candidate of a target with path owners (learnCandidate): the step's
-// diff against its first parent, computed from the trees its merge just
-// decoded — and the landing that follows reads them instead of decoding
-// every tree along the changed paths again. A landing never writes them.
-// Like every fold-cache entry, one is exactly as trustworthy as the git
-// directory that holds it; a damaged one, or one under another key, is a
-// miss.
+// Changed paths in merge facts (docs/foldcache.md, "Changed paths"): path
+// owners match the files each candidate step changes against its first
+// parent (owners.go). Computing them decodes every tree along the changed
+// paths of both sides — the trees a merge fact spares the landing — so,
+// for a target whose rules have path owners, the hook records them in the
+// candidate's merge fact when it learns it (learnCandidate), from the
+// trees the publishing merge just decoded, and the landing reads them with
+// the fact it reads anyway. They are a pure function of the candidate id
+// (its tree and its first parent's), as the rest of the fact is.
 //
-// Entry: "gpcp" 1 | key (20) | tree a (20) | tree b (20) | path count |
-// paths, under the key: the first 20 bytes of SHA-256("gitplus changed
-// paths v1\n" + tree a + tree b).
+// Trailer of a merge fact: path count + 1 | paths (strings as in the log
+// entries of cache.go). Absent: not recorded (a target without owners when
+// it was learned); a landing then computes the diff.
 
 import (
 	"encoding/binary"
@@ -24,71 +22,64 @@ import (
 	"github.com/gitplus/gitplus/mergetree"
 )
 
-var changedMagic = []byte("gpcp\x01")
-
-// ChangedPathsKey is the fold-cache key of the changed-path fact of trees
-// a and b.
-func ChangedPathsKey(a, b plumbing.Hash) plumbing.Hash { return changedKey(a, b) }
-
-func changedKey(a, b plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus changed paths v1\n", a[:], b[:])
-}
-
-func encodeChanged(a, b plumbing.Hash, paths []string) []byte {
-	out := appendEntryHeader(nil, changedMagic, changedKey(a, b))
-	out = append(out, a[:]...)
-	out = append(out, b[:]...)
-	out = binary.AppendUvarint(out, uint64(len(paths)))
-	for _, p := range paths {
-		out = appendBytes(out, []byte(p))
-	}
-	return out
-}
-
-func decodeChanged(a, b plumbing.Hash, buf []byte) ([]string, bool) {
-	r, ok := openEntry(buf, changedMagic, changedKey(a, b))
-	if !ok || r.hash() != a || r.hash() != b {
-		return nil, false
-	}
-	n := r.count(1)
-	paths := make([]string, 0, n)
-	for i := 0; i < n && !r.bad; i++ {
-		paths = append(paths, string(r.bytes()))
-	}
-	if r.bad || len(r.b) != 0 {
-		return nil, false
-	}
-	return paths, true
-}
-
-// changedPaths is mergetree.ChangedPaths(a, b) through the fold cache
-// (nil: none): a fact when there is one, else computed (trees decoded
-// through trees, nil: none).
-func changedPaths(objs mergetree.Store, cache Cache, trees *mergetree.Cache, a, b plumbing.Hash) ([]string, error) {
-	if cache != nil {
-		if buf, ok := cache.Get(changedKey(a, b)); ok {
-			if paths, ok := decodeChanged(a, b, buf); ok {
-				return paths, nil
-			}
-		}
-	}
-	return mergetree.ChangedPaths(objs, a, b, trees)
-}
-
-// learnChanged records the changed-path fact of candidate c against its
-// first parent, when the target's rules b have path owners (the only
-// reader) — called by learnCandidate once c's merge holds.
-func (j *judge) learnChanged(ownersOn bool, c *commit) {
-	if !ownersOn || j.in.Cache == nil {
-		return
+// withChanged appends to the merge fact entry of c the files c changes
+// against its first parent, when ownersOn and they can be read.
+func (j *judge) withChanged(entry []byte, ownersOn bool, c *commit) []byte {
+	if !ownersOn {
+		return entry
 	}
 	p, err := j.commits.get(c.parents[0])
 	if err != nil {
-		return
+		return entry
 	}
 	paths, err := mergetree.ChangedPaths(j.in.Objects, p.tree, c.tree, j.merges)
 	if err != nil {
+		return entry
+	}
+	entry = binary.AppendUvarint(entry, uint64(len(paths))+1)
+	for _, s := range paths {
+		entry = appendBytes(entry, []byte(s))
+	}
+	return entry
+}
+
+// readTrailer decodes a merge fact's trailer (the bytes after its 80 fixed
+// ones); ok is false when it is damaged.
+func readTrailer(b []byte) (paths []string, ok bool) {
+	r := &entryReader{b: b}
+	k := r.uvarint()
+	if r.bad || k == 0 || k-1 > uint64(len(r.b)) {
+		return nil, false
+	}
+	paths = make([]string, 0, k-1)
+	for i := uint64(0); i < k-1 && !r.bad; i++ {
+		paths = append(paths, string(r.bytes()))
+	}
+	return paths, !r.bad && len(r.b) == 0
+}
+
+func validTrailer(b []byte) bool { _, ok := readTrailer(b); return ok }
+
+// factChanged notes the changed paths a merge fact entry of candidate id
+// carries, for stepChanged.
+func (j *judge) factChanged(id plumbing.Hash, entry []byte) {
+	fixed := len(factMagic) + 20 + 80
+	if len(entry) <= fixed {
 		return
 	}
-	j.in.Cache.Put(changedKey(p.tree, c.tree), encodeChanged(p.tree, c.tree, paths))
+	if paths, ok := readTrailer(entry[fixed:]); ok {
+		if j.changedOf == nil {
+			j.changedOf = map[plumbing.Hash][]string{}
+		}
+		j.changedOf[id] = paths
+	}
+}
+
+// stepChanged is the changed files of candidate step c against its first
+// parent: from its merge fact when that carries them, else computed.
+func (j *judge) stepChanged(c *commit, fallback changedFn) changedFn {
+	if paths, ok := j.changedOf[c.id]; ok {
+		return func() ([]string, error) { return paths, nil }
+	}
+	return fallback
 }

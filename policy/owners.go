@@ -68,10 +68,9 @@ type changedFn func() ([]string, error)
 
 // lazyChanged is the changed files between commit from (zero: none) and
 // commit to, each given with its tree when the caller knows it (zero:
-// read from the commit): a changed-path fact of the fold cache fc when it
-// holds one (changedfacts.go), else computed with decoded trees kept in
-// trees (nil: none).
-func lazyChanged(objs mergetree.Store, fc Cache, trees *mergetree.Cache, from, fromTree, to, toTree plumbing.Hash) changedFn {
+// read from the commit), computed with decoded trees kept in trees (nil:
+// none).
+func lazyChanged(objs mergetree.Store, trees *mergetree.Cache, from, fromTree, to, toTree plumbing.Hash) changedFn {
 	var (
 		done  bool
 		paths []string
@@ -92,7 +91,7 @@ func lazyChanged(objs mergetree.Store, fc Cache, trees *mergetree.Cache, from, f
 				return nil, err
 			}
 		}
-		paths, err = changedPaths(objs, fc, trees, fromTree, toTree)
+		paths, err = mergetree.ChangedPaths(objs, fromTree, toTree, trees)
 		return paths, err
 	}
 }
@@ -141,7 +140,7 @@ func (a *auditor) owners(c *commit, v stateVerdict, kind string) error {
 			fromTree = p.tree
 		}
 	}
-	err := owners(o.st, v.b, o.rev, lazyChanged(a.j.in.Objects, a.j.in.Cache, a.j.merges, from, fromTree, c.id, c.tree))
+	err := owners(o.st, v.b, o.rev, lazyChanged(a.j.in.Objects, a.j.merges, from, fromTree, c.id, c.tree))
 	var r *refusal
 	if err != nil && kind == LandingDirect && errors.As(err, &r) && o.bypass != nil {
 		return &bypassed{bp: *o.bypass}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,10 +175,10 @@ func TestBypassPerBranch(t *testing.T) {
 }
 
 // TestChangedPathFacts: publishing candidates of a target with path
-// owners records each step's changed paths against its first parent; the
-// landing then decodes none of the candidates' trees and gives the
-// verdicts it gives without them (the owners' refusal included). A
-// damaged entry is a miss.
+// owners records in each merge fact the files the step changes against
+// its first parent; the landing then decodes none of the candidates' trees
+// and gives the verdicts it gives without them (the owners' refusal
+// included). A damaged trailer makes the fact a miss.
 func TestChangedPathFacts(t *testing.T) {
 	w := newWorld(t, ownersRules)
 	h1, h2 := w.commit(w.c0, "main.go", "a\n"), w.commit(w.c0, "guide.md", "b\n")
@@ -202,25 +203,27 @@ func TestChangedPathFacts(t *testing.T) {
 		}
 	}
 	w.refs[branch(p1)], w.refs[branch(p2)] = c1, c2
-	t0, t1, t2 := treeOf(t, w, w.c0), treeOf(t, w, c1), treeOf(t, w, c2)
-	for _, pair := range [][2]plumbing.Hash{{t0, t1}, {t1, t2}} {
-		buf, ok := cache.m[changedKey(pair[0], pair[1])]
+	for c, want := range map[plumbing.Hash][]string{c1: {"main.go"}, c2: {"guide.md"}} {
+		buf, ok := cache.m[MergeFactKey(c)]
 		if !ok {
-			t.Fatalf("no changed-path fact for %s..%s", pair[0], pair[1])
+			t.Fatalf("no merge fact for %s", c)
 		}
-		if _, ok := decodeChanged(pair[0], pair[1], buf[:len(buf)-1]); ok {
-			t.Fatal("a truncated changed-path fact decoded")
+		fixed := len(factMagic) + 100
+		paths, ok := readTrailer(buf[fixed:])
+		if !ok || !slices.Equal(paths, want) {
+			t.Fatalf("merge fact of %s carries %q (%v), want %q", c, paths, ok, want)
 		}
-		if _, ok := decodeChanged(pair[1], pair[0], buf); ok {
-			t.Fatal("a changed-path fact decoded for other trees")
+		if _, ok := decodeFact(MergeFactKey(c), buf[:len(buf)-1]); ok {
+			t.Fatal("a merge fact with a truncated trailer decoded")
 		}
 	}
+	t1, t2 := treeOf(t, w, c1), treeOf(t, w, c2)
 	objs.n = map[plumbing.Hash]int{}
 	if v := judge(up(main, w.c0, c2)); v[0].Code != CodeOwners || !strings.Contains(v[0].Reason, "guide.md") {
 		t.Fatalf("landing with facts: %+v", v[0])
 	}
 	if n := objs.total(t1, t2); n != 0 {
-		t.Fatalf("the landing with changed-path facts decoded the candidates' trees %d times", n)
+		t.Fatalf("the landing with changed paths in its merge facts decoded the candidates' trees %d times", n)
 	}
 	p2.approve("carol")
 	if v := judge(up(main, w.c0, c2)); v[0].Code != "" {

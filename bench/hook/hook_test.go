@@ -58,9 +58,6 @@ type world struct {
 	c       []plumbing.Hash // c[0] = tip of main, c[i] = candidate i
 	h       []plumbing.Hash // h[i] = head of PR i (h[0] unused)
 	facts   [][]byte        // facts[i-1] = the merge fact entry of C_i, as publishing recorded it
-	// changed[i-1]: C_i's changed-path fact (key, entry) when publishing
-	// recorded one (rules with owners), restored with the merge facts.
-	changed [][2][]byte
 	nfiles  int
 	// base: with -owners and -base, a second work repository built the
 	// same way but without owners, where -base is timed (the base binary
@@ -286,21 +283,6 @@ func setupWith(tb testing.TB, owners int, keep string) *world {
 		}
 		w.facts = append(w.facts, b)
 	}
-	if owners > 0 {
-		args := []string{"rev-parse"}
-		for i := 0; i <= maxDepth; i++ {
-			args = append(args, w.c[i].String()+"^{tree}")
-		}
-		trees := strings.Fields(w.git("", args...))
-		for i := 1; i <= maxDepth; i++ {
-			k := policy.ChangedPathsKey(plumbing.NewHash(trees[i-1]), plumbing.NewHash(trees[i]))
-			b, ok := cache.Get(k)
-			if !ok {
-				tb.Fatalf("publishing candidate %d (%s) recorded no changed-path fact", i, w.c[i])
-			}
-			w.changed = append(w.changed, [2][]byte{k[:], b})
-		}
-	}
 
 	// Our candidates must be git's merges.
 	got := gitMerges(tb, w, maxDepth)
@@ -387,14 +369,7 @@ func (w *world) setFacts(n int, on bool) {
 		} else {
 			c.Drop(policy.MergeFactKey(w.c[i]))
 		}
-		if i <= len(w.changed) { // as publishing left them (policy/changedfacts.go)
-			k := plumbing.Hash(w.changed[i-1][0])
-			if on {
-				c.Put(k, w.changed[i-1][1])
-			} else {
-				c.Drop(k)
-			}
-		}
+
 	}
 }
 
