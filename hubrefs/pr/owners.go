@@ -44,11 +44,18 @@ func (n OwnerNeed) String() string {
 // rules' order, with its counted approvals (zero unless rev is the current
 // head: moving the head stales every approval).
 func (s *State) OwnersAt(b trust.Branch, rev string, changed []string) []OwnerNeed {
+	if len(b.Owners) == 0 {
+		return nil
+	}
+	split := make([][]string, len(changed)) // each path split once, not once per glob
+	for i, p := range changed {
+		split[i] = strings.Split(p, "/")
+	}
 	var out []OwnerNeed
 	for i, o := range b.Owners {
 		matched := ""
-		for _, p := range changed {
-			if o.Matches(p) {
+		for k, p := range changed {
+			if o.MatchesSplit(split[k]) {
 				matched = p
 				break
 			}

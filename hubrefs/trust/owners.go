@@ -50,6 +50,14 @@ func (o Owner) Matches(path string) bool {
 	return MatchAny(o.globs, path)
 }
 
+// MatchesSplit is Matches of a path already split at its slashes.
+func (o Owner) MatchesSplit(comps []string) bool {
+	if len(o.globs) != len(o.Paths) {
+		return o.Matches(strings.Join(comps, "/"))
+	}
+	return matchAnySplit(o.globs, comps)
+}
+
 // Triggered reports whether any of the changed files matches the entry.
 func (o Owner) Triggered(changed []string) bool {
 	for _, p := range changed {

@@ -98,8 +98,10 @@ func collapseStars(s string) string {
 // Match reports whether the file at path (slash-separated, from the root
 // of the tree, as a tree diff names it) is matched: the path itself or one
 // of the directories leading to it.
-func (g PathGlob) Match(path string) bool {
-	comps := strings.Split(path, "/")
+func (g PathGlob) Match(path string) bool { return g.MatchSplit(strings.Split(path, "/")) }
+
+// MatchSplit is Match of a path already split at its slashes.
+func (g PathGlob) MatchSplit(comps []string) bool {
 	n := len(comps)
 	if g.dirOnly {
 		n-- // only the directories leading to the file
@@ -172,8 +174,12 @@ func segMatch(pat, name string) bool {
 
 // MatchAny reports whether any of globs matches path.
 func MatchAny(globs []PathGlob, path string) bool {
+	return matchAnySplit(globs, strings.Split(path, "/"))
+}
+
+func matchAnySplit(globs []PathGlob, comps []string) bool {
 	for _, g := range globs {
-		if g.Match(path) {
+		if g.MatchSplit(comps) {
 			return true
 		}
 	}
