@@ -30,10 +30,59 @@ var ErrBadGlob = errors.New("invalid path glob")
 
 // PathGlob is one compiled path pattern.
 type PathGlob struct {
-	segs     []string // anchored: the segments, "**" a multi-segment wildcard
-	base     string   // unanchored: the one segment matched against any name
+	segs     []seg // anchored: the segments, "**" a multi-segment wildcard
+	base     seg   // unanchored: the one segment matched against any name
 	anchored bool
 	dirOnly  bool
+	double   bool // anchored with a "**" segment
+}
+
+// seg is one segment pattern with its shape, so that the common shapes
+// (a name, *.ext, prefix*, *) match without the general matcher: a hook
+// matches every changed file of every step against every owners entry.
+type seg struct {
+	pat  string
+	kind uint8
+	lit  string // segLiteral: pat; segSuffix: after the *; segPrefix: before it
+}
+
+const (
+	segGeneral uint8 = iota
+	segLiteral
+	segSuffix
+	segPrefix
+	segAny // "*"
+	segDouble
+)
+
+func newSeg(p string) seg {
+	switch {
+	case p == "**":
+		return seg{pat: p, kind: segDouble}
+	case p == "*":
+		return seg{pat: p, kind: segAny}
+	case !strings.ContainsAny(p, "*?"):
+		return seg{pat: p, kind: segLiteral, lit: p}
+	case p[0] == '*' && !strings.ContainsAny(p[1:], "*?"):
+		return seg{pat: p, kind: segSuffix, lit: p[1:]}
+	case p[len(p)-1] == '*' && !strings.ContainsAny(p[:len(p)-1], "*?"):
+		return seg{pat: p, kind: segPrefix, lit: p[:len(p)-1]}
+	}
+	return seg{pat: p, kind: segGeneral}
+}
+
+func (s seg) match(name string) bool {
+	switch s.kind {
+	case segLiteral:
+		return name == s.lit
+	case segSuffix:
+		return strings.HasSuffix(name, s.lit)
+	case segPrefix:
+		return strings.HasPrefix(name, s.lit)
+	case segAny:
+		return true
+	}
+	return segMatch(s.pat, name)
 }
 
 // CompilePathGlob compiles one pattern of an owners entry's "paths".
@@ -77,13 +126,18 @@ func CompilePathGlob(p string) (PathGlob, error) {
 		}
 	}
 	if !g.anchored {
-		g.base = segs[0]
-		if g.base == "**" {
-			g.base = "*"
+		base := segs[0]
+		if base == "**" {
+			base = "*"
 		}
+		g.base = newSeg(base)
 		return g, nil
 	}
-	g.segs = segs
+	for _, p := range segs {
+		sg := newSeg(p)
+		g.double = g.double || sg.kind == segDouble
+		g.segs = append(g.segs, sg)
+	}
 	return g, nil
 }
 
@@ -98,21 +152,24 @@ func collapseStars(s string) string {
 // Match reports whether the file at path (slash-separated, from the root
 // of the tree, as a tree diff names it) is matched: the path itself or one
 // of the directories leading to it.
-func (g PathGlob) Match(path string) bool { return g.MatchSplit(strings.Split(path, "/")) }
+func (g *PathGlob) Match(path string) bool { return g.MatchSplit(strings.Split(path, "/")) }
 
 // MatchSplit is Match of a path already split at its slashes.
-func (g PathGlob) MatchSplit(comps []string) bool {
+func (g *PathGlob) MatchSplit(comps []string) bool {
 	n := len(comps)
 	if g.dirOnly {
 		n-- // only the directories leading to the file
 	}
 	if !g.anchored {
 		for _, c := range comps[:n] {
-			if segMatch(g.base, c) {
+			if g.base.match(c) {
 				return true
 			}
 		}
 		return false
+	}
+	if !g.double { // only the prefix as long as the pattern can match
+		return len(g.segs) <= n && segsMatch(g.segs, comps[:len(g.segs)])
 	}
 	for k := 1; k <= n; k++ {
 		if segsMatch(g.segs, comps[:k]) {
@@ -125,9 +182,9 @@ func (g PathGlob) MatchSplit(comps []string) bool {
 // segsMatch matches pattern segments against path components exactly. A
 // "**" matches zero or more components, except as the last segment, where
 // it matches one or more (a/** is what is inside a).
-func segsMatch(segs, comps []string) bool {
+func segsMatch(segs []seg, comps []string) bool {
 	for len(segs) > 0 {
-		if segs[0] == "**" {
+		if segs[0].kind == segDouble {
 			if len(segs) == 1 {
 				return len(comps) >= 1
 			}
@@ -138,7 +195,7 @@ func segsMatch(segs, comps []string) bool {
 			}
 			return false
 		}
-		if len(comps) == 0 || !segMatch(segs[0], comps[0]) {
+		if len(comps) == 0 || !segs[0].match(comps[0]) {
 			return false
 		}
 		segs, comps = segs[1:], comps[1:]
@@ -178,8 +235,8 @@ func MatchAny(globs []PathGlob, path string) bool {
 }
 
 func matchAnySplit(globs []PathGlob, comps []string) bool {
-	for _, g := range globs {
-		if g.MatchSplit(comps) {
+	for i := range globs {
+		if globs[i].MatchSplit(comps) {
 			return true
 		}
 	}
