@@ -143,6 +143,7 @@ type prLog struct {
 
 type auditor struct {
 	j        *judge
+	from     plumbing.Hash // the tip below the landing being justified (owners.go)
 	branch   string
 	trustEvs []hubrefs.Event
 	now      *trust.State
@@ -178,6 +179,8 @@ type stateVerdict struct {
 	b        trust.Branch
 	required bool // the branch requires pull requests under that trust
 	err      error
+	// What the path owners finish judges read (owners.go).
+	own ownersInput
 }
 
 // Audit walks the first-parent chain of in.Branch and judges every landing
@@ -214,6 +217,7 @@ func Audit(in AuditInput) (*AuditReport, error) {
 	rep := &AuditReport{Branch: in.Branch, Tip: tip, Since: chain[0].id, Commits: len(chain) - 1}
 	var pending []AuditFinding
 	for i, c := range chain[1:] {
+		a.from = chain[i-len(pending)].id // what a direct landing of c fast-forwarded
 		l, err := a.justify(c)
 		var g *groupPending
 		if err != nil && errors.As(err, &g) {
@@ -635,7 +639,7 @@ func (a *auditor) judgeAt(c *commit, evs []hubrefs.Event, t *trust.State, rev pl
 		return a.provenance(c, b, t)
 	}
 	st, err := pr.Fold(evs, t)
-	return a.finish(c, stateVerdict{b: b, required: true, err: a.stateErr(st, err, b, rev, c.id, kind)}, t, kind)
+	return a.finish(c, stateVerdict{b: b, required: true, err: a.stateErr(st, err, b, rev, c.id, kind), own: snapOwners(st, err, b, rev)}, t, kind)
 }
 
 // judgeState is the part of judgeAt that reads only the pull request state
@@ -655,7 +659,7 @@ func (a *auditor) judgeState(st *pr.State, foldErr error, t *trust.State, rec hu
 			kind = LandingSquash
 		}
 	}
-	return stateVerdict{b: b, required: true, err: a.stateErr(st, foldErr, b, rev, landed, kind)}
+	return stateVerdict{b: b, required: true, err: a.stateErr(st, foldErr, b, rev, landed, kind), own: snapOwners(st, foldErr, b, rev)}
 }
 
 // finish completes judgeAt from judgeState's verdict v for c under t.
@@ -670,6 +674,11 @@ func (a *auditor) finish(c *commit, v stateVerdict, t *trust.State, kind string)
 	}
 	if err := a.landed(c, v.b, t, kind); err != nil {
 		return err
+	}
+	if bp == nil {
+		if err := a.owners(c, v, kind); err != nil {
+			return err
+		}
 	}
 	return v.err
 }
@@ -712,7 +721,7 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 		return refuse(CodeNotAPRHead, "%s was not the current head of pull request %s (its head was %s) when %s landed", short(rev), st.ID, st.Head[:12], short(landed))
 	}
 	if kind == LandingDirect {
-		bp, err := landDirect(st, b, rev.String())
+		bp, err := landDirect(st, b, rev.String(), nil) // owners: finish
 		if bp != nil {
 			return &bypassed{bp: *bp}
 		}

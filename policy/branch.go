@@ -424,12 +424,16 @@ func checks(st *pr.State, b trust.Branch, rev string, what string) error {
 // rev lets it land anyway, and is returned (docs/trust.md, "An audited
 // bypass"). A draft is refused whatever bypass there is. The hook and the
 // audit both judge direct landings with it.
-func landDirect(st *pr.State, b trust.Branch, rev string) (*pr.Bypass, error) {
+func landDirect(st *pr.State, b trust.Branch, rev string, changed changedFn) (*pr.Bypass, error) {
 	err := review(st, b, rev)
 	if err == nil {
 		err = checks(st, b, rev, "head")
 	}
-	if err == nil || st.Draft {
+	if err == nil {
+		err = owners(st, b, rev, changed) // owners.go
+	}
+	var r *refusal
+	if err == nil || st.Draft || !errors.As(err, &r) {
 		return nil, err
 	}
 	if bp, ok := st.BypassAt(b, rev); ok {
@@ -441,8 +445,9 @@ func landDirect(st *pr.State, b trust.Branch, rev string) (*pr.Bypass, error) {
 // direct judges a direct landing of an open pull request's head.
 func (j *judge) direct(u Update, b trust.Branch, cands []*pr.State) error {
 	var first error
+	changed := lazyChanged(j.in.Objects, j.merges, u.Old, plumbing.ZeroHash, u.New, plumbing.ZeroHash)
 	for _, st := range cands {
-		_, err := landDirect(st, b, u.New.String())
+		_, err := landDirect(st, b, u.New.String(), changed)
 		if err == nil {
 			return j.provenance(u, b)
 		}
@@ -499,6 +504,11 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 		}
 		var st, reviewed *pr.State
 		var first, firstChecks error
+		var prevTree plumbing.Hash // C_0's is read from its commit when needed
+		if i > 0 {
+			prevTree = steps[i-1].tree
+		}
+		changed := j.stepChanged(c, lazyChanged(j.in.Objects, j.merges, prev, prevTree, c.id, c.tree)) // changedfacts.go
 		for _, cand := range cands {
 			if at, dup := used[cand.ID]; dup {
 				if first == nil {
@@ -506,8 +516,11 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 				}
 				continue
 			}
-			// Rules 4 and 5.
+			// Rules 4 and 5, and the step's path owners.
 			err := review(cand, b, h.String())
+			if err == nil {
+				err = owners(cand, b, h.String(), changed)
+			}
 			if err == nil {
 				if err = checks(cand, b, c.id.String(), "candidate"); err != nil && reviewed == nil {
 					reviewed, firstChecks = cand, err

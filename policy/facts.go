@@ -40,10 +40,12 @@ package policy
 // parent passed the object checks of fsck.go: it is recorded only then.
 //
 // Entry: "gpmf" 3 | key (20) | candidate id (20) | candidate tree (20) |
-// first parent (20) | second parent (20), under the key: the first 20
-// bytes of SHA-256("gitplus merge fact " + mergetree.Algorithm + "\n" +
-// candidate id). Entries of versions 1 (no parents) and 2 (recorded before
-// the object checks) read as misses.
+// first parent (20) | second parent (20) [| changed paths], under the key:
+// the first 20 bytes of SHA-256("gitplus merge fact " + mergetree.Algorithm
+// + "\n" + candidate id). Entries of versions 1 (no parents) and 2
+// (recorded before the object checks) read as misses. The optional
+// trailer, for a target with path owners, holds the files the candidate
+// changes against its first parent (changedfacts.go).
 
 import (
 	"strings"
@@ -80,7 +82,7 @@ func encodeFact(c *commit) []byte {
 // under key.
 func decodeFact(key plumbing.Hash, b []byte) (*commit, bool) {
 	r, ok := openEntry(b, factMagic, key)
-	if !ok || len(r.b) != 80 {
+	if !ok || len(r.b) < 80 || len(r.b) > 80 && !validTrailer(r.b[80:]) {
 		return nil, false
 	}
 	c := &commit{id: r.hash(), tree: r.hash(), parents: []plumbing.Hash{r.hash(), r.hash()}}
@@ -101,6 +103,7 @@ func (j *judge) fact(id plumbing.Hash) (*commit, bool) {
 	if b, ok := j.in.Cache.Get(key); ok {
 		if fc, ok := decodeFact(key, b); ok && fc.id == id {
 			c = fc
+			j.factChanged(id, b) // changedfacts.go
 		}
 	}
 	if j.facts == nil {
@@ -215,6 +218,6 @@ func (j *judge) learnCandidate(u Update) {
 	}
 	j.learned++
 	if j.mergeStep(0, c.parents[0], c, j.merges) == nil && j.checkCandidate(c) == nil {
-		j.in.Cache.Put(MergeFactKey(c.id), encodeFact(c))
+		j.in.Cache.Put(MergeFactKey(c.id), j.withChanged(encodeFact(c), len(b.Owners) > 0, c)) // changedfacts.go
 	}
 }

@@ -53,11 +53,11 @@ func TestPlannerHookAgree(t *testing.T) {
 		})
 	}
 	// The generator reaches both verdicts, batch vouching and the held back.
-	t.Logf("prefixes landed %d, refused %d (of which under checkEvery > 1: %d landed with an unchecked step, %d refused; %d all green under marks of a larger checkEvery); held back %d (drafts %d, vetoes %d, approved by others than the approvers %d)",
+	t.Logf("prefixes landed %d, refused %d (of which under checkEvery > 1: %d landed with an unchecked step, %d refused; %d all green under marks of a larger checkEvery); held back %d (drafts %d, vetoes %d, approved by others than the approvers %d, path owners %d)",
 		seen.landed.Load(), seen.refused.Load(), seen.vouched.Load(), seen.batchRefused.Load(), seen.staleMarks.Load(), seen.notReady.Load(),
-		seen.draft.Load(), seen.veto.Load(), seen.notApprover.Load())
+		seen.draft.Load(), seen.veto.Load(), seen.notApprover.Load(), seen.owners.Load())
 	if !t.Failed() && (seen.landed.Load() == 0 || seen.refused.Load() == 0 || seen.vouched.Load() == 0 || seen.batchRefused.Load() == 0 || seen.staleMarks.Load() == 0 || seen.notReady.Load() == 0 ||
-		seen.draft.Load() == 0 || seen.veto.Load() == 0 || seen.notApprover.Load() == 0) {
+		seen.draft.Load() == 0 || seen.veto.Load() == 0 || seen.notApprover.Load() == 0 || seen.owners.Load() == 0) {
 		t.Errorf("the generated states miss a case the property is about")
 	}
 }
@@ -74,6 +74,8 @@ type propSeen struct {
 	// Held back and refused as a draft, by a veto, and for approvals by
 	// others than the branch's approvers.
 	draft, veto, notApprover atomic.Int64
+	// Held back and refused for path owners.
+	owners atomic.Int64
 }
 
 // propWorld is a world with its queue and pull requests as the property
@@ -81,6 +83,7 @@ type propSeen struct {
 type propWorld struct {
 	*world
 	rng  *rand.Rand
+	orng *rand.Rand // the owners' draws, apart so rng's stream is as before
 	seed int64
 	seen *propSeen
 	gone map[string]bool // members removed
@@ -105,6 +108,7 @@ type propRules struct {
 	approvers               []string // nil: any hub.review holder
 	veto                    bool     // blockOnChangesRequested
 	squash                  bool     // mergeMethod squash
+	owners                  string   // the "owners" JSON, "" for none
 }
 
 func (r propRules) json() string {
@@ -119,6 +123,9 @@ func (r propRules) json() string {
 	}
 	if r.squash {
 		extra += fmt.Sprintf(`,"mergeMethod":%q`, trust.MergeMethodSquash)
+	}
+	if r.owners != "" {
+		extra += `,"owners":` + r.owners
 	}
 	return fmt.Sprintf(`{"protected":{"refs/heads/main":{"requiredApprovals":%d,"requiredChecks":%s,"requireResolvedThreads":%v,"queueCandidates":true,"queueDepth":%d,"checkEvery":%d%s}}}`,
 		r.approvals, checks, r.threads, r.depth, r.every, extra)
@@ -137,6 +144,19 @@ func (w *propWorld) randRules() propRules {
 		approvers: [][]string{nil, nil, {"bob"}, {"team:rev"}, {"team:rev", "bob"}}[w.rng.Intn(5)],
 		veto:      w.rng.Intn(2) == 0,
 		squash:    w.squash,
+	}
+	// Path owners over the heads' files (f0, f1, ..., shared): a step
+	// triggers them by its own diff; owners name bob or the team "rev".
+	if w.orng.Intn(2) == 0 && !w.batch {
+		var entries []string
+		for k := 1 + w.orng.Intn(3); k > 0; k-- {
+			paths := [][]string{{"f1"}, {"f*"}, {"/f2", "shared"}, {"f?", "**/f3"}, {"*"}}[w.orng.Intn(5)]
+			who := [][]string{{"bob"}, {"team:rev"}, {"team:rev", "bob"}}[w.orng.Intn(3)]
+			pj, _ := json.Marshal(paths)
+			wj, _ := json.Marshal(who)
+			entries = append(entries, fmt.Sprintf(`{"paths":%s,"approvers":%s,"approvals":%d}`, pj, wj, 1+w.orng.Intn(2)))
+		}
+		r.owners = "[" + strings.Join(entries, ",") + "]"
 	}
 	if w.batch {
 		r.every = 3 + w.rng.Intn(2)
@@ -167,7 +187,7 @@ func (w *propWorld) fatalf(format string, args ...any) {
 
 func plannerHook(t *testing.T, seed int64, seen *propSeen, squash bool) {
 	rng := rand.New(rand.NewSource(seed))
-	w := &propWorld{rng: rng, seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}, squash: squash}
+	w := &propWorld{rng: rng, orng: rand.New(rand.NewSource(seed + 1<<32)), seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}, squash: squash}
 	w.green = []int{11, 15}[rng.Intn(2)]
 	w.innerSkip = 2
 	if w.batch = rng.Intn(3) == 0; w.batch {
@@ -361,7 +381,8 @@ func (w *propWorld) planInput() queue.PlanInput {
 				paths = append(paths, c.Path)
 			}
 			return step, paths, err
-		}}
+		},
+		Changed: func(from, to plumbing.Hash) ([]string, error) { return ChangedFiles(objs, from, to) }}
 }
 
 // contains reports whether rev is tip or one of its ancestors.
@@ -461,6 +482,8 @@ func (w *propWorld) agree(pass int, in queue.PlanInput, plan queue.Plan) {
 			w.seen.draft.Add(1)
 		case CodeChangesRequested:
 			w.seen.veto.Add(1)
+		case CodeOwners:
+			w.seen.owners.Add(1)
 		case CodeNotApproved:
 			if in.Branch.Approvers != nil && len(p.Approvals) >= in.Branch.RequiredApprovals {
 				w.seen.notApprover.Add(1) // approved enough, but not by the approvers

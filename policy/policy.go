@@ -279,6 +279,8 @@ type judge struct {
 	facts      map[plumbing.Hash]*commit // merge facts looked up (nil: none)
 	reindexed  []prSummary               // pull requests this push moves, for the index (flushIndex)
 	trustMoved bool                      // this push moves refs/hub/trust
+
+	changedOf map[plumbing.Hash][]string // changed paths the merge facts carry (changedfacts.go)
 }
 
 func newJudge(in Input) *judge {

@@ -162,8 +162,16 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) (d
 		if at, dup := used[named.ID]; dup {
 			return false, refuse(CodeDuplicatePR, "pull request %s appears twice in the chain (at %s and %s); a pull request lands at most once", named.ID, short(at), short(c.id))
 		}
-		// Rules 4 and 5.
+		// Rules 4 and 5, and the step's path owners (owners.go): the
+		// files it changes against its parent, as for a merge step.
 		if err := review(named, b, h.String()); err != nil {
+			return false, err
+		}
+		var prevTree plumbing.Hash // the old tip's is read from its commit when needed
+		if i > 0 {
+			prevTree = steps[i-1].tree
+		}
+		if err := owners(named, b, h.String(), j.stepChanged(c, lazyChanged(j.in.Objects, j.merges, prev, prevTree, c.id, c.tree))); err != nil {
 			return false, err
 		}
 		sameTree := func() bool {

@@ -6,14 +6,16 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v6\n" + trust tip)
-//	entry: "gpts" 5 | trust tip (20) | repo id | name | rules id (20) |
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v7\n" + trust tip)
+//	entry: "gpts" 7 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       team count | per team: name | member count | members |
 //	       branch count | per branch: pattern | flags | approvals | depth |
 //	       check timeout (nanoseconds) | check every |
 //	       check count + 1 (0: none) | checks |
 //	       approver count + 1 (0: none) | approvers |
+//	       owner count | per owner: approvals | path count | paths |
+//	       approver count | approvers |
 //	       events per ref | event bytes | parents per event |
 //	       skipped count | per skip: id (20) | type | reason |
 //	       requireKnownPusher (one byte: 0 absent, 1 false, 2 true)
@@ -40,11 +42,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x06")
+var trustStateMagic = []byte("gpts\x07")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v6\n", t[:])
+	return derivedKey("gitplus trust state v7\n", t[:])
 }
 
 const (
@@ -131,6 +133,7 @@ func encodeTrustState(st *trust.State) []byte {
 				b = appendBytes(b, []byte(a))
 			}
 		}
+		b = appendOwners(b, br.Owners)
 	}
 	c := st.Rules.Ceilings
 	for _, v := range []int{c.EventsPerRef, c.EventBytes, c.ParentsPerEvent} {
@@ -254,6 +257,9 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 				br.Approvers[j] = string(r.bytes())
 			}
 		}
+		if br.Owners, ok = r.owners(); !ok {
+			return nil, false
+		}
 		if _, dup := st.Rules.Protected[p]; dup {
 			return nil, false
 		}
@@ -302,4 +308,47 @@ func (j *judge) foldTrust(tip plumbing.Hash) (*trust.State, error) {
 		j.in.Cache.Put(trustStateKey(tip), encodeTrustState(st))
 	}
 	return st, nil
+}
+
+// appendOwners encodes a branch's owners (see the entry layout above).
+func appendOwners(b []byte, owners []trust.Owner) []byte {
+	b = binary.AppendUvarint(b, uint64(len(owners)))
+	for _, o := range owners {
+		b = binary.AppendVarint(b, int64(o.Approvals))
+		for _, list := range [][]string{o.Paths, o.Approvers} {
+			b = binary.AppendUvarint(b, uint64(len(list)))
+			for _, s := range list {
+				b = appendBytes(b, []byte(s))
+			}
+		}
+	}
+	return b
+}
+
+// owners decodes appendOwners; ok is false when the entry is damaged.
+func (r *entryReader) owners() ([]trust.Owner, bool) {
+	n := r.count(3)
+	if r.bad || n == 0 {
+		return nil, !r.bad
+	}
+	out := make([]trust.Owner, n)
+	for i := range out {
+		approvals := r.int()
+		var lists [2][]string
+		for l := range lists {
+			k := r.count(1)
+			for j := 0; j < k && !r.bad; j++ {
+				lists[l] = append(lists[l], string(r.bytes()))
+			}
+		}
+		if r.bad {
+			return nil, false
+		}
+		o, err := trust.NewOwner(lists[0], lists[1], approvals)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = o
+	}
+	return out, true
 }

@@ -29,6 +29,16 @@
 //	              hook-warm, interleaved with -bin's (alternating which goes
 //	              first), and a table of both medians and their ratio is
 //	              printed: a change's cost measured in the same run
+//	-owners N     N path owners entries in main's rules (docs/trust.md,
+//	              "Path owners"): even ones own a src/dAA/dBB/ directory,
+//	              approved by rev (met where a step changes it), odd ones
+//	              paths no step changes, approved by nobody who counts: so
+//	              every step is diffed and matched against all N.
+//	              With -base, the base binary (which does not know the
+//	              field, and refuses to fold rules that have it) is timed
+//	              on a second work repository built the same way without
+//	              owners, interleaved with this build on the one with them:
+//	              the change's cost with the feature on, in the same run
 //	-keep DIR     build the work repository in DIR (new) and keep it, with
 //	              each depth's hook input DIR/stdin-<N> and merge-tree input
 //	              DIR/pairs-<N>, for timing and profiling by hand

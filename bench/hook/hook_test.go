@@ -37,6 +37,7 @@ var (
 	flagPack    = flag.Bool("pack", false, "after setup, pack the loose objects (candidates, events) with git repack -d, as a push of more than receive.unpackLimit objects arrives")
 	flagKeep    = flag.String("keep", "", "build the work repository in this (new) directory and keep it, with the hook's stdin for each depth in DIR/stdin-<N> and git merge-tree's in DIR/pairs-<N>, for profiling the binary by hand")
 	flagBase    = flag.String("base", "", "another git+ binary (a build of the commit before a change): its pre-receive is timed too, interleaved with -bin's, floor and hook-warm, in the same run")
+	flagOwners  = flag.Int("owners", 0, "path owners entries in main's rules (docs/trust.md, \"Path owners\"), each met by rev's approval where it matches")
 	flagProfile = flag.String("cpuprofile", "", "write a CPU profile of in-process receive.JudgePush (deepest chain) to this file (and FILE.cold)")
 )
 
@@ -58,6 +59,21 @@ type world struct {
 	h       []plumbing.Hash // h[i] = head of PR i (h[0] unused)
 	facts   [][]byte        // facts[i-1] = the merge fact entry of C_i, as publishing recorded it
 	nfiles  int
+	// base: with -owners and -base, a second work repository built the
+	// same way but without owners, where -base is timed (the base binary
+	// does not know the field, and refuses to fold rules that have it): a
+	// change's cost with its feature on, in the same run. Nil: -base is
+	// timed here.
+	base *world
+}
+
+// baseWorld is where -base is timed.
+func (w *world) baseWorld() *world {
+	if w.base != nil {
+		w.base.tb = w.tb
+		return w.base
+	}
+	return w
 }
 
 func (w *world) run(dir, stdin string, extra []string, name string, args ...string) (string, string, error) {
@@ -118,10 +134,20 @@ func baseRepo(tb testing.TB) string {
 }
 
 func setup(tb testing.TB) *world {
+	w := setupWith(tb, *flagOwners, *flagKeep)
+	if *flagOwners > 0 && w.preBase != nil {
+		w.base = setupWith(tb, 0, "")
+	}
+	return w
+}
+
+// setupWith builds a work repository whose rules have owners owners
+// entries, kept in keep ("": a temporary directory).
+func setupWith(tb testing.TB, owners int, keep string) *world {
 	src := baseRepo(tb)
 	root := tb.TempDir()
-	if *flagKeep != "" {
-		root = *flagKeep
+	if keep != "" {
+		root = keep
 		if err := os.Mkdir(root, 0o755); err != nil {
 			tb.Fatalf("-keep: %v (give a directory that does not exist yet)", err)
 		}
@@ -151,7 +177,7 @@ func setup(tb testing.TB) *world {
 		tb.Fatalf("git+ init printed %q", repoID)
 	}
 	w.must(root, "", asAdmin, w.bin, "--repo", w.dir, "member", "add", "rev", "--key", rev.Path+".pub", "--cap", "hub.review")
-	w.must(w.dir, fmt.Sprintf(rulesFmt, maxDepth), asAdmin, w.bin, "--repo", w.dir, "rules", "set", "-")
+	w.must(w.dir, withOwners(fmt.Sprintf(rulesFmt, maxDepth), owners), asAdmin, w.bin, "--repo", w.dir, "rules", "set", "-")
 
 	c0 := strings.TrimSpace(w.git("", "rev-parse", target))
 	w.c = []plumbing.Hash{plumbing.NewHash(c0)}
@@ -272,7 +298,7 @@ func setup(tb testing.TB) *world {
 		w.git("", "repack", "-d", "-q")
 	}
 	fmt.Printf("work repository objects (pack=%v):\n%s", *flagPack, w.git("", "count-objects", "-v"))
-	if *flagKeep != "" {
+	if keep != "" {
 		for i := 1; i <= maxDepth; i++ {
 			line := fmt.Sprintf("%s %s %s\n", w.c[0], w.c[i], target)
 			if err := os.WriteFile(filepath.Join(*flagKeep, fmt.Sprintf("stdin-%d", i)), []byte(line), 0o644); err != nil {
@@ -343,6 +369,7 @@ func (w *world) setFacts(n int, on bool) {
 		} else {
 			c.Drop(policy.MergeFactKey(w.c[i]))
 		}
+
 	}
 }
 
@@ -450,9 +477,9 @@ func BenchmarkHook(b *testing.B) {
 		// The hook creating an unprotected branch (not judged) and git
 		// merge-tree with no pairs: process start, refs, rules.
 		w.tb = b
-		stdin := fmt.Sprintf("%s %s refs/heads/bench-floor\n", plumbing.ZeroHash, w.c[0])
 		var hk, hb, gt []time.Duration
-		floor := func(pre []string) time.Duration {
+		floor := func(w *world, pre []string) time.Duration {
+			stdin := fmt.Sprintf("%s %s refs/heads/bench-floor\n", plumbing.ZeroHash, w.c[0])
 			start := time.Now()
 			if out, errs, err := w.run(w.dir, stdin, []string{"GIT_DIR=" + w.dir}, pre[0], pre[1:]...); err != nil {
 				b.Fatalf("hook floor: %v\n%s%s", err, out, errs)
@@ -462,11 +489,11 @@ func BenchmarkHook(b *testing.B) {
 		for range b.N {
 			for r := 0; r < *flagReps; r++ {
 				if w.preBase != nil && r%2 == 1 {
-					hb = append(hb, floor(w.preBase))
+					hb = append(hb, floor(w.baseWorld(), w.preBase))
 				}
-				hk = append(hk, floor(w.pre))
+				hk = append(hk, floor(w, w.pre))
 				if w.preBase != nil && r%2 == 0 {
-					hb = append(hb, floor(w.preBase))
+					hb = append(hb, floor(w.baseWorld(), w.preBase))
 				}
 				start := time.Now()
 				w.git("", "merge-tree", "--write-tree", "--stdin")
@@ -493,13 +520,16 @@ func BenchmarkHook(b *testing.B) {
 					merge = append(merge, w.hook(n)) // fold cache warm, no merge facts: every merge computed
 					w.setFacts(n, true)
 					if w.preBase != nil && r%2 == 1 {
-						warmBase = append(warmBase, w.hookWith(w.preBase, n))
+						bw := w.baseWorld()
+						bw.setFacts(n, true)
+						warmBase = append(warmBase, bw.hookWith(w.preBase, n))
 						w.setFacts(n, true)
 					}
 					warm = append(warm, w.hook(n)) // as the queue lands: facts learned when it published
 					if w.preBase != nil && r%2 == 0 {
-						w.setFacts(n, true)
-						warmBase = append(warmBase, w.hookWith(w.preBase, n))
+						bw := w.baseWorld()
+						bw.setFacts(n, true)
+						warmBase = append(warmBase, bw.hookWith(w.preBase, n))
 					}
 					gt = append(gt, w.gitTime(n))
 					ph = append(ph, w.push(client, n, false))
@@ -593,4 +623,27 @@ func profile(b *testing.B, w *world, n int, cold bool, file string) {
 	fmt.Printf("--- CPU profile, JudgePush depth %d, %s fold cache (%d runs) ---\n%s", n, mode, len(ds), out)
 	out, _ = exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=25", file).CombinedOutput()
 	fmt.Printf("--- same, by cumulative ---\n%s", out)
+}
+
+// withOwners adds n path owners entries to rules. Even entries own a
+// src/dAA/dBB/ directory of the generated repository (spread over them),
+// approved by rev, who approves every head: where a step changes such a
+// directory the entry is met. Odd entries own paths no step changes (a
+// name pattern, an anchored ** glob) and name only admin, who opens every
+// pull request and so never counts: never met, never triggered. So every
+// step's changed files are diffed and matched against all n entries —
+// the hook cannot conclude from the approvals alone.
+func withOwners(rules string, n int) string {
+	if n <= 0 {
+		return rules
+	}
+	var entries []string
+	for i := 0; i < n; i++ {
+		if i%2 == 0 {
+			entries = append(entries, fmt.Sprintf(`{"paths": ["src/d%02d/d%02d/"], "approvers": ["rev"], "approvals": 1}`, i%50, (i*7)%20))
+		} else {
+			entries = append(entries, fmt.Sprintf(`{"paths": ["*.x%d", "/docs/%d/**/*.md"], "approvers": ["admin"], "approvals": 1}`, i, i))
+		}
+	}
+	return strings.Replace(rules, `"queueDepth"`, `"owners": [`+strings.Join(entries, ", ")+`], "queueDepth"`, 1)
 }

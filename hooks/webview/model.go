@@ -123,6 +123,10 @@ type PR struct {
 	Runs     []CheckRun
 	Queue    *QueueStatus
 	Opened   time.Time
+	// Owners: the path owners entries the head triggers, previewed
+	// (owners.go); OwnersNote: why there is no preview.
+	Owners     []pr.OwnerNeed
+	OwnersNote string
 }
 
 // Queue is one queue ref folded, with each entry's standing.
@@ -221,6 +225,7 @@ func Load(gitDir string) (*Snapshot, error) {
 	}
 	// UUIDv7 ids sort by creation time: newest first.
 	sort.Slice(s.PRList, func(i, j int) bool { return s.PRList[i].ID > s.PRList[j].ID })
+	s.previewOwners(gitDir, store)
 	s.judgeQueues(gitDir, store)
 	s.landings()
 	return s, nil
@@ -434,6 +439,10 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) {
 		default:
 			if ok, reasons := p.Satisfies(b, e.Head); !ok {
 				en.Waiting = "waiting for review: " + strings.Join(trimIDs(reasons, e.PR), "; ")
+				break
+			}
+			if why := ownersWaiting(p); why != "" && e.Head == p.Head {
+				en.Waiting = "waiting for path owners: " + why
 				break
 			}
 			if en.Candidate == "" {

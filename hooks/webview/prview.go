@@ -14,6 +14,7 @@ func (p *PR) View() repo.PRView {
 		}
 		j.Threads = append(j.Threads, tj)
 	}
+	j.Owners, j.OwnersNote = repo.NewOwnerPreviews(p.Owners), p.OwnersNote
 	j.Reviews = []repo.PRReview{}
 	dismissed := map[string]bool{}
 	for _, d := range p.State.Dismissals {

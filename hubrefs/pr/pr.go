@@ -307,7 +307,7 @@ func (s *State) Rejudge(t *trust.State) {
 	s.Vetoes = s.vetoes(t)
 	s.Bypassed = nil
 	for _, b := range s.Bypasses {
-		if m, ok := t.MemberByKey(b.Key); ok && m.Has(trust.CapBypass) {
+		if m, ok := t.MemberByKey(b.Key); ok && m.CanBypass(b.Base) {
 			b.By, b.Key = m.Name, nil
 			s.Bypassed = append(s.Bypassed, b)
 		}
@@ -380,7 +380,7 @@ func (s *State) vetoes(t *trust.State) []string {
 	}
 	var dismissed map[plumbing.Hash]bool
 	for _, d := range s.Dismissals {
-		if t.Has(d.Key, trust.CapBypass) {
+		if t.CanBypass(d.Key, s.Base) {
 			if dismissed == nil {
 				dismissed = map[plumbing.Hash]bool{}
 			}
@@ -483,8 +483,8 @@ func authorize(ev hubrefs.Event, before *State, t *trust.State) error {
 			return stateErr("it is not a draft")
 		}
 	case hubrefs.TypePRBypassed:
-		if err := need(trust.CapBypass); err != nil {
-			return err
+		if !m.CanBypass(before.Base) {
+			return bypassErr(m, before.Base)
 		}
 		switch {
 		case before.State != Open:
@@ -495,8 +495,8 @@ func authorize(ev hubrefs.Event, before *State, t *trust.State) error {
 			return fmt.Errorf("%w: pull request %s's base is %s, not %s: a bypass names the current base", ErrState, before.ID, before.Base, p.base)
 		}
 	case hubrefs.TypeReviewDismiss:
-		if err := need(trust.CapBypass); err != nil {
-			return err
+		if !m.CanBypass(before.Base) {
+			return bypassErr(m, before.Base)
 		}
 		target := plumbing.NewHash(p.review)
 		var found *Review
@@ -550,4 +550,9 @@ func authorize(ev hubrefs.Event, before *State, t *trust.State) error {
 		}
 	}
 	return nil
+}
+
+// bypassErr: m may not bypass on branch (trust.Member.CanBypass).
+func bypassErr(m *trust.Member, branch string) error {
+	return fmt.Errorf("%w: member %q holds neither %s nor a %s<pattern> matching %s", ErrUnauthorized, m.Name, trust.CapBypass, trust.CapBypassPrefix, branch)
 }

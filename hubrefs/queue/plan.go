@@ -38,6 +38,10 @@ type PlanInput struct {
 	// request prID, as BuildCandidate does; conflicts are the paths in
 	// conflict (then step is ignored). An error stops the pass.
 	Merge func(parent, head plumbing.Hash, prID string) (step plumbing.Hash, conflicts []string, err error)
+	// Changed lists the files that differ between two commits' trees
+	// (policy.ChangedFiles): a step's path owners are judged by its diff
+	// against the step below (owners.go). Needed only when Branch has owners.
+	Changed func(from, to plumbing.Hash) ([]string, error)
 	// Depth bounds the chain; zero or negative means Branch.QueueDepth (or 8).
 	Depth int
 	// AutoEnter enters Approved pull requests that are not queued;
@@ -383,6 +387,12 @@ func PlanPass(in PlanInput) (Plan, error) {
 				out.Evict = append(out.Evict, Evict{PR: c.pr, Head: c.head, Reason: ReasonConflict,
 					Detail: "conflict: " + strings.Join(r.conflicts, ", "), Paths: r.conflicts})
 				del(c.pr)
+				continue
+			}
+			if why, err := ownersWait(in, c, parent, r.step); err != nil {
+				return Plan{}, err
+			} else if why != "" { // owners.go: waits, holding nobody up
+				out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: why})
 				continue
 			}
 			rest = append(rest, c)

@@ -143,7 +143,7 @@ func bypassedLandings(target string, since int64, t *trust.State, prs map[string
 			switch ev.Type {
 			case hubrefs.TypePRBypassed:
 				var v hubrefs.PRBypassed
-				if ev.PayloadInto(&v) == nil && v.BaseRef == target && t.Has(ev.Signer, trust.CapBypass) {
+				if ev.PayloadInto(&v) == nil && v.BaseRef == target && t.CanBypass(ev.Signer, target) {
 					named[v.Head] = true
 				}
 			case hubrefs.TypePRMerged:

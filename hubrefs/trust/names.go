@@ -29,13 +29,16 @@ func ValidCap(c string) error {
 	case CapAdmin, CapSourcePush, CapSourceTag, CapPR, CapReview, CapQueue, CapBypass:
 		return nil
 	}
+	if ok, err := validBypassCap(c); ok { // bypasscap.go
+		return err
+	}
 	if name, ok := strings.CutPrefix(c, CapCheckPrefix); ok {
 		if err := ValidCheckName(name); err != nil {
 			return fmt.Errorf("%w %q: %w", ErrUnknownCap, c, err)
 		}
 		return nil
 	}
-	return fmt.Errorf("%w %q: use one of repo.admin, source.push, source.tag, hub.pr, hub.review, hub.queue, hub.bypass, hub.check:<name>", ErrUnknownCap, c)
+	return fmt.Errorf("%w %q: use one of repo.admin, source.push, source.tag, hub.pr, hub.review, hub.queue, hub.bypass, hub.bypass:<branch pattern>, hub.check:<name>", ErrUnknownCap, c)
 }
 
 func validCaps(caps []string) error {

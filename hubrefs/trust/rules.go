@@ -64,6 +64,9 @@ type Branch struct {
 
 	// Landing: mergeMethod and requireLinearHistory (rules_landing.go).
 	Landing
+	// Owners (rules "owners"): path owners, each entry's paths needing
+	// its own approvals (docs/trust.md, "Path owners"; owners.go).
+	Owners []Owner
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -123,7 +126,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass", "owners"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -299,6 +302,9 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 		}
 		b.Approvers = approvers
 	}
+	if b.Owners, err = parseOwners(m, path, strict); err != nil {
+		return Branch{}, err
+	}
 	if raw, ok := m["requiredChecks"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		var checks []string
 		if err := json.Unmarshal(raw, &checks); err != nil {
@@ -369,6 +375,9 @@ func (r Rules) Validate() error {
 			}
 			seen[p] = true
 		}
+		if err := validateOwners(b.Owners, path); err != nil {
+			return err
+		}
 	}
 	for _, c := range []struct {
 		name string
@@ -398,6 +407,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		BlockOnChanges         bool     `json:"blockOnChangesRequested"`
 		AllowBypass            bool     `json:"allowBypass"`
 		landingJSON
+		Owners ownerSet `json:"owners,omitempty"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -418,7 +428,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckTimeout > 0 {
 			timeout = b.CheckTimeout.String()
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json()}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json(), ownersJSON(b.Owners)}
 	}
 	return json.Marshal(out)
 }

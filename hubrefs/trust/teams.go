@@ -90,6 +90,9 @@ func checkPrincipals(s *State, r Rules) error {
 				return fmt.Errorf("%w %q: rules.protected[%q].approvers names a member that does not exist; add it with git+ member add, or drop it from approvers", ErrNoMember, p, k)
 			}
 		}
+		if err := checkOwnerPrincipals(s, k, r.Protected[k].Owners); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -657,7 +657,8 @@ func (r *runner) plan(st *state, clock *queue.ClockRange) (queue.Plan, error) {
 			}
 			return step, paths, nil
 		},
-		Depth: depth, AutoEnter: o.AutoEnter, Approved: st.approved,
+		Changed: func(from, to plumbing.Hash) ([]string, error) { return policy.ChangedFiles(st.objs, from, to) },
+		Depth:   depth, AutoEnter: o.AutoEnter, Approved: st.approved,
 		Ceiling: st.trust.Rules.Ceilings.EventsPerRef,
 		Now:     r.now,
 		Clock:   clock,

@@ -344,7 +344,7 @@ func (p *PR) Ready() (string, error) {
 // "allowBypass": false; never a non-fast-forward, never another head. The
 // signer needs hub.bypass (docs/trust.md, "An audited bypass").
 func (p *PR) Bypass(reason string) (string, error) {
-	if err := NeedCap(p.Member, trust.CapBypass); err != nil {
+	if err := needBypass(p.Member, p.State.Base); err != nil {
 		return "", err
 	}
 	if strings.TrimSpace(reason) == "" {
@@ -357,7 +357,7 @@ func (p *PR) Bypass(reason string) (string, error) {
 // least 4 hex digits among the pull request's reviews), a changes request,
 // saying why; the signer needs hub.bypass (docs/trust.md, "Vetoes").
 func (p *PR) Dismiss(review, reason string) (string, error) {
-	if err := NeedCap(p.Member, trust.CapBypass); err != nil {
+	if err := needBypass(p.Member, p.State.Base); err != nil {
 		return "", err
 	}
 	if strings.TrimSpace(reason) == "" {
@@ -741,4 +741,13 @@ func (r *Repo) Diff(t *trust.State, id string) (*DiffRange, error) {
 		return nil, fmt.Errorf("pull request %s: its head %s and %s share no history: %w", st.ID, Short(st.Head), st.Base, err)
 	}
 	return &DiffRange{ID: st.ID, Base: st.Base, BaseTip: baseTip, Head: st.Head, MergeBase: mb}, nil
+}
+
+// needBypass is NeedCap for hub.bypass on branch: plain hub.bypass, or
+// hub.bypass:<pattern> matching it (docs/trust.md, "An audited bypass").
+func needBypass(m *trust.Member, branch string) error {
+	if m.CanBypass(branch) {
+		return nil
+	}
+	return fmt.Errorf("member %s (key %s) lacks capability %s on %s: ask an admin to run `git+ member change %s --add-cap %s` (or %s)", m.Name, Fingerprint(m.Key), trust.CapBypass, branch, m.Name, trust.BypassCap(branch), trust.CapBypass)
 }

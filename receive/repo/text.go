@@ -41,6 +41,7 @@ func (j PRView) WriteText(wr io.Writer) {
 	for _, b := range j.Bypasses {
 		fmt.Fprintf(wr, "bypassed:  %s by %s: %s\n", Short(b.Head), b.By, b.Reason)
 	}
+	writeOwners(wr, j.Owners, j.OwnersNote) // owners.go
 	if q := j.Queue; q != nil {
 		if q.State == "queued" {
 			fmt.Fprintf(wr, "queue:     #%d for %s: %s\n", q.Position, q.Target, q.Waiting)

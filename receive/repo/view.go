@@ -106,6 +106,11 @@ type PRView struct {
 	Reviews []PRReview `json:"reviews,omitempty"`
 	Runs    []PRRun    `json:"runs,omitempty"`
 	Queue   *PRQueue   `json:"queue,omitempty"`
+	// Owners: the path owners entries the pull request triggers, previewed
+	// from its diff against the merge base (owners.go); OwnersNote says
+	// why there is no preview when there cannot be one.
+	Owners     []OwnerPreview `json:"owners,omitempty"`
+	OwnersNote string         `json:"ownersNote,omitempty"`
 }
 
 // PRBypass is one counting pr.bypassed.
