@@ -222,10 +222,14 @@ func TestServeHTTPAuth(t *testing.T) {
 
 	// The replay: dev's certificate (receive-pack keeps it as a blob), sent
 	// again as its own push after the branch is put back where it signed.
+	// It is the one that created refs/heads/signed at c: rev's refused
+	// deletion left a certificate naming the branch too, and a refused
+	// push's certificate was never used (receive/certrecord.go).
 	cert := ""
+	created := strings.Repeat("0", 40) + " " + c + " refs/heads/signed\n"
 	for _, line := range strings.Split(a.git(a.origin, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"), "\n") {
 		id, typ, _ := strings.Cut(line, " ")
-		if typ == "blob" && strings.Contains(a.git(a.origin, "cat-file", "blob", id), "refs/heads/signed\n") {
+		if typ == "blob" && strings.Contains(a.git(a.origin, "cat-file", "blob", id), created) {
 			cert = a.git(a.origin, "cat-file", "blob", id) + "\n"
 		}
 	}
