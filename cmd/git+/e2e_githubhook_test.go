@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	var log bytes.Buffer
+	var log lockedBuffer // written by the daemon's output copier while the test reads it
 	daemon := exec.Command(bin, "-hooks", filepath.Join(dir, "hooks.json"), "-ip", "127.0.0.1", "-port", fmt.Sprint(port), "-verbose")
 	daemon.Stdout, daemon.Stderr = &log, &log
 	if err := daemon.Start(); err != nil {
@@ -96,15 +97,21 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	// The delivery record holds the exact body sent: replayed unchanged it
 	// runs the command again; tampered (a different "after"), the daemon
 	// refuses it for its signature and runs nothing.
+	// The daemon runs its command before it answers, and the worker marks
+	// the delivery done only after the answer: wait for that.
 	var body []byte
-	ents, _ := filepath.Glob(filepath.Join(w.origin, hooks.SpoolDir, "webhooks", "*", "*.json"))
-	for _, p := range ents {
-		var j hooks.WebhookJob
-		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &j) == nil && j.Format == hooks.FormatGitHub &&
-			j.Updates[0].Ref == "refs/heads/queue/main/1" && j.State == hooks.StateDelivered {
-			body = j.Body
+	var ents []string
+	waitFor(60*time.Second, func() bool {
+		ents, _ = filepath.Glob(filepath.Join(w.origin, hooks.SpoolDir, "webhooks", "*", "*.json"))
+		for _, p := range ents {
+			var j hooks.WebhookJob
+			if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &j) == nil && j.Format == hooks.FormatGitHub &&
+				j.Updates[0].Ref == "refs/heads/queue/main/1" && j.State == hooks.StateDelivered {
+				body = j.Body
+			}
 		}
-	}
+		return body != nil
+	})
 	if body == nil {
 		t.Fatalf("no delivered GitHub delivery for the candidate in the spool: %v", ents)
 	}
@@ -142,10 +149,30 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 		t.Fatal("tampering changed nothing")
 	}
 	send(tampered, hooks.Sign(secret, body))
-	if !strings.Contains(log.String(), "invalid payload signature") {
+	// The daemon logs a request's outcome as it goes, not before answering.
+	if !waitFor(20*time.Second, func() bool { return strings.Contains(log.String(), "invalid payload signature") }) {
 		t.Errorf("the daemon did not report the tampered body's signature:\n%s", log.String())
 	}
 	if n := strings.Count(readFile(got), "\n"); n != before+1 || strings.Contains(readFile(got), c1) {
 		t.Fatalf("the tampered body ran the command:\n%s", readFile(got))
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to write from one goroutine (a
+// process's output copier) while another reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
