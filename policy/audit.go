@@ -655,7 +655,7 @@ func (a *auditor) judgeState(st *pr.State, foldErr error, t *trust.State, rec hu
 	kind := LandingDirect
 	if rev != landed {
 		kind = LandingCandidate
-		if st != nil && a.squashOf(landed, st.ID, rev) {
+		if st != nil && a.squashOfRead(landed, st.ID, rev) { // concurrent: loaders
 			kind = LandingSquash
 		}
 	}

@@ -34,6 +34,23 @@ func (a *auditor) squashBinding(c *commit) (queue.SquashBinding, bool) {
 	return b, found && err == nil
 }
 
+// squashOfRead is squashOf for judgeState, which the audit's loaders run
+// in several goroutines at once: it reads the commit straight from the
+// object store (safe for concurrent use) and touches none of the judge's
+// memos (which are not).
+func (a *auditor) squashOfRead(id plumbing.Hash, prID string, rev plumbing.Hash) bool {
+	t, raw, err := a.j.in.Objects.ReadObject(id)
+	if err != nil || t != plumbing.CommitObject {
+		return false
+	}
+	pc, err := gitobj.ParseCommit(raw)
+	if err != nil || len(pc.Parents) != 1 {
+		return false
+	}
+	b, found, err := queue.SquashTrailers(pc.Message)
+	return found && err == nil && b.PR == prID && b.Head == rev
+}
+
 // squashOf reports whether the commit id is a squash step binding pull
 // request prID at head rev.
 func (a *auditor) squashOf(id plumbing.Hash, prID string, rev plumbing.Hash) bool {
