@@ -46,6 +46,8 @@ func (d differ) readTreeEntries(h plumbing.Hash, path string) ([]entry, error) {
 	return es, err
 }
 
+// readTreeEntries reads and parses tree h (at path, for messages): the
+// merge's and the differ's one reader.
 func readTreeEntries(s Store, h plumbing.Hash, path string) ([]entry, error) {
 	t, data, err := s.ReadObject(h)
 	if err != nil {

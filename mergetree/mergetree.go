@@ -184,16 +184,9 @@ func (m *merger) readTree(h plumbing.Hash, path string) ([]entry, error) {
 	if es, ok := m.trees[h]; ok {
 		return es, nil
 	}
-	t, data, err := m.s.ReadObject(h)
+	es, err := readTreeEntries(m.s, h, path) // diff.go
 	if err != nil {
-		return nil, fmt.Errorf("read tree %s at %q: %w", h, displayPath(path), err)
-	}
-	if t != plumbing.TreeObject {
-		return nil, fmt.Errorf("%w: %s at %q is a %s, not a tree", ErrCorrupt, h, displayPath(path), t)
-	}
-	es, err := parseTree(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: tree %s at %q: %w", ErrCorrupt, h, displayPath(path), err)
+		return nil, err
 	}
 	m.trees[h] = es
 	return es, nil
