@@ -8,7 +8,6 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
-	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 // LandingSquash is the kind of a squash step's landing (docs/boundary.md,
@@ -22,16 +21,7 @@ func (a *auditor) squashBinding(c *commit) (queue.SquashBinding, bool) {
 	if len(c.parents) != 1 {
 		return queue.SquashBinding{}, false
 	}
-	raw, err := a.j.commits.rawOf(c)
-	if err != nil {
-		return queue.SquashBinding{}, false
-	}
-	pc, err := gitobj.ParseCommit(raw)
-	if err != nil {
-		return queue.SquashBinding{}, false
-	}
-	b, found, err := queue.SquashTrailers(pc.Message)
-	return b, found && err == nil
+	return a.j.squashBindingOf(c) // squash.go
 }
 
 // squashOfRead is squashOf for judgeState, which the audit's loaders run
@@ -43,12 +33,8 @@ func (a *auditor) squashOfRead(id plumbing.Hash, prID string, rev plumbing.Hash)
 	if err != nil || t != plumbing.CommitObject {
 		return false
 	}
-	pc, err := gitobj.ParseCommit(raw)
-	if err != nil || len(pc.Parents) != 1 {
-		return false
-	}
-	b, found, err := queue.SquashTrailers(pc.Message)
-	return found && err == nil && b.PR == prID && b.Head == rev
+	b, parents, ok := squashBindingIn(raw) // squash.go
+	return ok && parents == 1 && b.PR == prID && b.Head == rev
 }
 
 // squashOf reports whether the commit id is a squash step binding pull

@@ -271,10 +271,18 @@ func (j *judge) squashBindingOf(c *commit) (queue.SquashBinding, bool) {
 	if err != nil {
 		return queue.SquashBinding{}, false
 	}
+	b, _, ok := squashBindingIn(raw)
+	return b, ok
+}
+
+// squashBindingIn reads the trailers of the commit object raw: what it
+// binds a squash step to, when they are well formed; and how many parents
+// the commit has.
+func squashBindingIn(raw []byte) (b queue.SquashBinding, parents int, ok bool) {
 	pc, err := gitobj.ParseCommit(raw)
 	if err != nil {
-		return queue.SquashBinding{}, false
+		return queue.SquashBinding{}, 0, false
 	}
 	b, found, err := queue.SquashTrailers(pc.Message)
-	return b, found && err == nil
+	return b, len(pc.Parents), found && err == nil
 }
