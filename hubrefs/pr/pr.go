@@ -342,15 +342,7 @@ func (s *State) Approved(head, base string, t *trust.State) []string {
 // whose latest verdict (approve or changes; comments carry none) approves
 // exactly head for base.
 func (s *State) approvals(head, base string, t *trust.State) []string {
-	latest := map[string]Review{}
-	for _, r := range s.Reviews {
-		if r.Verdict == Comment {
-			continue
-		}
-		if m, ok := t.MemberByKey(r.Key); ok {
-			latest[m.Name] = r
-		}
-	}
+	latest := s.latestVerdicts(t)
 	names := []string{}
 	for name, r := range latest {
 		m := t.Members[name]
@@ -362,13 +354,10 @@ func (s *State) approvals(head, base string, t *trust.State) []string {
 	return names
 }
 
-// vetoes are the current members holding hub.review, not the opener, whose
-// latest verdict (approve or changes; comments carry none) is changes and
-// not dismissed by a current holder of hub.bypass (docs/trust.md,
-// "Vetoes"). Like approvals, they are judged against t: a removed
-// reviewer's veto, or a dismissal by someone who lost hub.bypass, stops
-// counting.
-func (s *State) vetoes(t *trust.State) []string {
+// latestVerdicts is each current member's latest review that carries a
+// verdict (approve or changes; comments carry none), by member name under
+// t: what approvals and vetoes both read.
+func (s *State) latestVerdicts(t *trust.State) map[string]Review {
 	latest := map[string]Review{}
 	for _, r := range s.Reviews {
 		if r.Verdict == Comment {
@@ -378,6 +367,17 @@ func (s *State) vetoes(t *trust.State) []string {
 			latest[m.Name] = r
 		}
 	}
+	return latest
+}
+
+// vetoes are the current members holding hub.review, not the opener, whose
+// latest verdict (approve or changes; comments carry none) is changes and
+// not dismissed by a current holder of hub.bypass (docs/trust.md,
+// "Vetoes"). Like approvals, they are judged against t: a removed
+// reviewer's veto, or a dismissal by someone who lost hub.bypass, stops
+// counting.
+func (s *State) vetoes(t *trust.State) []string {
+	latest := s.latestVerdicts(t)
 	var dismissed map[plumbing.Hash]bool
 	for _, d := range s.Dismissals {
 		if t.CanBypass(d.Key, s.Base) {
