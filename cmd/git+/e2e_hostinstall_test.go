@@ -313,7 +313,18 @@ func newGitoliteAdmin(t *testing.T) *gitoliteAdmin {
 	h.env = fixtures.GitEnv(h.home)
 	key := fixtures.NewKey(t, t.TempDir(), "gladmin")
 	h.run("gitolite", "setup", "-pk", key.Path+".pub")
-	rc := filepath.Join(h.home, ".gitolite.rc")
+	enableRepoSpecificHooks(t, h.home)
+	h.repo = filepath.Join(h.home, "repositories", "testing.git")
+	return h
+}
+
+// enableRepoSpecificHooks turns on, in the gitolite rc under home,
+// LOCAL_CODE in $HOME/local and the repo-specific-hooks feature, as
+// gitolite's documentation sets them, and makes the directory those hooks
+// live in. It skips the test when the rc lacks the expected lines.
+func enableRepoSpecificHooks(t *testing.T, home string) {
+	t.Helper()
+	rc := filepath.Join(home, ".gitolite.rc")
 	data, err := os.ReadFile(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -326,11 +337,9 @@ func newGitoliteAdmin(t *testing.T) *gitoliteAdmin {
 	if err := os.WriteFile(rc, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(h.home, "local", "hooks", "repo-specific"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(home, "local", "hooks", "repo-specific"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h.repo = filepath.Join(h.home, "repositories", "testing.git")
-	return h
 }
 
 func (h *gitoliteAdmin) run(args ...string) string {

@@ -73,21 +73,8 @@ func startGitolite(t *testing.T, repo string, users map[string]string) *gitolite
 	// gitolite"): repo-specific hooks, enabled in the rc, kept in
 	// LOCAL_CODE and named by the repository's options, so gitolite's
 	// compiles keep them.
-	rc := filepath.Join(h.home, ".gitolite.rc")
-	data, err := os.ReadFile(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.Replace(string(data), `# LOCAL_CODE                =>  "$ENV{HOME}/local",`, `LOCAL_CODE                =>  "$ENV{HOME}/local",`, 1)
-	s = strings.Replace(s, `# 'repo-specific-hooks',`, `'repo-specific-hooks',`, 1)
-	if s == string(data) {
-		t.Skip("skipped: this gitolite's rc file does not have the expected LOCAL_CODE and repo-specific-hooks lines")
-	}
-	if err := os.WriteFile(rc, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	enableRepoSpecificHooks(t, h.home) // e2e_hostinstall_test.go
 	hooksDir := filepath.Join(h.home, "local", "hooks", "repo-specific")
-	os.MkdirAll(hooksDir, 0o755)
 	for _, name := range []string{"pre-receive", "post-receive"} {
 		script := fmt.Sprintf("#!/bin/sh\nexec '%s' hook %s\n", fixtures.Binary(t), name)
 		if err := os.WriteFile(filepath.Join(hooksDir, "gitplus-"+name), []byte(script), 0o755); err != nil {
