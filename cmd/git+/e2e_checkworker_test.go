@@ -214,20 +214,7 @@ func newWorkerQueue(t *testing.T, nWorkers int, ci string, env []string, workerF
 	ciToken := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "ci"))
 	s := startServe(t, e.bin, fixtures.GitEnv(e.home), root)
 
-	work := filepath.Join(t.TempDir(), "work")
-	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
-	fixtures.Git(t, work, "remote", "add", "origin", strings.Replace(s.URL, "http://", "http://dev:"+token+"@", 1)+"/repo.git")
-	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fixtures.Git(t, work, "add", ".")
-	fixtures.Git(t, work, "commit", "-q", "-m", "base")
-	fixtures.Git(t, work, "push", "-q", "origin", "main")
-	rules := filepath.Join(t.TempDir(), "rules.json")
-	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e.ok(bare, "admin", "rules", "set", rules)
+	work := servedQueueClone(t, e, bare, root, s, token)
 	wq := &workerQueue{e: e, bare: bare, work: work, qid: lastLine(e.ok(bare, "q", "queue", "open", "--target", "main"))}
 	ciURL := strings.Replace(s.URL, "http://", "http://ci:"+ciToken+"@", 1) + "/repo.git"
 	for i := 0; i < nWorkers; i++ {

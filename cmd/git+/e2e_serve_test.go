@@ -208,20 +208,7 @@ func TestServeClosedLoop(t *testing.T) {
 	s := startServe(t, e.bin, env, root)
 
 	// The user: a clone over HTTP.
-	work := filepath.Join(t.TempDir(), "work")
-	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
-	fixtures.Git(t, work, "remote", "add", "origin", strings.Replace(s.URL, "http://", "http://dev:"+token+"@", 1)+"/repo.git")
-	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fixtures.Git(t, work, "add", ".")
-	fixtures.Git(t, work, "commit", "-q", "-m", "base")
-	fixtures.Git(t, work, "push", "-q", "origin", "main")
-	rules := filepath.Join(t.TempDir(), "rules.json")
-	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e.ok(bare, "admin", "rules", "set", rules)
+	work := servedQueueClone(t, e, bare, root, s, token)
 	qid := lastLine(e.ok(bare, "q", "queue", "open", "--target", "main"))
 
 	files := []string{"one.txt", "fail.txt", "three.txt"}
@@ -279,6 +266,29 @@ func TestServeClosedLoop(t *testing.T) {
 		t.Fatalf("mirror differs:\n%s\n---\n%s",
 			fixtures.Git(t, bare, "for-each-ref", "refs/heads", "refs/hub"), fixtures.Git(t, mirror, "for-each-ref", "refs/heads", "refs/hub"))
 	}
+}
+
+// servedQueueClone makes dev's clone of repo.git over HTTP from serve s
+// (dev's token in the remote URL), pushes main's first commit through it,
+// and has the admin protect main with e2eQueueRules: where the served
+// closed loops start.
+func servedQueueClone(t *testing.T, e *hubEnv, bare, root string, s *gpServer, token string) string {
+	t.Helper()
+	work := filepath.Join(t.TempDir(), "work")
+	fixtures.Git(t, root, "init", "-q", "-b", "main", work)
+	fixtures.Git(t, work, "remote", "add", "origin", strings.Replace(s.URL, "http://", "http://dev:"+token+"@", 1)+"/repo.git")
+	if err := os.WriteFile(filepath.Join(work, "base.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures.Git(t, work, "add", ".")
+	fixtures.Git(t, work, "commit", "-q", "-m", "base")
+	fixtures.Git(t, work, "push", "-q", "origin", "main")
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(e2eQueueRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(bare, "admin", "rules", "set", rules)
+	return work
 }
 
 // settlingDir is a temporary directory for a test whose detached wake runs
