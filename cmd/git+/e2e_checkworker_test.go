@@ -229,18 +229,7 @@ func newWorkerQueue(t *testing.T, nWorkers int, ci string, env []string, workerF
 // br, and returns its id.
 func (wq *workerQueue) open(t *testing.T, br, f string) string {
 	t.Helper()
-	e, work := wq.e, wq.work
-	fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
-	if err := os.WriteFile(filepath.Join(work, f), []byte(f+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fixtures.Git(t, work, "add", ".")
-	fixtures.Git(t, work, "commit", "-q", "-m", br)
-	fixtures.Git(t, work, "push", "-q", "origin", br)
-	id := lastLine(e.ok(work, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
-	e.ok(work, "rev", "pr", "review", id, "--approve")
-	e.ok(work, "q", "queue", "enter", id)
-	return id
+	return openApprovedEntered(t, wq.e, wq.work, br, f)
 }
 
 func (wq *workerQueue) logs() string {
@@ -303,16 +292,7 @@ echo passed`
 			good = append(good, f)
 		}
 		br := fmt.Sprintf("feat%d", i)
-		fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
-		if err := os.WriteFile(filepath.Join(work, f), []byte(f+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		fixtures.Git(t, work, "add", ".")
-		fixtures.Git(t, work, "commit", "-q", "-m", br)
-		fixtures.Git(t, work, "push", "-q", "origin", br)
-		id := lastLine(e.ok(work, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
-		e.ok(work, "rev", "pr", "review", id, "--approve")
-		e.ok(work, "q", "queue", "enter", id)
+		id := openApprovedEntered(t, e, work, br, f)
 		ids = append(ids, id)
 		if strings.HasPrefix(f, "FLAKY") {
 			flaky[id] = true

@@ -215,16 +215,7 @@ func TestServeClosedLoop(t *testing.T) {
 	var ids []string
 	for i, f := range files {
 		br := fmt.Sprintf("feat%d", i+1)
-		fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
-		if err := os.WriteFile(filepath.Join(work, f), []byte(f+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		fixtures.Git(t, work, "add", ".")
-		fixtures.Git(t, work, "commit", "-q", "-m", br)
-		fixtures.Git(t, work, "push", "-q", "origin", br)
-		id := lastLine(e.ok(work, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
-		e.ok(work, "rev", "pr", "review", id, "--approve")
-		e.ok(work, "q", "queue", "enter", id)
+		id := openApprovedEntered(t, e, work, br, f)
 		ids = append(ids, id)
 	}
 
@@ -289,6 +280,24 @@ func servedQueueClone(t *testing.T, e *hubEnv, bare, root string, s *gpServer, t
 	}
 	e.ok(bare, "admin", "rules", "set", rules)
 	return work
+}
+
+// openApprovedEntered, in dev's served clone work, pushes branch br
+// adding file f, and has dev open a pull request of it onto main, rev
+// approve it and the queue bot enter it; it returns the pull request's id.
+func openApprovedEntered(t *testing.T, e *hubEnv, work, br, f string) string {
+	t.Helper()
+	fixtures.Git(t, work, "checkout", "-q", "-b", br, "main")
+	if err := os.WriteFile(filepath.Join(work, f), []byte(f+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures.Git(t, work, "add", ".")
+	fixtures.Git(t, work, "commit", "-q", "-m", br)
+	fixtures.Git(t, work, "push", "-q", "origin", br)
+	id := lastLine(e.ok(work, "dev", "pr", "open", "--base", "main", "--head", br, "--title", br))
+	e.ok(work, "rev", "pr", "review", id, "--approve")
+	e.ok(work, "q", "queue", "enter", id)
+	return id
 }
 
 // settlingDir is a temporary directory for a test whose detached wake runs
