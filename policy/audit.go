@@ -356,7 +356,7 @@ func (a *auditor) load(r *judge, p *prLog) error {
 	for _, m := range p.merged {
 		m.then, m.thenErr = a.trustAt(m.ev.Time)
 	}
-	if fastFold && a.foldOnce(p) {
+	if fastFold && a.foldOnce(r, p) {
 		return nil
 	}
 	if p.st, err = pr.Fold(evs, a.now); err != nil {
@@ -368,10 +368,10 @@ func (a *auditor) load(r *judge, p *prLog) error {
 		}
 		before := p.before(m.ev)
 		st, err := pr.Fold(before, m.then)
-		m.atThen = a.judgeState(st, err, m.then, m.rec)
+		m.atThen = a.judgeState(r, st, err, m.then, m.rec)
 		if m.then != a.now {
 			st, err := pr.Fold(before, a.now)
-			m.atNow = a.judgeState(st, err, a.now, m.rec)
+			m.atNow = a.judgeState(r, st, err, a.now, m.rec)
 		}
 	}
 	return nil
@@ -387,8 +387,9 @@ var fastFold = true
 // pr.merged (pr.State.Apply, then Rejudge under the trust of the moment)
 // and ends as the fold of the whole log under the current trust. It
 // reports false, having set nothing, when the log is not linear, an event
-// does not fold, or trust then is unknown: load then folds per record.
-func (a *auditor) foldOnce(p *prLog) bool {
+// does not fold, or trust then is unknown: load then folds per record. r
+// is the loader's judge (judgeState).
+func (a *auditor) foldOnce(r *judge, p *prLog) bool {
 	evs := p.evs
 	if len(evs) == 0 || len(evs[0].Parents) != 0 {
 		return false
@@ -433,10 +434,10 @@ func (a *auditor) foldOnce(p *prLog) bool {
 			return false
 		}
 		under(m.then)
-		verdicts[n][0] = a.judgeState(st, nil, m.then, m.rec)
+		verdicts[n][0] = a.judgeState(r, st, nil, m.then, m.rec)
 		if m.then != a.now {
 			under(a.now)
-			verdicts[n][1] = a.judgeState(st, nil, a.now, m.rec)
+			verdicts[n][1] = a.judgeState(r, st, nil, a.now, m.rec)
 		}
 	}
 	if !upTo(len(evs)) {
@@ -578,7 +579,7 @@ func (a *auditor) atMerged(c *commit, m *mergedRef) (AuditLanding, error) {
 	case rev == c.id:
 	case len(c.parents) == 2 && c.parents[1] == rev:
 		kind = LandingCandidate
-	case a.squashOf(c.id, m.p.st.ID, rev): // auditsquash.go
+	case a.squashOf(a.j, c.id, m.p.st.ID, rev): // auditsquash.go
 		kind = LandingSquash
 	default:
 		return AuditLanding{}, refuse(CodeCandidateParents, "pr.merged %s of pull request %s says %s carried head %s, but %s is neither that head nor a candidate with the parents [<previous tip>, %s]", short(m.ev.ID), m.p.st.ID, short(c.id), short(rev), short(c.id), short(rev))
@@ -645,8 +646,9 @@ func (a *auditor) judgeAt(c *commit, evs []hubrefs.Event, t *trust.State, rev pl
 // judgeState is the part of judgeAt that reads only the pull request state
 // st (or the error folding it) and the rules of t, for the landing rec
 // names: a direct landing when it carried its revision as is, else a
-// candidate step.
-func (a *auditor) judgeState(st *pr.State, foldErr error, t *trust.State, rec hubrefs.PRMerged) stateVerdict {
+// candidate or squash step. It runs in the loaders, several at once: r is
+// the calling loader's judge, the one it may read commits through.
+func (a *auditor) judgeState(r *judge, st *pr.State, foldErr error, t *trust.State, rec hubrefs.PRMerged) stateVerdict {
 	b, ok := t.Rules.For(a.branch)
 	if !ok || !b.RequirePullRequest {
 		return stateVerdict{b: b}
@@ -655,7 +657,7 @@ func (a *auditor) judgeState(st *pr.State, foldErr error, t *trust.State, rec hu
 	kind := LandingDirect
 	if rev != landed {
 		kind = LandingCandidate
-		if st != nil && a.squashOfRead(landed, st.ID, rev) { // concurrent: loaders
+		if st != nil && a.squashOf(r, landed, st.ID, rev) {
 			kind = LandingSquash
 		}
 	}

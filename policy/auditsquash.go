@@ -24,27 +24,16 @@ func (a *auditor) squashBinding(c *commit) (queue.SquashBinding, bool) {
 	return a.j.squashBindingOf(c) // squash.go
 }
 
-// squashOfRead is squashOf for judgeState, which the audit's loaders run
-// in several goroutines at once: it reads the commit straight from the
-// object store (safe for concurrent use) and touches none of the judge's
-// memos (which are not).
-func (a *auditor) squashOfRead(id plumbing.Hash, prID string, rev plumbing.Hash) bool {
-	t, raw, err := a.j.in.Objects.ReadObject(id)
-	if err != nil || t != plumbing.CommitObject {
-		return false
-	}
-	b, parents, ok := squashBindingIn(raw) // squash.go
-	return ok && parents == 1 && b.PR == prID && b.Head == rev
-}
-
 // squashOf reports whether the commit id is a squash step binding pull
-// request prID at head rev.
-func (a *auditor) squashOf(id plumbing.Hash, prID string, rev plumbing.Hash) bool {
-	c, err := a.j.commits.get(id)
-	if err != nil {
+// request prID at head rev, read through j: the audit's own judge, or a
+// loader's (judgeState runs in several loaders at once, and a judge's
+// commit memo is not safe for concurrent use).
+func (a *auditor) squashOf(j *judge, id plumbing.Hash, prID string, rev plumbing.Hash) bool {
+	c, err := j.commits.get(id)
+	if err != nil || len(c.parents) != 1 {
 		return false
 	}
-	b, ok := a.squashBinding(c)
+	b, ok := j.squashBindingOf(c) // squash.go
 	return ok && b.PR == prID && b.Head == rev
 }
 
