@@ -396,6 +396,18 @@ func (w *e2e) expectRefused(t *testing.T, ref, code string, args ...string) {
 	}
 }
 
+// expectLanding pushes head onto ref and checks it is refused with code,
+// or accepted when code is "". A refused signed push took no effect, so the
+// same landing tried again at once is judged again (receive/certrecord.go).
+func (w *e2e) expectLanding(t *testing.T, ref, head, code string) {
+	t.Helper()
+	if code == "" {
+		w.expectAccepted(t, ref, head, "origin", head+":"+ref)
+	} else {
+		w.expectRefused(t, ref, code, "origin", head+":"+ref)
+	}
+}
+
 // expectAccepted pushes and checks it succeeded and ref now holds want.
 func (w *e2e) expectAccepted(t *testing.T, ref, want string, args ...string) {
 	t.Helper()

@@ -54,17 +54,7 @@ func TestPathOwnersE2E(t *testing.T) {
 		return id, head
 	}
 	review := func(who, id string) { w.mustGP(who, w.work, "", "pr", "review", id, "--approve") }
-	attempt := 0
-	land := func(head, code string) {
-		t.Helper()
-		attempt++
-		args := []string{"origin", head + ":" + main, fmt.Sprintf("%s:refs/heads/attempt%d", head, attempt)}
-		if code == "" {
-			w.expectAccepted(t, main, head, args...)
-		} else {
-			w.expectRefused(t, main, code, args...)
-		}
-	}
+	land := func(head, code string) { t.Helper(); w.expectLanding(t, main, head, code) }
 	show := func(id string) repo.PRView {
 		t.Helper()
 		var v repo.PRView
