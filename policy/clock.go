@@ -88,11 +88,15 @@ func (j *judge) recordTimes(u Update, fresh []hubrefs.Event) error {
 		return &refusal{Code: CodeMissingObject, Reason: fmt.Sprintf("%s: reading the time of its tip %s: %v", u.Ref, u.Old, err), err: err}
 	}
 	floor := min(prev, c.Now) - skew
-	if tip.Time < floor {
-		return refuse(CodeClockSkew, "%s: event %s (%s) is dated %s, %s before the event it follows (%s, dated %s; this server's clock says %s); a record may be at most %s older. The clock of the machine that wrote it is behind: set it right (NTP) and write the record again",
-			u.Ref, tip.ID, tip.Type, stamp(tip.Time), span(min(prev, c.Now)-tip.Time), short(u.Old), stamp(prev), stamp(c.Now), c.Skew)
+	if tip.Time >= floor {
+		return nil
 	}
-	return nil
+	than := fmt.Sprintf("the event it follows (%s, dated %s)", short(u.Old), stamp(prev))
+	if prev > c.Now {
+		than = fmt.Sprintf("this server's clock (%s; the event it follows, %s, is dated later still, %s)", stamp(c.Now), short(u.Old), stamp(prev))
+	}
+	return refuse(CodeClockSkew, "%s: event %s (%s) is dated %s, %s before %s; a record may be at most %s older. The clock of the machine that wrote it is behind: set it right (NTP) and write the record again",
+		u.Ref, tip.ID, tip.Type, stamp(tip.Time), span(min(prev, c.Now)-tip.Time), than, c.Skew)
 }
 
 // eventTime is the committer time of the commit id (an event).

@@ -102,7 +102,7 @@ func TestRecordTimes(t *testing.T) {
 			p := w.open(w.c0)
 			return appendAt(w, p.ref, now, "ci", comment(w, "x"))
 		}},
-		{name: "behind the server's clock after a tip dated ahead", clock: true, want: CodeClockSkew, in: "before the event it follows", setup: func(w *world) Update {
+		{name: "behind the server's clock after a tip dated ahead", clock: true, want: CodeClockSkew, in: "24h0m0s before this server's clock", setup: func(w *world) Update {
 			at(w, now+3*day)
 			p := w.open(w.c0)
 			return appendAt(w, p.ref, now-day, "ci", comment(w, "x"))
