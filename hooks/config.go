@@ -48,7 +48,7 @@ const (
 const (
 	DefaultMirrorTimeout  = 20 * time.Second // one mirror: both of its pushes
 	DefaultWebhookTimeout = 5 * time.Second  // one delivery attempt
-	DefaultRetryWindow    = 30 * time.Minute // a webhook delivery is retried this long, then failed
+	DefaultRetryWindow    = 30 * time.Minute // a webhook delivery gets the attempts its backoff schedule fits in this (35 by default), then fails
 	DefaultBackoff        = time.Second      // first wait before a retry (doubles each time)
 	DefaultWebhookBackoff = time.Minute      // longest wait between two webhook attempts
 	DefaultMirrorBackoff  = 5 * time.Minute  // longest wait between two syncs of a failing mirror
@@ -85,8 +85,9 @@ type Webhook struct {
 	TimeoutSeconds float64  `json:"timeout_seconds,omitempty"`
 	Attempts       int      `json:"attempts,omitempty"` // cap on attempts per delivery; 0: the window alone bounds them
 	// A delivery is retried with exponential backoff (first wait, doubled up
-	// to the maximum) until RetryWindowSeconds after it was recorded, then
-	// kept as failed.
+	// to the maximum) as many times as that schedule starts attempts within
+	// RetryWindowSeconds — a count, not a deadline (schedule.go) — then kept
+	// as failed.
 	RetryWindowSeconds float64 `json:"retry_window_seconds,omitempty"`
 	BackoffSeconds     float64 `json:"backoff_seconds,omitempty"`
 	BackoffMaxSeconds  float64 `json:"backoff_max_seconds,omitempty"`

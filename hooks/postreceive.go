@@ -37,6 +37,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -153,8 +154,9 @@ func PostReceive(o Options) (*Report, error) {
 	}
 
 	// Mirrors and webhooks: spooled, then handed to the worker; nothing is
-	// sent from here, so no receiver can slow the push down.
-	now := time.Now()
+	// sent from here, so no receiver can slow the push down. Their times
+	// are git+'s clock (schedule.go).
+	now := clock.Now()
 	for _, r := range remotes {
 		if err := RequestMirror(o.GitDir, r, now); err != nil {
 			fails = append(fails, fmt.Sprintf("recording a change for mirror %s: %v", r.Name, err))

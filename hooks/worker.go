@@ -24,6 +24,8 @@ package hooks
 //     change of its error.
 //   - The worker polls the spool every 100 ms (at most) while anything is
 //     pending; it exits when nothing is.
+//   - Retries are counted and scheduled by the worker's clock, never timed
+//     against a record's creation (schedule.go).
 
 import (
 	"context"
@@ -39,6 +41,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gitplus/gitplus/receive/clock"
 )
 
 // WorkerLog is the delivery worker's log, relative to the git directory.
@@ -98,6 +102,9 @@ type Worker struct {
 	mu      sync.Mutex
 	lastCfg string
 	cache   map[string]cachedJob // pending records by file name
+
+	dueMu sync.Mutex
+	due   map[string]time.Time // retries this worker scheduled, by delivery id, on the monotonic clock (schedule.go)
 }
 
 type cachedJob struct {
@@ -168,7 +175,32 @@ func (w *Worker) now() time.Time {
 	if w.Now != nil {
 		return w.Now()
 	}
-	return time.Now()
+	return clock.Now()
+}
+
+// nextOf is when delivery j's next attempt is due: as this worker
+// scheduled it, else as recorded.
+func (w *Worker) nextOf(j *WebhookJob) time.Time {
+	w.dueMu.Lock()
+	defer w.dueMu.Unlock()
+	if t, ok := w.due[j.ID]; ok {
+		return t
+	}
+	return j.NextAttempt
+}
+
+// schedule remembers the moment delivery id's retry is due (zero: settled).
+func (w *Worker) schedule(id string, at time.Time) {
+	w.dueMu.Lock()
+	defer w.dueMu.Unlock()
+	if w.due == nil {
+		w.due = map[string]time.Time{}
+	}
+	if at.IsZero() {
+		delete(w.due, id)
+	} else {
+		w.due[id] = at
+	}
 }
 
 func (w *Worker) logf(format string, args ...any) {
@@ -289,8 +321,8 @@ func (w *Worker) round(ctx context.Context, running map[string]bool, done chan<-
 	now := w.now()
 	work := false
 	var wake time.Time
-	due := func(t time.Time) bool {
-		if !t.After(now) {
+	due := func(t time.Time, longest time.Duration) bool {
+		if dueAt(t, now, longest) {
 			return true
 		}
 		if wake.IsZero() || t.Before(wake) {
@@ -332,7 +364,7 @@ func (w *Worker) round(ctx context.Context, running map[string]bool, done chan<-
 			w.settleOrphan(j)
 			continue
 		}
-		if !due(j.NextAttempt) {
+		if !due(w.nextOf(j), h.maxBackoff()) {
 			continue
 		}
 		running[key] = true
@@ -352,7 +384,7 @@ func (w *Worker) round(ctx context.Context, running map[string]bool, done chan<-
 			continue
 		}
 		work = true
-		if running[key] || !due(st.NextAttempt) {
+		if running[key] || !due(st.NextAttempt, seconds(r.BackoffMaxSeconds, DefaultMirrorBackoff)) {
 			continue
 		}
 		running[key] = true
@@ -391,7 +423,8 @@ func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
 		}
 		h.Format = j.Format // the body was built for the format of its spooling
 		status, aerr := w.Send(ctx, h, j.ID, j.Body)
-		now := w.now().UTC()
+		mono := w.now() // keeps the monotonic reading the retry is timed by
+		now := mono.UTC()
 		j.Attempts++
 		j.LastAttempt, j.LastStatus = &now, status
 		switch {
@@ -399,15 +432,19 @@ func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
 			j.State, j.LastError, j.Settled = StateDelivered, "", &now
 			w.logf("webhook %s: delivered %s (attempt %d, %s)", h.Name, j.ID, j.Attempts, status)
 		default:
+			// Counted, not timed (schedule.go).
 			j.LastError = clip(aerr.Error())
-			next := now.Add(Backoff(j.Attempts, seconds(h.BackoffSeconds, DefaultBackoff), seconds(h.BackoffMaxSeconds, DefaultWebhookBackoff)))
-			window := j.Created.Add(seconds(h.RetryWindowSeconds, DefaultRetryWindow))
-			if h.Attempts > 0 && j.Attempts >= h.Attempts || next.After(window) {
+			if budget := h.AttemptBudget(); j.Attempts >= budget {
 				j.State, j.Settled = StateFailed, &now
-				w.logf("webhook %s: delivery %s failed after %d attempts: %s", h.Name, j.ID, j.Attempts, j.LastError)
+				w.logf("webhook %s: delivery %s failed after %d attempts (all it gets): %s", h.Name, j.ID, j.Attempts, j.LastError)
 			} else {
-				j.NextAttempt = next
+				wait := Backoff(j.Attempts, h.firstBackoff(), h.maxBackoff())
+				j.NextAttempt = now.Add(wait)
+				w.schedule(j.ID, mono.Add(wait))
 			}
+		}
+		if j.State != StatePending {
+			w.schedule(j.ID, time.Time{})
 		}
 		return saveJob(w.GitDir, j)
 	})
@@ -435,7 +472,7 @@ func SyncMirror(ctx context.Context, gitDir string, r Remote, environ []string, 
 		}
 		want := cur.Requested // what this sync will carry: everything recorded before it starts
 		perr = PushMirror(ctx, gitDir, r, environ)
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		st, err = updateMirror(gitDir, r, func(s *MirrorState) {
 			s.Syncs++
 			if perr == nil {
@@ -485,7 +522,7 @@ func Redeliver(ctx context.Context, gitDir, id string, send Sender) (*WebhookJob
 		hf := *h
 		hf.Format = j.Format
 		status, aerr = send(ctx, hf, j.ID, j.Body)
-		now := time.Now().UTC()
+		now := clock.Now().UTC()
 		j.Attempts++
 		j.LastAttempt, j.LastStatus = &now, status
 		if aerr == nil {

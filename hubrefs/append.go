@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -29,7 +30,7 @@ type AppendOptions struct {
 	// Signer signs the event; Name is the member name in author/committer.
 	Signer Signer
 	Name   string
-	// Now is the clock (default time.Now).
+	// Now is the clock events are dated by (default clock.Now).
 	Now func() time.Time
 	// PushOptions are passed as git push --push-option (the receiver must
 	// set receive.advertisePushOptions).
@@ -78,7 +79,7 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 		o.Remote = "."
 	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = clock.Now
 	}
 	if o.Patience <= 0 {
 		o.Patience = DefaultPatience

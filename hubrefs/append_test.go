@@ -22,7 +22,7 @@ func refOf(t testing.TB, gitDir, ref string) plumbing.Hash {
 	return h
 }
 
-func clock(start int64) func() time.Time {
+func ticker(start int64) func() time.Time {
 	n := start
 	return func() time.Time { n++; return time.Unix(n, 0) }
 }
@@ -32,7 +32,7 @@ func TestAppendLocal(t *testing.T) {
 	is := is.New(t)
 	repo := bareRepo(t)
 	ctx := context.Background()
-	opts := AppendOptions{GitDir: repo, Ref: "refs/hub/pr/1", Payload: closed(), Signer: quickSigner(), Name: "alice", Now: clock(1700000000)}
+	opts := AppendOptions{GitDir: repo, Ref: "refs/hub/pr/1", Payload: closed(), Signer: quickSigner(), Name: "alice", Now: ticker(1700000000)}
 
 	first, err := Append(ctx, opts)
 	is.NoErr(err)
@@ -70,18 +70,18 @@ func TestAppendRetriesOnMovedRef(t *testing.T) {
 	repo := bareRepo(t)
 	ctx := context.Background()
 	ref := "refs/hub/pr/2"
-	base, err := Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: clock(1700000000)})
+	base, err := Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: ticker(1700000000)})
 	is.NoErr(err)
 
 	var theirs plumbing.Hash
 	calls := 0
-	inner := clock(1700000100)
+	inner := ticker(1700000100)
 	racing := func() time.Time {
 		calls++
 		if calls == 1 { // after we read the ref, before we push
 			var err error
 			theirs, err = Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: Base{Type: TypePRReopened, Repo: testRepo},
-				Signer: quickSigner(), Name: "bob", Now: clock(1700000050)})
+				Signer: quickSigner(), Name: "bob", Now: ticker(1700000050)})
 			is.NoErr(err)
 		}
 		return inner()
@@ -99,7 +99,7 @@ func TestAppendRetriesOnMovedRef(t *testing.T) {
 
 	// a ref that moves on every attempt: give up with ErrStale
 	always := func() time.Time {
-		_, err := Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "bob", Now: clock(time.Now().UnixNano())})
+		_, err := Append(ctx, AppendOptions{GitDir: repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "bob", Now: ticker(time.Now().UnixNano())})
 		is.NoErr(err)
 		return time.Unix(1700000200, 0)
 	}
@@ -137,7 +137,7 @@ func TestAppendThroughClone(t *testing.T) {
 	ctx := context.Background()
 	server := bareRepo(t)
 	ref := "refs/hub/queue/q1"
-	first, err := Append(ctx, AppendOptions{GitDir: server, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: clock(1700000000)})
+	first, err := Append(ctx, AppendOptions{GitDir: server, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: ticker(1700000000)})
 	is.NoErr(err)
 
 	work := filepath.Join(t.TempDir(), "work")
@@ -145,7 +145,7 @@ func TestAppendThroughClone(t *testing.T) {
 	// the clone has no refs/hub yet: the first push expects the ref absent,
 	// is stale, fetches, and lands on the server's tip
 	second, err := Append(ctx, AppendOptions{GitDir: work, Remote: "origin", Ref: ref, Payload: Base{Type: TypePRReopened, Repo: testRepo},
-		Signer: quickSigner(), Name: "carol", Now: clock(1700000010)})
+		Signer: quickSigner(), Name: "carol", Now: ticker(1700000010)})
 	is.NoErr(err)
 	is.Equal(refOf(t, server, ref), second)
 	is.Equal(refOf(t, filepath.Join(work, ".git"), ref), second) // the clone's copy follows a successful push
@@ -225,7 +225,7 @@ func TestAppendPatienceCountsProgress(t *testing.T) {
 			w.attempts++
 			if w.attempts <= w.loseFirst {
 				if _, err := Append(ctx, AppendOptions{GitDir: w.repo, Ref: ref, Payload: Base{Type: TypePRReopened, Repo: testRepo},
-					Signer: quickSigner(), Name: "bob", Now: clock(int64(1700000000 + 10*w.attempts))}); err != nil {
+					Signer: quickSigner(), Name: "bob", Now: ticker(int64(1700000000 + 10*w.attempts))}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -237,7 +237,7 @@ func TestAppendPatienceCountsProgress(t *testing.T) {
 	}
 	newWorld := func(loseFirst int) *world {
 		w := &world{repo: bareRepo(t), now: time.Unix(1800000000, 0), loseFirst: loseFirst}
-		if _, err := Append(ctx, AppendOptions{GitDir: w.repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: clock(1700000000)}); err != nil {
+		if _, err := Append(ctx, AppendOptions{GitDir: w.repo, Ref: ref, Payload: closed(), Signer: quickSigner(), Name: "alice", Now: ticker(1700000000)}); err != nil {
 			t.Fatal(err)
 		}
 		return w
@@ -287,7 +287,7 @@ func TestAppendLocalSendsNoPushOptions(t *testing.T) {
 	seen := filepath.Join(t.TempDir(), "seen")
 	installHook(t, repo, `printf '%s' "$GITPLUS_PUSH_OPTIONS" >`+seen+"\n")
 	_, err := Append(context.Background(), AppendOptions{GitDir: repo, Ref: "refs/hub/pr/9", Payload: closed(), Signer: quickSigner(), Name: "alice",
-		Now: clock(1700000000), PushOptions: []string{"gitplus-wake=q", "gitplus.no-notify"}})
+		Now: ticker(1700000000), PushOptions: []string{"gitplus-wake=q", "gitplus.no-notify"}})
 	if err != nil {
 		t.Fatalf("append with push options into a receiver without them: %v", err)
 	}

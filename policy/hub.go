@@ -131,6 +131,9 @@ func (j *judge) hub(u Update, cur plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
+	if err := j.recordTimes(u, fresh); err != nil {
+		return err
+	}
 	if ns == nsQueue {
 		j.rememberQueue(u, id, queueSum{events: len(old)}, fresh, all)
 	} else {
@@ -435,6 +438,9 @@ func (j *judge) queueFast(u Update, id string, sum queueSum) error {
 		}
 	}
 	if err := j.authorizeQueueEvents(u.Ref, fresh); err != nil {
+		return err
+	}
+	if err := j.recordTimes(u, fresh); err != nil {
 		return err
 	}
 	j.rememberQueue(u, id, sum, fresh, nil)

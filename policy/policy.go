@@ -186,6 +186,9 @@ type Input struct {
 	// Offline says there is no push (git+ verify --ref): who pushes is not
 	// judged, only content.
 	Offline bool
+	// Clock is the server's clock and the bound on new events' times
+	// (clock.go); nil judges no times (git+ verify, tests).
+	Clock *Clock
 }
 
 // RefSource reads refs on demand (receive reads them from the repository).

@@ -32,6 +32,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/policy"
+	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -215,7 +216,14 @@ func judgePush(gitDir string, env QuarantineEnv, push PushEnv, updates []policy.
 	if pusher.Key == nil {
 		pusher.Host = host.pusher
 	}
+	clk, err := serverClock(push, judged, config)
+	if r := (*pushRefusal)(nil); errors.As(err, &r) {
+		return refuseEvery(updates, r), nil
+	} else if err != nil {
+		return nil, err
+	}
 	verdicts = policy.Judge(policy.Input{
+		Clock:        clk,
 		Pusher:       pusher,
 		Served:       push.Served,
 		HostIdentity: host.configured,
@@ -316,7 +324,9 @@ func RefusalLine(v policy.Verdict) string {
 // exit non-zero.
 // The quarantine and the pusher (pusher.go) are read from environ.
 func PreReceive(gitDir string, environ []string, stdin io.Reader, stderr io.Writer) int {
-	n, _ := preReceive(gitDir, QuarantineFromEnviron(environ), PushFromEnviron(environ), stdin, stderr, true)
+	push := PushFromEnviron(environ)
+	push.Now = clock.Server()
+	n, _ := preReceive(gitDir, QuarantineFromEnviron(environ), push, stdin, stderr, true)
 	return n
 }
 

@@ -71,6 +71,9 @@ type PushEnv struct {
 	// user (HostUserVars, SSH_USER_AUTH), read only as gitplus.pusher
 	// says (hostident.go).
 	Host map[string]string
+	// Now is the server's clock when the hook started (clockskew.go);
+	// zero judges no record times.
+	Now time.Time
 }
 
 // PushFromEnviron picks PushEnv out of an environment in os.Environ form.

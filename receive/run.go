@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/hookrec"
 )
 
@@ -15,14 +16,16 @@ import (
 // exit with it: the object store is left open (see judgePush). Last, it
 // appends its record for /metrics (receive/hookrec), ignoring a failure.
 func RunPreReceive(environ []string, stdin io.Reader, stderr io.Writer) int {
-	start := time.Now()
+	start := clock.Server()
 	dir := "."
 	for _, kv := range environ {
 		if v, ok := strings.CutPrefix(kv, "GIT_DIR="); ok && v != "" {
 			dir = v
 		}
 	}
-	refused, code := preReceive(dir, QuarantineFromEnviron(environ), PushFromEnviron(environ), stdin, stderr, false)
+	push := PushFromEnviron(environ)
+	push.Now = start
+	refused, code := preReceive(dir, QuarantineFromEnviron(environ), push, stdin, stderr, false)
 	rec := hookrec.Record{Verdict: hookrec.Accepted, End: time.Now()}
 	rec.Duration = rec.End.Sub(start)
 	if refused > 0 {

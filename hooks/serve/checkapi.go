@@ -51,6 +51,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -180,7 +181,7 @@ func prepareOn(dir, ref string, payload []byte, member string) ([]byte, int, err
 		return nil, http.StatusBadRequest, errors.New(`"member" is missing: the member name written into the event`)
 	}
 	var c capture
-	if _, err := hubrefs.EncodeEvent(json.RawMessage(payload), []plumbing.Hash{tip}, member, time.Now(), &c); err != nil {
+	if _, err := hubrefs.EncodeEvent(json.RawMessage(payload), []plumbing.Hash{tip}, member, clock.Now(), &c); err != nil {
 		return nil, http.StatusBadRequest, err
 	}
 	return c.msg, 0, nil

@@ -45,7 +45,8 @@
 //     "CI once per candidate"): a run that finds a live start — a
 //     check.started of this name at this revision by a current holder of
 //     hub.check:<name>, with no check.completed after it, younger than the
-//     lease — does not run the command. The lease is the reader's
+//     lease (lease.go: by the reader's clock, and what it believes of a
+//     start's time) — does not run the command. The lease is the reader's
 //     Options.Lease; by default (retries+1) × timeout + retries ×
 //     BelowWait + 1 minute with a timeout, else 30 minutes, so a crashed
 //     worker's start expires. The start is appended as a compare-and-swap
@@ -99,6 +100,9 @@ type Options struct {
 	// Lease is how long another worker's check.started holds the check
 	// (0: the default of the package doc).
 	Lease time.Duration
+	// Seen, when set, is a long-running reader's memory of when it first
+	// saw each start (lease.go).
+	Seen *Sightings
 	// BelowWait bounds the wait, before a retry, for the verdict of a step
 	// below the revision (0: the package doc's default; negative: no wait,
 	// the retry runs unless a step below is already red); Poll is how often
@@ -176,7 +180,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	if o.Worker == "" {
 		o.Worker = randomWorker()
 	}
-	holder, err := startLease(s, o.PR, o.Name, o.Rev, o.Worker, lease)
+	holder, err := startLease(s, o.PR, o.Name, o.Rev, o.Worker, lease, o.Seen)
 	if err != nil {
 		return nil, err
 	}
@@ -436,105 +440,6 @@ func randomWorker() string {
 		host = host[:64]
 	}
 	return host + "/" + hex.EncodeToString(b[:])
-}
-
-// LiveStart returns a description of the live lease on (name, rev) in a
-// pull request's events, or "" when there is none (see the package doc).
-func LiveStart(evs []hubrefs.Event, t *trust.State, name, rev string, lease time.Duration, now time.Time) string {
-	var start *hubrefs.Event
-	for i := range evs {
-		ev := evs[i]
-		if ev.Type != hubrefs.TypeCheckStarted && ev.Type != hubrefs.TypeCheckCompleted {
-			continue
-		}
-		var p hubrefs.Check
-		if ev.Unmarshal(&p) != nil || p.Name != name || p.Head != rev || !t.Has(ev.Signer, trust.CheckCap(name)) {
-			continue
-		}
-		if ev.Type == hubrefs.TypeCheckStarted {
-			start = &evs[i]
-		} else {
-			start = nil
-		}
-	}
-	if start == nil {
-		return ""
-	}
-	until := time.Unix(start.Time, 0).Add(lease)
-	if !now.Before(until) {
-		return ""
-	}
-	who := repo.Fingerprint(start.Signer)
-	if m, ok := t.MemberByKey(start.Signer); ok {
-		who = m.Name
-	}
-	var p hubrefs.Check
-	if start.Unmarshal(&p) == nil && p.Worker != "" {
-		who += " (" + p.Worker + ")"
-	}
-	return fmt.Sprintf("already running: check.started %s by %s, lease until %s", start.ID, who, until.UTC().Format(time.RFC3339))
-}
-
-// completions counts the check.completed events of check name at rev by a
-// current holder of hub.check:<name>.
-func completions(evs []hubrefs.Event, t *trust.State, name, rev string) int {
-	n := 0
-	for _, ev := range evs {
-		var p hubrefs.Check
-		if ev.Type == hubrefs.TypeCheckCompleted && ev.Unmarshal(&p) == nil && p.Name == name && p.Head == rev && t.Has(ev.Signer, trust.CheckCap(name)) {
-			n++
-		}
-	}
-	return n
-}
-
-// startLease appends check.started unless a live start holds the check
-// (then it returns who holds it). The append is a compare-and-swap on the
-// tip the lease was judged on; a lost race re-reads and judges again.
-func startLease(s *repo.Signing, id, name, commit, worker string, lease time.Duration) (holder string, err error) {
-	r := s.Repo
-	begin := time.Now()
-	done := -1 // completions of the check at commit when first read
-	for attempt := 1; ; attempt++ {
-		st, evs, err := r.PRState(id, s.Trust)
-		if err != nil {
-			return "", err
-		}
-		if holder := LiveStart(evs, s.Trust, name, commit, lease, time.Now()); holder != "" {
-			return holder, nil
-		}
-		// A race lost to a worker that ran the check and recorded it
-		// meanwhile (its start and completion both after our first read):
-		// the check is done, not to be run again.
-		if n := completions(evs, s.Trust, name, commit); done < 0 {
-			done = n
-		} else if n > done {
-			return "completed meanwhile by another worker", nil
-		}
-		started := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckStarted, Repo: s.Trust.RepoID}, Name: name, Head: commit, Worker: worker}
-		ev, err := repo.NewEvent(started, st.Tip, s.Key, time.Now())
-		if err != nil {
-			return "", err
-		}
-		if err := pr.Authorize(ev, st, s.Trust); err != nil {
-			return "", fmt.Errorf("check.started on pull request %s refused, nothing written: %w", id, err)
-		}
-		_, err = hubrefs.Append(context.Background(), hubrefs.AppendOptions{
-			GitDir: r.GitDir, Remote: r.Remote, Ref: hubrefs.PRRefPrefix + id, Payload: started,
-			Signer: s.Key.Signer, Name: s.Member.Name, Ceilings: repo.EventCeilings(s.Trust), Attempts: 1,
-			Sign: s.Key.PushSigning(),
-		})
-		if err == nil {
-			return "", nil
-		}
-		if !errors.Is(err, hubrefs.ErrStale) || time.Since(begin) > hubrefs.DefaultPatience {
-			return "", fmt.Errorf("appending check.started to pull request %s: %w", id, err)
-		}
-		time.Sleep(hubrefs.Backoff(attempt))
-		if err := r.Refresh(); err != nil {
-			return "", err
-		}
-	}
 }
 
 // Checkout makes dir a repository whose objects are gitDir's (alternates)

@@ -79,13 +79,84 @@ func TestLiveStart(t *testing.T) {
 		{"another check", []hubrefs.Event{ev(hubrefs.TypeCheckStarted, check("lint", rev), ci, now.Unix()-60)}, false},
 		{"another revision", []hubrefs.Event{ev(hubrefs.TypeCheckStarted, check("ci", other), ci, now.Unix()-60)}, false},
 	} {
-		got := LiveStart(tc.evs, st, "ci", rev, lease, now)
+		got := LiveStart(tc.evs, st, "ci", rev, lease, now, nil)
 		if (got != "") != tc.live {
 			t.Errorf("%s: LiveStart = %q, want live=%v", tc.name, got, tc.live)
 		}
 		if tc.live && !strings.Contains(got, "by ci") {
 			t.Errorf("%s: %q does not name the holder", tc.name, got)
 		}
+	}
+}
+
+// TestLeaseClocks (docs/queue.md, "Clocks and leases"): a reader without
+// memory does not believe a start dated more than twice the bound after its
+// clock, and believes one dated less; a reader with memory counts a start
+// that appeared while it watched from when it saw it, whatever its time
+// says (days behind, days ahead), and a start already there at its first
+// look by its time, unless dated beyond the cap (then from that first
+// look).
+func TestLeaseClocks(t *testing.T) {
+	st, ci, _, ev := leaseWorld(t)
+	const rev = "1111111111111111111111111111111111111111"
+	const day = 86400
+	lease := 2 * time.Minute
+	t0 := time.Unix(1_800_000_000, 0)
+	started := func(at int64) []hubrefs.Event {
+		return []hubrefs.Event{ev(hubrefs.TypeCheckStarted, hubrefs.Check{Name: "ci", Head: rev}, ci, at)}
+	}
+	live := func(evs []hubrefs.Event, now time.Time, seen *Sightings) bool {
+		return LiveStart(evs, st, "ci", rev, lease, now, seen) != ""
+	}
+
+	// Without memory.
+	for _, tc := range []struct {
+		name string
+		at   int64
+		live bool
+	}{
+		{"three days ahead", t0.Unix() + 3*day, false},
+		{"ahead by more than twice the bound", t0.Unix() + 601, false},
+		{"ahead by twice the bound", t0.Unix() + 600, true},
+		{"ahead within the bound", t0.Unix() + 60, true},
+		{"a minute old", t0.Unix() - 60, true},
+		{"three days old", t0.Unix() - 3*day, false},
+	} {
+		if got := live(started(tc.at), t0, nil); got != tc.live {
+			t.Errorf("without memory, a start %s: live=%v, want %v", tc.name, got, tc.live)
+		}
+	}
+
+	// With memory: a first look, then starts appearing while it watches.
+	seen := NewSightings(time.Hour)
+	old := started(t0.Unix() - 3*day)    // dead for days when first seen
+	future := started(t0.Unix() + 3*day) // written by a clock days ahead
+	seen.See(append(append([]hubrefs.Event{}, old...), future...), t0)
+	seen.Watch()
+	if live(old, t0, seen) {
+		t.Errorf("a start days old at the first look holds the lease")
+	}
+	if !live(future, t0.Add(lease-time.Second), seen) || live(future, t0.Add(lease), seen) {
+		t.Errorf("a start days ahead at the first look does not hold exactly one lease from that look")
+	}
+	behind := started(t0.Unix() - 3*day) // appears now, from a clock days behind
+	behind[0].ID[1] = 1
+	ahead := started(t0.Unix() + 3*day) // appears now, from a clock days ahead
+	ahead[0].ID[1] = 2
+	at := t0.Add(10 * time.Minute)
+	seen.See(append(append([]hubrefs.Event{}, behind...), ahead...), at)
+	for name, evs := range map[string][]hubrefs.Event{"behind": behind, "ahead": ahead} {
+		if !live(evs, at.Add(lease-time.Second), seen) {
+			t.Errorf("a start appearing from a clock days %s does not hold the lease from when it was seen", name)
+		}
+		if live(evs, at.Add(lease), seen) {
+			t.Errorf("a start appearing from a clock days %s holds the lease past one lease from when it was seen", name)
+		}
+	}
+	// Forgotten after keep: seen anew.
+	seen.See(nil, at.Add(2*time.Hour))
+	if !live(behind, at.Add(2*time.Hour), seen) {
+		t.Errorf("a start seen again after its sighting was forgotten is not counted from then")
 	}
 }
 

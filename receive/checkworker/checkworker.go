@@ -33,7 +33,10 @@
 //     command runs (check.started again every third of it), so a run longer
 //     than the lease keeps it, and a worker killed with SIGKILL leaves a
 //     lease that expires within Options.Lease: another worker then takes
-//     the candidate.
+//     the candidate. A worker counts another's lease from when it first saw
+//     the start (checkrun.Sightings, noted by every look and every run), so
+//     neither holder's nor reader's clock being off stretches or cuts it
+//     (docs/queue.md, "Clocks and leases").
 //   - Stopping (the context ends, SIGTERM in the verb) cancels the running
 //     commands, records them cancelled (closing their leases) and returns:
 //     no lease is left behind.
@@ -149,7 +152,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	w := &worker{o: o, url: url, log: &lockedWriter{w: o.Log, secret: url, shown: redact(url)}}
+	w := &worker{o: o, url: url, log: &lockedWriter{w: o.Log, secret: url, shown: redact(url)}, seen: checkrun.NewSightings(max(10*o.Lease, time.Hour))}
 	w.logf("check worker %s: check %s from %s, %d job(s): %s", repo.Fingerprint(o.Key.Signer.PublicKey()), o.Name, url, o.Jobs, strings.Join(o.Argv, " "))
 	return w.loop(ctx)
 }
@@ -159,6 +162,9 @@ type worker struct {
 	url  string
 	log  *lockedWriter
 	scan *scan // used by the loop's goroutine only
+	// seen remembers when each check.started was first seen (the lease
+	// counts from it: checkrun's lease.go); watching once a look succeeded.
+	seen *checkrun.Sightings
 }
 
 // lockedWriter serialises the log lines of the runs, and writes the
@@ -211,6 +217,9 @@ func (w *worker) loop(ctx context.Context) error {
 		cands, need, err := w.look(ctx)
 		if err != nil && ctx.Err() == nil {
 			w.logf("reading the candidates at %s: %v", w.url, err)
+		}
+		if err == nil {
+			w.seen.Watch() // what the first look read was there before this worker
 		}
 		if err == nil {
 			for b, r := range runs {
@@ -352,7 +361,7 @@ func (w *worker) runOne(ctx context.Context, n int, c candidate) bool {
 	url := strings.NewReplacer("{pr}", c.pr, "{rev}", c.commit, "{name}", w.o.Name).Replace(w.o.URL)
 	w.logf("running check %s on %s (pull request %s at %s)", w.o.Name, c.branch, c.pr, c.commit)
 	res, err := checkrun.Run(s, checkrun.Options{PR: c.pr, Rev: c.commit, Name: w.o.Name, Argv: w.o.Argv,
-		Timeout: w.o.Timeout, Retries: w.o.Retries, Lease: w.o.Lease, Renew: w.o.Lease / 3, EveryStep: w.o.EveryStep,
+		Timeout: w.o.Timeout, Retries: w.o.Retries, Lease: w.o.Lease, Seen: w.seen, Renew: w.o.Lease / 3, EveryStep: w.o.EveryStep,
 		Context: ctx, URL: url, Output: tail.String, Stdout: tail, Stderr: tail, Log: w.log})
 	switch {
 	case err != nil:

@@ -30,6 +30,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -138,10 +139,11 @@ func (w *worker) refold(refs map[string]plumbing.Hash) error {
 		if e, ok := sc.prs[id]; ok && e.tip == tip {
 			continue
 		}
-		st, _, err := r.PRState(id, sc.t)
+		st, evs, err := r.PRState(id, sc.t)
 		if err != nil {
 			return fmt.Errorf("pull request %s: %w", id, err)
 		}
+		w.seen.See(evs, clock.Now())
 		sc.prs[id] = prEntry{tip: tip, st: st}
 	}
 	if queuesMoved {

@@ -80,6 +80,7 @@ import (
 	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -116,7 +117,7 @@ type Options struct {
 	AutoEnter bool
 	// PushOptions go on every push (--push-option).
 	PushOptions []string
-	// Now is the clock (default time.Now).
+	// Now is the clock (default clock.Now).
 	Now func() time.Time
 	// MaxRounds bounds plan→act→re-read rounds (default DefaultMaxRounds).
 	MaxRounds int
@@ -226,7 +227,7 @@ func (o *Options) norm() error {
 		o.Remote = "."
 	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = clock.Now
 	}
 	if o.Sleep == nil {
 		o.Sleep = time.Sleep

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/uuid"
@@ -21,6 +20,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/clock"
 )
 
 // Sentinel errors of the pull request writers.
@@ -69,7 +69,7 @@ func (p *PR) Write(payload any) (string, error) {
 	if p.State != nil {
 		tip = p.State.Tip
 	}
-	ev, err := NewEvent(payload, tip, p.Key, time.Now())
+	ev, err := NewEvent(payload, tip, p.Key, clock.Now())
 	if err != nil {
 		return "", err
 	}

@@ -22,7 +22,6 @@ import (
 	"crypto/sha1"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/uuid"
@@ -30,6 +29,7 @@ import (
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
+	"github.com/gitplus/gitplus/receive/clock"
 )
 
 // WriteQueue judges payload by applying it to a clone of the queue's folded
@@ -40,7 +40,7 @@ func (s *Signing) WriteQueue(id string, q *QueueLog, payload any) (plumbing.Hash
 	if q != nil {
 		tip = q.State.Tip
 	}
-	ev, err := NewEvent(payload, tip, s.Key, time.Now())
+	ev, err := NewEvent(payload, tip, s.Key, clock.Now())
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

@@ -10,13 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/uuid"
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -24,7 +24,7 @@ import (
 // the boundary's rule) and appends it; nothing is written when it would be
 // refused.
 func (s *Signing) AppendTrust(payload any) (string, error) {
-	ev, err := NewEvent(payload, s.Trust.Tip, s.Key, time.Now())
+	ev, err := NewEvent(payload, s.Trust.Tip, s.Key, clock.Now())
 	if err != nil {
 		return "", err
 	}
@@ -185,7 +185,7 @@ func Init(o InitOptions) (*Initialised, error) {
 		Name:  name,
 		Admin: hubrefs.Admin{Name: admin, Key: hubrefs.AuthorizedKey(o.Key.Signer.PublicKey())},
 	}
-	evID, err := hubrefs.WriteEvent(r.store, payload, nil, admin, time.Now(), o.Key.Signer)
+	evID, err := hubrefs.WriteEvent(r.store, payload, nil, admin, clock.Now(), o.Key.Signer)
 	if err != nil {
 		return nil, fmt.Errorf("writing repo.created into %s: %w", gitDir, err)
 	}
@@ -224,7 +224,7 @@ func (r *Repo) initRules(root hubrefs.Event, rootID plumbing.Hash, admin string,
 		return plumbing.ZeroHash, fmt.Errorf("folding repo.created %s: %w", rootID, err)
 	}
 	payload := hubrefs.RulesSet{Base: hubrefs.Base{Type: hubrefs.TypeRulesSet, Repo: st.RepoID}, Rules: []byte(InitialRules)}
-	id, err := hubrefs.WriteEvent(r.store, payload, []plumbing.Hash{rootID}, admin, time.Now(), key.Signer)
+	id, err := hubrefs.WriteEvent(r.store, payload, []plumbing.Hash{rootID}, admin, clock.Now(), key.Signer)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("writing the initial rules.set into %s: %w", r.GitDir, err)
 	}
