@@ -32,7 +32,8 @@ package serve
 //     and sends it again (the documented loop does so, a few times).
 //   - Authentication: the signature is the identity, so a public server
 //     takes these requests without credentials; a --private one needs a
-//     member's token, as for every other request.
+//     member's token, as for every other request, and answers a path that
+//     is no served repository exactly as smart HTTP does (hiddenRepo).
 
 import (
 	"bytes"
@@ -84,7 +85,7 @@ func (s *Server) checkAPI(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, "bad path: "+err.Error(), http.StatusBadRequest)
 		return true
 	case errors.Is(err, ErrNoRepo) && s.Private:
-		privateRepo(w, rel)
+		hiddenRepo(w, r, rel)
 		return true
 	case errors.Is(err, ErrNoRepo):
 		http.Error(w, "git+: "+rel+" is not a git+ repository here", http.StatusNotFound)
