@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"log"
 	"os/signal"
 	"syscall"
 
@@ -41,6 +42,10 @@ func serveAction(c *cli.Context) error {
 	if err != nil {
 		return usageErr("--check-rate: %v", err)
 	}
+	// gitkit logs each request with the standard logger, path included:
+	// a client's bytes, which reach the operator's terminal escaped like
+	// all git+ text (docs/cli.md "Text on a terminal").
+	log.SetOutput(c.App.ErrWriter)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return serve.Run(ctx, serve.Config{Root: c.String("root"), Listen: c.String("listen"), SSH: c.String("ssh"),
