@@ -34,6 +34,7 @@ import (
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
+	"github.com/gitplus/gitplus/receive/termtext"
 )
 
 // CodeInternal is the refusal code of a push the hook could not judge (an
@@ -331,7 +332,12 @@ func PreReceive(gitDir string, environ []string, stdin io.Reader, stderr io.Writ
 }
 
 // preReceive is PreReceive; it also returns the code of the first refusal.
-func preReceive(gitDir string, env QuarantineEnv, push PushEnv, stdin io.Reader, stderr io.Writer, closeStore bool) (int, string) {
+func preReceive(gitDir string, env QuarantineEnv, push PushEnv, stdin io.Reader, w io.Writer, closeStore bool) (int, string) {
+	// The reasons name what pushers wrote (refs, check names, fields of
+	// events); they reach a terminal through git's sideband: escaped
+	// (docs/cli.md, "Text on a terminal"), once when stderr already is.
+	stderr := termtext.NewWriter(w)
+	defer stderr.Flush()
 	updates, err := ParseHookInput(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "git+: refused the whole push: [%s] %v\n", CodeInternal, err)

@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/repo"
+	"github.com/gitplus/gitplus/receive/termtext"
 )
 
 // ---- command construction -------------------------------------------------
@@ -115,9 +117,14 @@ func flagHelp(cmd *cli.Command) string {
 }
 
 // wantJSON reports whether --json was given before or after the verb.
+// Every JSON output asks it first, so it is also where standard output
+// takes JSON's escapes instead of text's (termtext): a verb prints either.
 func wantJSON(c *cli.Context) bool {
 	for _, x := range c.Lineage() {
 		if x.Bool("json") {
+			if t, ok := c.App.Writer.(*termtext.Writer); ok {
+				t.SetJSON(true)
+			}
 			return true
 		}
 	}
@@ -152,10 +159,16 @@ func printView(c *cli.Context, v interface{ WriteText(io.Writer) }) error {
 	return nil
 }
 
+// printJSON prints v as JSON, with JSON's escapes also where a text
+// output shows a JSON document (rules show).
 func printJSON(c *cli.Context, v any) error {
-	enc := json.NewEncoder(c.App.Writer)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return termtext.WriteJSON(c.App.Writer, b.Bytes())
 }
 
 // ---- repository -----------------------------------------------------------

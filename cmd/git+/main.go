@@ -10,6 +10,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
+	"github.com/gitplus/gitplus/receive/termtext"
 )
 
 var commands []*cli.Command
@@ -71,6 +73,11 @@ func newApp() *cli.App {
 		Commands:             commands,
 		EnableBashCompletion: false,
 		HideHelpCommand:      true,
+		// Every text the CLI writes goes through termtext (docs/cli.md,
+		// "Text on a terminal"): record text cannot act on a terminal.
+		// --json switches standard output to JSON's escapes (wantJSON).
+		Writer:    termtext.NewWriter(os.Stdout),
+		ErrWriter: termtext.NewWriter(os.Stderr),
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return fail(2, err)
 		},
@@ -105,24 +112,32 @@ func run(args []string) int {
 		args = append([]string{args[0]}, normalizeArgs(app.Flags, app.Commands, args[1:])...)
 	}
 	err := app.Run(args)
+	stderr := termtext.NewWriter(app.ErrWriter)
+	defer func() {
+		for _, w := range []io.Writer{app.Writer, stderr} {
+			if t, ok := w.(*termtext.Writer); ok {
+				t.Flush()
+			}
+		}
+	}()
 	if err == nil {
 		return 0
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(os.Stderr, "git+:", ee.err)
+			fmt.Fprintln(stderr, "git+:", ee.err)
 		}
 		return ee.code
 	}
 	var ce cli.ExitCoder
 	if errors.As(err, &ce) {
 		if err.Error() != "" {
-			fmt.Fprintln(os.Stderr, "git+:", err)
+			fmt.Fprintln(stderr, "git+:", err)
 		}
 		return ce.ExitCode()
 	}
-	fmt.Fprintln(os.Stderr, "git+:", err)
+	fmt.Fprintln(stderr, "git+:", err)
 	return 1
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive/repo"
+	"github.com/gitplus/gitplus/receive/termtext"
 )
 
 func prCheckoutCommand() *cli.Command {
@@ -80,7 +81,9 @@ func prDiff(c *cli.Context) error {
 		}
 		return printJSON(c, d)
 	}
-	if err := d.Run(h, c.Args().Slice()[1:], c.App.Writer, c.App.ErrWriter); err != nil {
+	// git's diff of the files, as git diff shows it: to the terminal
+	// itself (git pages and colours it), not through git+'s text escapes.
+	if err := d.Run(h, c.Args().Slice()[1:], termtext.Raw(c.App.Writer), termtext.Raw(c.App.ErrWriter)); err != nil {
 		return fail(1, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"log"
 	"os/signal"
 	"syscall"
 
@@ -26,8 +27,9 @@ func init() {
 			&cli.StringFlag{Name: "host-key", Usage: "the SSH host key file, created if missing and reused (default ROOT/.gitplus/ssh_host_ed25519_key)"},
 			&cli.BoolFlag{Name: "private", Usage: "HTTP reads need a member token too, and a client not authenticated for a repository learns nothing of it, not even whether it exists (default: anonymous reads)"},
 			&cli.StringFlag{Name: "adopt", Usage: "SSH private key FILE: git+ init every repository without refs/hub/trust, with this key as admin"},
+			&cli.StringFlag{Name: "check-rate", Value: serve.DefaultCheckRate.String(), Usage: "N/DURATION: each client address may make N requests to the check endpoints (/hub/checks/prepare|append) per DURATION, in bursts of up to N; more are answered 429 with Retry-After"},
 		},
-		Action: nargs(0, 0, "usage: git+ serve --root DIR [--listen ADDR] [--ssh ADDR] [--host-key FILE] [--private] [--adopt KEYFILE]", serveAction),
+		Action: nargs(0, 0, "usage: git+ serve --root DIR [--listen ADDR] [--ssh ADDR] [--host-key FILE] [--private] [--adopt KEYFILE] [--check-rate N/DURATION]", serveAction),
 	})
 }
 
@@ -36,9 +38,17 @@ func serveAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	rate, err := serve.ParseRate(c.String("check-rate"))
+	if err != nil {
+		return usageErr("--check-rate: %v", err)
+	}
+	// gitkit logs each request with the standard logger, path included:
+	// a client's bytes, which reach the operator's terminal escaped like
+	// all git+ text (docs/cli.md "Text on a terminal").
+	log.SetOutput(c.App.ErrWriter)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return serve.Run(ctx, serve.Config{Root: c.String("root"), Listen: c.String("listen"), SSH: c.String("ssh"),
 		HostKey: c.String("host-key"), Private: c.Bool("private"), Adopt: c.String("adopt"), Binary: bin,
-		Stdout: c.App.Writer, Stderr: c.App.ErrWriter})
+		CheckRate: rate, Stdout: c.App.Writer, Stderr: c.App.ErrWriter})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/receive/termtext"
 )
 
 const wakeUsage = "usage: git+ wake (--sweep | --ref REF [--event TYPE]...) [--rule ID] [--dry-run]"
@@ -32,7 +33,11 @@ func wakeAction(c *cli.Context, gitDir string) error {
 	if c.Bool("sweep") == (c.String("ref") != "") {
 		return usageErr("%s", wakeUsage)
 	}
+	// The rules' commands are the operator's (hub/wake.json), run here as
+	// if typed: they get the terminal itself, not git+'s text filter
+	// (docs/cli.md "Text on a terminal"); git+ verbs among them escape
+	// their own text.
 	w := hooks.WakeByHand{Sweep: c.Bool("sweep"), Ref: c.String("ref"), Events: c.StringSlice("event"), Rule: c.String("rule"),
-		DryRun: c.Bool("dry-run"), Environ: os.Environ(), Stdout: c.App.Writer, Stderr: c.App.ErrWriter}
+		DryRun: c.Bool("dry-run"), Environ: os.Environ(), Stdout: termtext.Raw(c.App.Writer), Stderr: termtext.Raw(c.App.ErrWriter)}
 	return w.Run(gitDir)
 }

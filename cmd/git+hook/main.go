@@ -19,6 +19,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/receive"
+	"github.com/gitplus/gitplus/receive/termtext"
 )
 
 func main() {
@@ -46,8 +47,12 @@ func postReceive(bin string) int {
 	if abs, err := filepath.Abs(gitDir); err == nil {
 		gitDir = abs
 	}
-	if _, err := hooks.PostReceive(hooks.Options{GitDir: gitDir, Stdin: os.Stdin, Stderr: os.Stderr, Environ: os.Environ(), Binary: bin}); err != nil {
-		fmt.Fprintf(os.Stderr, "git+: post-receive in %s: %v\n", gitDir, err)
+	// What it says reaches the pusher's terminal (git relays it): escaped
+	// as all git+ text is (docs/cli.md "Text on a terminal").
+	stderr := termtext.NewWriter(os.Stderr)
+	defer stderr.Flush()
+	if _, err := hooks.PostReceive(hooks.Options{GitDir: gitDir, Stdin: os.Stdin, Stderr: stderr, Environ: os.Environ(), Binary: bin}); err != nil {
+		fmt.Fprintf(stderr, "git+: post-receive in %s: %v\n", gitDir, err)
 		return 1
 	}
 	return 0

@@ -20,11 +20,20 @@ package serve
 //     verify-commit strips and checks, so the object is the one the job
 //     signed.
 //   - append decodes the signed commit as every reader does (signature,
-//     payload keys, type check.started or check.completed), writes it and
-//     pushes it into the repository through its hooks, compare-and-swap
-//     from its parent: the boundary judges it as any push, and a refusal
-//     comes back as 403 with the hook's "git+: refused ... [code]" lines.
-//     Serve adds no judgement of its own.
+//     payload keys, type check.started or check.completed) and judges its
+//     signer before anything is written: a current member holding
+//     hub.check:<name> (trust.State.MemberByKey, trust.Member.Has, the
+//     hook's own test and codes: not-member, missing-capability). Only then
+//     is the event pushed into the repository through its hooks,
+//     compare-and-swap from its parent, from a scratch repository
+//     (gitio.PushScratch): the object reaches the repository only inside
+//     receive-pack's quarantine, so a push the hook refuses leaves nothing
+//     behind. The boundary judges it as any push, and a refusal comes back
+//     as 403 with the hook's "git+: refused ... [code]" lines.
+//   - Bounds (docs/serving.md "Bounds"): a request body of at most
+//     maxCheckRequest bytes (413), and CheckRate requests per client
+//     (ratelimit.go, 429 with Retry-After), both counted before the
+//     repository is looked up.
 //   - A race: the signature covers the parent, so serve cannot rebuild the
 //     event on a tip that moved, as git+'s own writers do. When the ref
 //     moved after prepare (or the push lost a race), append answers 409
@@ -32,7 +41,8 @@ package serve
 //     and sends it again (the documented loop does so, a few times).
 //   - Authentication: the signature is the identity, so a public server
 //     takes these requests without credentials; a --private one needs a
-//     member's token, as for every other request.
+//     member's token, as for every other request, and answers a path that
+//     is no served repository exactly as smart HTTP does (hiddenRepo).
 
 import (
 	"bytes"
@@ -50,6 +60,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
@@ -69,14 +81,36 @@ type CheckRequest struct {
 	Member     string `json:"member"` // the author name written into the event (not trusted: the key is)
 }
 
-// maxEventUpload bounds an append request.
-const maxEventUpload = 1 << 20
+// maxCheckRequest bounds a check request's body: an event up to the
+// default event ceiling (64 KiB, docs/events.md), its signature and the
+// form's framing. A check event is far smaller (its output is at most
+// hubrefs.MaxCheckOutput bytes).
+const maxCheckRequest = 96 << 10
+
+// tooLarge answers 413.
+func tooLarge(w http.ResponseWriter) {
+	http.Error(w, fmt.Sprintf("git+: a check request is at most %d bytes (an event within the 64 KiB event ceiling and its signature): send the event prepare answered, unchanged", maxCheckRequest), http.StatusRequestEntityTooLarge)
+}
+
+func isTooLarge(err error) bool {
+	var mb *http.MaxBytesError
+	return errors.As(err, &mb)
+}
 
 // checkAPI answers the two check endpoints; it reports whether r was one.
 func (s *Server) checkAPI(w http.ResponseWriter, r *http.Request) bool {
 	m := checkAPIRE.FindStringSubmatch(r.URL.Path)
 	if m == nil {
 		return false
+	}
+	// The bounds come first, alike for every path: they say nothing of
+	// which repositories exist.
+	if !s.checkRateOK(w, r) {
+		return true
+	}
+	if r.ContentLength > maxCheckRequest {
+		tooLarge(w)
+		return true
 	}
 	rel := strings.TrimPrefix(m[1], "/")
 	dir, err := s.Repo(m[1])
@@ -85,7 +119,7 @@ func (s *Server) checkAPI(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, "bad path: "+err.Error(), http.StatusBadRequest)
 		return true
 	case errors.Is(err, ErrNoRepo) && s.Private:
-		privateRepo(w, rel)
+		hiddenRepo(w, r, rel)
 		return true
 	case errors.Is(err, ErrNoRepo):
 		http.Error(w, "git+: "+rel+" is not a git+ repository here", http.StatusNotFound)
@@ -118,7 +152,7 @@ func (s *Server) checkAPI(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, "git+: POST only", http.StatusMethodNotAllowed)
 		return true
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxEventUpload)
+	r.Body = http.MaxBytesReader(w, r.Body, maxCheckRequest)
 	if m[2] == "prepare" {
 		s.checkPrepare(w, r, dir)
 	} else {
@@ -133,6 +167,10 @@ func (s *Server) checkPrepare(w http.ResponseWriter, r *http.Request, dir string
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
+		if isTooLarge(err) {
+			tooLarge(w)
+			return
+		}
 		http.Error(w, "git+: the body is not a check request (JSON: pr, name, head, conclusion, url, attempts, type, member): "+err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -233,7 +271,17 @@ func signEvent(unsigned, armored []byte) ([]byte, error) {
 
 // checkAppend assembles, writes and pushes a signed check event.
 func (s *Server) checkAppend(w http.ResponseWriter, r *http.Request, dir string) {
-	if err := r.ParseMultipartForm(maxEventUpload); err != nil {
+	// The whole body fits in memory (maxCheckRequest): nothing goes to a
+	// temporary file.
+	err := r.ParseMultipartForm(maxCheckRequest)
+	if r.MultipartForm != nil {
+		defer r.MultipartForm.RemoveAll()
+	}
+	if err != nil {
+		if isTooLarge(err) {
+			tooLarge(w)
+			return
+		}
 		http.Error(w, "git+: send the event and its signature as multipart form fields event and signature (curl -F event=@FILE -F signature=@FILE.sig): "+err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -293,20 +341,23 @@ func (s *Server) checkAppend(w http.ResponseWriter, r *http.Request, dir string)
 		http.Error(w, fmt.Sprintf("git+: no pull request %s here", pr), http.StatusNotFound)
 		return
 	}
+	// The signer first: a stranger's event, or one whose signer may not
+	// report this check, is refused before anything is written.
+	if !s.checkSigner(w, dir, ref, ev, chk.Name) {
+		return
+	}
 	if tip != ev.Parents[0] {
 		stale()
 		return
 	}
-	id, err := gitio.WriteLooseObject(dir, plumbing.CommitObject, signed)
-	if err != nil {
-		s.logf("%v", err)
-		http.Error(w, "git+: writing the event: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
+	// Written only into a scratch repository and pushed from there: it
+	// reaches this repository inside receive-pack's quarantine, which a
+	// refusal discards (gitio.PushScratch).
+	id := plumbing.ComputeHash(plumbing.CommitObject, signed)
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
 	defer cancel()
-	_, err = gitio.Push(ctx, gitio.PushOptions{GitDir: dir, Remote: ".", Env: []string{receive.EnvServed + "=1"},
-		Updates: []gitio.PushUpdate{{Ref: ref, Old: tip, New: id}}})
+	_, _, err = gitio.PushScratch(ctx, dir, []gitio.ScratchObject{{Type: plumbing.CommitObject, Content: signed}},
+		gitio.PushOptions{Env: []string{receive.EnvServed + "=1"}, Updates: []gitio.PushUpdate{{Ref: ref, Old: tip, New: id}}})
 	var refused *gitio.PushRefusedError
 	switch {
 	case err == nil:
@@ -327,6 +378,35 @@ func (s *Server) checkAppend(w http.ResponseWriter, r *http.Request, dir string)
 		s.logf("checks: pushing %s to %s: %v", id, ref, err)
 		http.Error(w, "git+: pushing the event: "+err.Error(), http.StatusInternalServerError)
 	}
+}
+
+// checkSigner judges the signer of a check event on ref as the hook does
+// (policy's hub judgement: a current member, holding hub.check:<name>),
+// before anything is written. A refusal is answered 403 with the line the
+// hook would print; it returns false then.
+func (s *Server) checkSigner(w http.ResponseWriter, dir, ref string, ev hubrefs.Event, name string) bool {
+	st, _, err := s.memberKeys(dir)
+	if err != nil {
+		s.logf("%v", err)
+		http.Error(w, "repository not ready", http.StatusInternalServerError)
+		return false
+	}
+	v := policy.Verdict{Update: policy.Update{Ref: ref}}
+	m, ok := st.MemberByKey(ev.Signer)
+	switch {
+	case !ok:
+		v.Code = policy.CodeNotMember
+		v.Reason = fmt.Sprintf("%s: event %s (%s) is signed by a key that is not a member's (%s); ask an admin to git+ member add it", ref, ev.ID, ev.Type, hubrefs.Fingerprint(ev.Signer))
+	case !m.Has(trust.CheckCap(name)):
+		v.Code = policy.CodeMissingCapability
+		v.Reason = fmt.Sprintf("%s: member %q signed event %s (%s) without holding %s; ask an admin to grant it (git+ member change %s --add-cap %s)", ref, m.Name, ev.ID, ev.Type, trust.CheckCap(name), m.Name, trust.CheckCap(name))
+	default:
+		return true
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintln(w, receive.RefusalLine(v))
+	return false
 }
 
 // authorName is the member name of an unsigned event's author line.

@@ -61,15 +61,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad path: "+err.Error(), http.StatusBadRequest)
 		return
 	case errors.Is(err, ErrNoRepo) && s.Private:
-		// A private server tells a client that is not authenticated for
-		// a repository nothing, not even whether it exists: a missing
-		// one is answered as an existing one refusing the same request
-		// (docs/serving.md "HTTP").
-		if name, _, ok := r.BasicAuth(); ok {
-			badToken(w, rel, name)
-		} else {
-			privateRepo(w, rel)
-		}
+		hiddenRepo(w, r, rel)
 		return
 	case errors.Is(err, ErrNoRepo):
 		http.NotFound(w, r)
@@ -111,6 +103,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.receivePack(w, r, dir, rel, who)
+}
+
+// hiddenRepo answers a request for rel, which is no served repository, on a
+// private server. A private server tells a client that is not
+// authenticated for a repository nothing, not even whether it exists: a
+// missing one is answered as an existing one refusing the same request,
+// with or without credentials (docs/serving.md "HTTP"). Smart HTTP and the
+// check endpoints both answer through here.
+func hiddenRepo(w http.ResponseWriter, r *http.Request, rel string) {
+	if name, _, ok := r.BasicAuth(); ok {
+		badToken(w, rel, name)
+	} else {
+		privateRepo(w, rel)
+	}
 }
 
 // badToken answers credentials that authenticate no one for rel.

@@ -143,6 +143,9 @@ type Server struct {
 	Binary  string    // the git+ binary the installed hooks run
 	Private bool      // HTTP reads need a member token too
 	Log     io.Writer // "git+ serve: ..." lines about failed requests (nil: standard error)
+	// CheckRate bounds each client's requests to the check endpoints
+	// (ratelimit.go; zero: DefaultCheckRate). Set it before serving.
+	CheckRate Rate
 
 	web       http.Handler // webview.Root(the server): browser pages (docs/cli.md)
 	gitkit    http.Handler // git's smart HTTP reads
@@ -150,6 +153,8 @@ type Server struct {
 	installed map[string]bool
 	keys      map[string]memberKeys // per repository: KeyEvents at a trust tip (keyevent.go)
 	metrics   metricsState          // /metrics (metrics.go)
+
+	checkLimit *limiter // the check endpoints' rate (ratelimit.go)
 }
 
 // New returns a server for the repositories under root (absolute) that
@@ -306,6 +311,10 @@ type Config struct {
 	Binary  string    // the git+ binary the hooks run (hooks.Executable())
 	Stdout  io.Writer // the "listening on" lines
 	Stderr  io.Writer // what serve reports: adopted, skipped, failed requests
+
+	// CheckRate bounds each client's requests to the check endpoints
+	// (zero: DefaultCheckRate, 120 a minute).
+	CheckRate Rate
 }
 
 // Run serves cfg until ctx ends, then shuts down (running requests get
@@ -320,6 +329,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	s := New(root, cfg.Binary, cfg.Private)
 	s.Log = cfg.Stderr
+	s.CheckRate = cfg.CheckRate
 	if _, err := s.Prepare(cfg.Adopt, cfg.Stderr); err != nil {
 		return err
 	}

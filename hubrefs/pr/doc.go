@@ -59,7 +59,8 @@
 //     (docs/events.md).
 //   - Payloads: ids are lower-case canonical UUIDs; commit ids are 40
 //     lower-case hex digits; base and branch are full refs/heads/... names;
-//     titles are one non-blank line of at most 1024 bytes; thread ids are 1–128
+//     titles are one non-blank line of at most 1024 bytes, without control
+//     characters (termtext.Plain, no tab; docs/events.md "Titles"); thread ids are 1–128
 //     letters, digits, '.', '_', '-'; check names follow trust.ValidCheckName.
 //     Payloads decode strictly (docs/events.md): unknown, repeated or
 //     case- or Unicode-folded keys are refused; so are unknown types. That the ref's

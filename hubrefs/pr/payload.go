@@ -8,6 +8,7 @@ import (
 
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/termtext"
 )
 
 // Pull request states.
@@ -160,8 +161,8 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		if err := ValidOID(v.Head); err != nil {
 			return p, field("head", err)
 		}
-		if strings.TrimSpace(v.Title) == "" || strings.ContainsAny(v.Title, "\r\n") || len(v.Title) > 1024 {
-			return p, field("title", fmt.Errorf("%w: the title must be one non-blank line of at most 1024 bytes", ErrMalformed))
+		if strings.TrimSpace(v.Title) == "" || strings.ContainsAny(v.Title, "\r\n\t") || !termtext.Plain(v.Title) || len(v.Title) > 1024 {
+			return p, field("title", fmt.Errorf("%w: the title must be one non-blank line of at most 1024 bytes, without control characters (docs/events.md)", ErrMalformed))
 		}
 		if v.Source != "" {
 			if err := trust.ValidBranch(v.Source); err != nil {

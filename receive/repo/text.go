@@ -1,7 +1,10 @@
 package repo
 
 // The readers' text, as the CLI prints it: the same words for a program
-// that shows a pull request, a queue or an identity.
+// that shows a pull request, a queue or an identity. Record text is
+// written as recorded; the CLI's writers escape what a terminal would act
+// on (receive/termtext, docs/cli.md "Text on a terminal"), and a program
+// writing this text to a terminal wraps its writer in termtext.NewWriter.
 
 import (
 	"fmt"
