@@ -29,9 +29,6 @@ func TestHubEvents(t *testing.T) {
 		return w.storeRaw(plumbing.CommitObject, []byte(fmt.Sprintf("tree %s\nparent %s\nauthor alice <a@example.invalid> 1700000000 +0000\ncommitter alice <a@example.invalid> 1700000000 +0000\n\nalice's change\n\n%s: %s\n%s: %s\n",
 			tree, parent, queue.TrailerPR, p.id, queue.TrailerHead, head)))
 	}
-	mergedTree := func(w *world, ours, theirs plumbing.Hash) plumbing.Hash {
-		return plumbing.NewHash(strings.Fields(w.git("merge-tree", "--write-tree", ours.String(), theirs.String()))[0])
-	}
 	const squashRules = `{"protected":{"refs/heads/main":{"mergeMethod":"squash"}}}`
 	appendOn := func(w *world, ref, who string, payload any) Update {
 		old := w.refs[ref]
@@ -74,7 +71,7 @@ func TestHubEvents(t *testing.T) {
 		{name: "pr.merged naming a commit whose trailers alone bind it, on a merge branch", want: []string{CodeMergedNotLanded}, in: "mergeMethod merge", setup: func(w *world) []Update {
 			hb := w.commit(w.c0, "b.txt", "bob\n")
 			bob := w.ready(hb)
-			ha := alices(w, w.c0, mergedTree(w, w.c0, hb), bob, hb)
+			ha := alices(w, w.c0, mergeTreeOf(w, w.c0, hb), bob, hb)
 			w.ready(ha)
 			w.refs[main] = ha
 			return []Update{appendOn(w, bob.ref, "alice", merged(w, hb, plumbing.ZeroHash, ha, ""))}
@@ -83,7 +80,7 @@ func TestHubEvents(t *testing.T) {
 			hb := w.commit(w.c0, "b.txt", "bob\n")
 			bob := w.ready(hb)
 			other := w.commit(w.c0, "a.txt", "alice\n")
-			ha := alices(w, w.c0, plumbing.NewHash(w.git("rev-parse", other.String()+"^{tree}")), bob, hb)
+			ha := alices(w, w.c0, commitTreeOf(w, other), bob, hb)
 			w.ready(ha)
 			w.refs[main] = ha
 			return []Update{appendOn(w, bob.ref, "alice", merged(w, hb, plumbing.ZeroHash, ha, ""))}
@@ -91,7 +88,7 @@ func TestHubEvents(t *testing.T) {
 		{name: "pr.merged naming a squash step of the branch", rules: squashRules, want: []string{""}, setup: func(w *world) []Update {
 			hb := w.commit(w.c0, "b.txt", "bob\n")
 			bob := w.ready(hb)
-			s := alices(w, w.c0, mergedTree(w, w.c0, hb), bob, hb)
+			s := alices(w, w.c0, mergeTreeOf(w, w.c0, hb), bob, hb)
 			w.refs[main] = s
 			return []Update{appendOn(w, bob.ref, "alice", merged(w, hb, plumbing.ZeroHash, s, ""))}
 		}},
