@@ -43,7 +43,10 @@ package policy
 //     current rules: justified when the branch is unprotected or does not
 //     require pull requests (any fast-forward), else not-a-pr-head.
 //   - Not judged: queueDepth (push boundaries are not recorded) and
-//     landings reachable only through second parents.
+//     landings reachable only through second parents (a head that merged
+//     the branch in brings them): they are not reported, only asked, for
+//     the path owners of the landing that brought them, which of them was
+//     the tip it fast-forwarded (auditfrom.go).
 
 import (
 	"errors"
