@@ -274,20 +274,25 @@ func Audit(in AuditInput) (*AuditReport, error) {
 			continue
 		}
 		a.landedAt[a.cur] = true
+		// Every pr.merged naming the landing, or a commit it covers, must
+		// tell the truth about it, also when another record justified it
+		// (auditmerged.go).
+		told := []*commit{c}
 		if l.Kind == LandingCandidate || l.Kind == LandingSquash {
 			rep.Unjustified = append(rep.Unjustified, pending...)
 		} else {
 			l.Covers = len(pending)
+			told = append(told, chain[a.cur-len(pending):a.cur]...)
 		}
 		pending = pending[:0]
 		rep.Landings = append(rep.Landings, l)
-		// Every pr.merged naming the landing must tell the truth about it,
-		// also when another record justified it (auditmerged.go).
-		bad, err := a.falseRecords(c)
-		if err != nil {
-			return nil, err
+		for _, t := range told {
+			bad, err := a.falseRecords(t)
+			if err != nil {
+				return nil, err
+			}
+			rep.Unjustified = append(rep.Unjustified, bad...)
 		}
-		rep.Unjustified = append(rep.Unjustified, bad...)
 	}
 	rep.Unjustified = append(rep.Unjustified, pending...)
 	return rep, nil
