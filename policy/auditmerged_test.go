@@ -26,7 +26,9 @@ func TestAuditFalseRecord(t *testing.T) {
 		covered     bool // alice's head is a commit above it: her landing covers it
 	}{
 		{"trailers alone, in a commit a landing covers", `{"protected":{"refs/heads/main":{"requiredChecks":["ci"]}}}`,
-			func(w *world, hb plumbing.Hash) plumbing.Hash { return commitTreeOf(w, w.commit(w.c0, "a.txt", "alice\n")) }, CodeMergedNotLanded, true},
+			func(w *world, hb plumbing.Hash) plumbing.Hash {
+				return commitTreeOf(w, w.commit(w.c0, "a.txt", "alice\n"))
+			}, CodeMergedNotLanded, true},
 		{"trailers alone, merge branch", `{"protected":{"refs/heads/main":{"requiredChecks":["ci"]}}}`,
 			func(w *world, hb plumbing.Hash) plumbing.Hash {
 				return commitTreeOf(w, w.commit(w.c0, "a.txt", "alice\n"))
