@@ -32,11 +32,18 @@ import (
 // and so must the audit, which finds that tip only through the merge
 // (issue #35). A refused landing is audited as if pushed around the
 // boundary, then taken back, so every head builds on what the hook took.
+// Two seeds run on a squash branch, where the steps are squash steps.
 func TestOwnersHookAuditAgree(t *testing.T) {
 	for seed := int64(1); seed <= 3; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { ownersAgree(t, seed, 14) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { ownersAgree(t, seed, 14, false) })
+	}
+	// On a squash branch the steps are squash steps (one parent, the
+	// trailers, the merged tree), judged against their parent.
+	for seed := int64(4); seed <= 5; seed++ {
+		t.Run(fmt.Sprint(seed, " squash"), func(t *testing.T) { ownersAgree(t, seed, 14, true) })
 	}
 }
+
 
 // mergeOf is the merge commit git merge --no-ff of theirs into ours
 // writes (tree from git merge-tree, parents [ours, theirs]), false when
@@ -66,7 +73,7 @@ var ownerPool = []string{"README.md", "notes.md", "docs/" + "a.md", "docs/x/y.tx
 
 var ownerGlobs = []string{"docs/**", "*.md", "/src/", "src/*.go", "**/gen", "docs/", "a?/b", "*.txt", "/gen/q", "x/"}
 
-func ownersAgree(t *testing.T, seed int64, trials int) {
+func ownersAgree(t *testing.T, seed int64, trials int, squash bool) {
 	rng := rand.New(rand.NewSource(seed))
 	w := newWorld(t, "")
 	w.event(hubrefs.TrustRef, "admin", hubrefs.TeamSet{Base: w.base(hubrefs.TypeTeamSet), Team: "rev", Members: []string{"carol"}})
@@ -88,13 +95,17 @@ func ownersAgree(t *testing.T, seed int64, trials int) {
 		wj, _ := json.Marshal(e.who)
 		js = append(js, fmt.Sprintf(`{"paths":%s,"approvers":%s,"approvals":%d}`, pj, wj, e.n))
 	}
-	rules := `{"protected":{"refs/heads/main":{"requiredApprovals":0,"requiredChecks":[],"queueCandidates":true,"owners":[` + strings.Join(js, ",") + `]}}}`
+	method := "merge"
+	if squash {
+		method = "squash"
+	}
+	rules := `{"protected":{"refs/heads/main":{"requiredApprovals":0,"requiredChecks":[],"queueCandidates":true,"mergeMethod":"` + method + `","owners":[` + strings.Join(js, ",") + `]}}}`
 	w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet), Rules: json.RawMessage(rules)})
 	teams := map[string][]string{"carol": {"rev"}}
 
 	tip := w.c0
 	tips := []plumbing.Hash{w.c0} // what the hook took, oldest first
-	accepted, refused, merging := 0, 0, 0
+	accepted, refused, merging, steps := 0, 0, 0, 0
 	for trial := 0; trial < trials; trial++ {
 		h := tip
 		mergesMain := false
@@ -148,7 +159,9 @@ func ownersAgree(t *testing.T, seed int64, trials int) {
 			w.event(p.ref, "admin", hubrefs.PRBypassed{Base: w.base(hubrefs.TypePRBypassed), Head: h.String(), BaseRef: main, Reason: "hotfix"})
 		}
 		landed := h
-		if candidate {
+		if candidate && squash {
+			landed = w.squashOf(tip, p, "", plumbing.ZeroHash) // squash_test.go
+		} else if candidate {
 			landed = w.merge(tip, h)
 		}
 		// The model.
@@ -219,6 +232,9 @@ func ownersAgree(t *testing.T, seed int64, trials int) {
 		if mergesMain {
 			merging++
 		}
+		if candidate {
+			steps++
+		}
 		if want {
 			accepted++
 			tip = landed
@@ -228,8 +244,8 @@ func ownersAgree(t *testing.T, seed int64, trials int) {
 			w.refs[main] = tip
 		}
 	}
-	if accepted == 0 || refused == 0 || merging == 0 {
-		t.Errorf("seed %d: lopsided, %d accepted, %d refused, %d merging the branch in", seed, accepted, refused, merging)
+	if accepted == 0 || refused == 0 || merging == 0 || steps == 0 {
+		t.Errorf("seed %d: lopsided, %d accepted, %d refused, %d merging the branch in, %d steps", seed, accepted, refused, merging, steps)
 	}
 }
 
