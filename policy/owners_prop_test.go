@@ -44,7 +44,6 @@ func TestOwnersHookAuditAgree(t *testing.T) {
 	}
 }
 
-
 // mergeOf is the merge commit git merge --no-ff of theirs into ours
 // writes (tree from git merge-tree, parents [ours, theirs]), false when
 // the merge conflicts.
