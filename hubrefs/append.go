@@ -61,6 +61,11 @@ type AppendOptions struct {
 	Sleep func(time.Duration)
 	// Ceilings bound the payload and parents written (defaults as usual).
 	Ceilings Ceilings
+	// Rebuild, when set, gives the payload of every attempt in place of
+	// Payload: a payload that names the tip of another ref (pr.merged names
+	// the trust log's, docs/events.md) is built again, from that ref as it
+	// is then, after a push that lost a race.
+	Rebuild func(ctx context.Context) (any, error)
 }
 
 // RefusedError is a push the receiving hook refused: gitio's, the one push
@@ -108,14 +113,32 @@ func Append(ctx context.Context, o AppendOptions) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
 	}
-	_, body, err := MarshalPayload(o.Payload)
-	if err != nil {
-		return plumbing.ZeroHash, err
+	checkPayload := func() error {
+		_, body, err := MarshalPayload(o.Payload)
+		if err != nil {
+			return err
+		}
+		if len(body) > c.EventBytes {
+			return fmt.Errorf("appending to %s: payload of %d bytes, over the ceiling of %d: %w", o.Ref, len(body), c.EventBytes, ErrCeiling)
+		}
+		return nil
 	}
-	if len(body) > c.EventBytes {
-		return plumbing.ZeroHash, fmt.Errorf("appending to %s: payload of %d bytes, over the ceiling of %d: %w", o.Ref, len(body), c.EventBytes, ErrCeiling)
+	if o.Rebuild == nil {
+		if err := checkPayload(); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	for attempt := 1; ; attempt++ {
+		if o.Rebuild != nil {
+			p, err := o.Rebuild(ctx)
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("appending to %s: %w", o.Ref, err)
+			}
+			o.Payload = p
+			if err := checkPayload(); err != nil {
+				return plumbing.ZeroHash, err
+			}
+		}
 		old, err := gitio.RemoteRef(ctx, gitDir, ".", o.Ref, o.Env)
 		if err != nil {
 			return plumbing.ZeroHash, err

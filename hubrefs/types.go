@@ -145,6 +145,12 @@ type PRMerged struct {
 	Revision string `json:"revision"`
 	Branch   string `json:"branch"`
 	Commit   string `json:"commit"`
+	// Trust is the tip of refs/hub/trust the record was written under,
+	// which the hook requires to be the trust log's tip at the push: the
+	// causal bound the audit judges the landing's rules by
+	// (docs/events.md, "pr.merged"; docs/trust.md, "The rules in force").
+	// Absent only in records written before it existed.
+	Trust string `json:"trust,omitempty"`
 }
 
 // Review is review.submitted.

@@ -25,19 +25,28 @@ package policy
 //     and never settled by a queue run, a head pushed with plain git) the
 //     landing is justified when some causal prefix of the pull request's
 //     events justifies it, judged under the current trust.
-//   - Trust "then": trust cannot be linked causally to a pull request event,
-//     so the trust state of a landing with a pr.merged is the fold of the
-//     longest causal prefix of refs/hub/trust whose events' committer times
-//     are not after the pr.merged's committer time (writer-chosen times, used
-//     only to pick the epoch). Because writers' clocks may be skewed, a
-//     landing refused under that state is judged again under the current
-//     trust, and is justified if that passes. Rules (protection, approvals,
-//     checks, candidates) come from the same trust state.
+//   - Trust "then": the rules in force for a landing are picked by
+//     causality, never by a signer's clock (auditepoch.go; docs/trust.md,
+//     "The rules in force"): a pr.merged names the trust tip it was
+//     written under, which the hook requires to be the tip at the push, so
+//     it bounds from above the trust of its own landing and of every
+//     landing below it on the first-parent chain; the audit judges the
+//     landing under the tightest such bound. A record older than that
+//     field is judged by its committer time as before, clamped between the
+//     trust the landing below was judged under and the bound the records
+//     above give. Because a landing may have been judged by the hook under
+//     trust older than the bound, a landing refused there is judged again
+//     under the current trust, and is justified if that passes. Rules
+//     (protection, approvals, checks, candidates) come from the same trust
+//     state.
 //   - A commit with no pull request records at all is judged under the
 //     current rules: justified when the branch is unprotected or does not
 //     require pull requests (any fast-forward), else not-a-pr-head.
 //   - Not judged: queueDepth (push boundaries are not recorded) and
-//     landings reachable only through second parents.
+//     landings reachable only through second parents (a head that merged
+//     the branch in brings them): they are not reported, only asked, for
+//     the path owners of the landing that brought them, which of them was
+//     the tip it fast-forwarded (auditfrom.go).
 
 import (
 	"errors"
@@ -143,18 +152,29 @@ type prLog struct {
 
 type auditor struct {
 	j        *judge
-	from     plumbing.Hash // the tip below the landing being justified (owners.go)
 	branch   string
 	trustEvs []hubrefs.Event
+	trustIdx map[plumbing.Hash]int // trust event → its index in trustEvs
 	now      *trust.State
 	epochMu  sync.Mutex // guards epochs: loading workers share them
 	epochs   map[int]*trust.State
 	prs      []*prLog
-	mergedBy map[plumbing.Hash][]*mergedRef // by landed commit
-	headsBy  map[plumbing.Hash][]*prLog     // every head ever proposed
-	trees    map[plumbing.Hash]error        // rule 3 results by candidate
-	marks    map[string]int                 // batch group ends on the chain → group size (vouched)
-	objs     *objChecker                    // fsck.go: trees checked so far
+	mergedBy map[plumbing.Hash][]*mergedRef  // by landed commit
+	headsBy  map[plumbing.Hash][]*prLog      // every head ever proposed
+	trees    map[plumbing.Hash]error         // rule 3 results by candidate
+	marks    map[*trust.State]map[string]int // batch group ends on the chain → group size, per trust (vouched)
+	objs     *objChecker                     // fsck.go: trees checked so far
+
+	// The first-parent chain as the walk judges it (auditfrom.go): chain[0]
+	// is Since (or the root), pos the index of each of its commits, cur the
+	// index being judged, landedAt which indexes below cur are landings.
+	chain    []*commit
+	pos      map[plumbing.Hash]int
+	cur      int
+	landedAt []bool
+	under    map[plumbing.Hash]*trust.State    // a justified landing → the trust that justified it
+	tops     map[plumbing.Hash][]plumbing.Hash // auditfrom.go: the newest landings at or below a commit
+	valid    map[plumbing.Hash]bool            // auditfrom.go: a commit off the chain is a landing
 }
 
 // mergedRef is one pr.merged record, with the part of its landing's
@@ -168,6 +188,7 @@ type mergedRef struct {
 	ev      hubrefs.Event
 	i       int // ev's index in p.evs
 	rec     hubrefs.PRMerged
+	named   int // the trust the record names (rec.Trust) as a prefix length of the log; 0: none
 	then    *trust.State
 	thenErr error // trust then cannot be folded
 	atThen  stateVerdict
@@ -197,27 +218,46 @@ func Audit(in AuditInput) (*AuditReport, error) {
 		return nil, fmt.Errorf("%s does not exist in this repository; fetch it (git clone --mirror, or git fetch origin '+refs/*:refs/*')", in.Branch)
 	}
 	a := &auditor{j: j, branch: in.Branch, now: j.trust, epochs: map[int]*trust.State{},
-		mergedBy: map[plumbing.Hash][]*mergedRef{}, headsBy: map[plumbing.Hash][]*prLog{}, trees: map[plumbing.Hash]error{}}
+		mergedBy: map[plumbing.Hash][]*mergedRef{}, headsBy: map[plumbing.Hash][]*prLog{}, trees: map[plumbing.Hash]error{},
+		under: map[plumbing.Hash]*trust.State{}, tops: map[plumbing.Hash][]plumbing.Hash{}, valid: map[plumbing.Hash]bool{}}
 	evs, err := j.readLog(in.Refs[hubrefs.TrustRef])
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", hubrefs.TrustRef, err)
 	}
 	a.trustEvs = evs
+	a.trustIdx = make(map[plumbing.Hash]int, len(evs))
+	for i, ev := range evs {
+		a.trustIdx[ev.ID] = i
+	}
 
-	// Pull request logs load on the workers while this goroutine walks the
-	// first-parent chain; a log that cannot be loaded is reported first.
-	loaded := a.loadPRs(in.Workers)
+	// Pull request logs are read on the workers while this goroutine walks
+	// the first-parent chain; a log that cannot be read is reported first.
+	// Which trust each pr.merged is judged under depends on where its
+	// commit is on the chain (auditepoch.go), so the logs are folded and
+	// judged once both are done, on the workers again.
+	read := a.forEachPR(in.Workers, a.read)
 	chain, walkErr := a.walk(tip, in.Since)
-	if err := loaded(); err != nil {
+	if err := read(); err != nil {
 		return nil, err
 	}
 	if walkErr != nil {
 		return nil, walkErr
 	}
+	a.setEpochs(chain) // auditepoch.go
+	if err := a.forEachPR(in.Workers, a.load)(); err != nil {
+		return nil, err
+	}
+	a.index()
+	a.chain, a.landedAt = chain, make([]bool, len(chain))
+	a.pos = make(map[plumbing.Hash]int, len(chain))
+	for i, c := range chain {
+		a.pos[c.id] = i
+	}
+	a.landedAt[0] = true // Since, or the root: not judged, the base of what is
 	rep := &AuditReport{Branch: in.Branch, Tip: tip, Since: chain[0].id, Commits: len(chain) - 1}
 	var pending []AuditFinding
 	for i, c := range chain[1:] {
-		a.from = chain[i-len(pending)].id // what a direct landing of c fast-forwarded
+		a.cur = i + 1
 		l, err := a.justify(c)
 		var g *groupPending
 		if err != nil && errors.As(err, &g) {
@@ -233,13 +273,26 @@ func Audit(in AuditInput) (*AuditReport, error) {
 			pending = append(pending, AuditFinding{Commit: c.id, Code: r.Code, Reason: r.Reason})
 			continue
 		}
+		a.landedAt[a.cur] = true
+		// Every pr.merged naming the landing, or a commit it covers, must
+		// tell the truth about it, also when another record justified it
+		// (auditmerged.go).
+		told := []*commit{c}
 		if l.Kind == LandingCandidate || l.Kind == LandingSquash {
 			rep.Unjustified = append(rep.Unjustified, pending...)
 		} else {
 			l.Covers = len(pending)
+			told = append(told, chain[a.cur-len(pending):a.cur]...)
 		}
 		pending = pending[:0]
 		rep.Landings = append(rep.Landings, l)
+		for _, t := range told {
+			bad, err := a.falseRecords(t)
+			if err != nil {
+				return nil, err
+			}
+			rep.Unjustified = append(rep.Unjustified, bad...)
+		}
 	}
 	rep.Unjustified = append(rep.Unjustified, pending...)
 	return rep, nil
@@ -271,66 +324,74 @@ func (a *auditor) walk(tip, since plumbing.Hash) ([]*commit, error) {
 	return chain, nil
 }
 
-// loadPRs starts reading, folding and pre-judging every pull request (load)
-// on workers goroutines (on this one when workers < 2) and returns the
-// function that waits for them, indexes their pr.merged records and
-// proposed heads in ref order, and returns the error of the first log in
-// ref order that cannot be loaded.
-func (a *auditor) loadPRs(workers int) func() error {
-	var refs []string
-	for ref := range a.j.in.Refs {
-		if strings.HasPrefix(ref, hubrefs.PRRefPrefix) {
-			refs = append(refs, ref)
+// forEachPR starts do on every pull request log (the logs are listed the
+// first time) on workers goroutines (on this one when workers < 2) and
+// returns the function that waits for them and returns the error of the
+// first log in ref order that failed. Each worker has its own judge to
+// read through (and log memo): the judge's memo is not safe for concurrent
+// use.
+func (a *auditor) forEachPR(workers int, do func(r *judge, p *prLog) error) func() error {
+	if a.prs == nil {
+		var refs []string
+		for ref := range a.j.in.Refs {
+			if strings.HasPrefix(ref, hubrefs.PRRefPrefix) {
+				refs = append(refs, ref)
+			}
+		}
+		sort.Strings(refs)
+		a.prs = make([]*prLog, len(refs))
+		for i, ref := range refs {
+			a.prs[i] = &prLog{ref: ref}
 		}
 	}
-	sort.Strings(refs)
-	a.prs = make([]*prLog, len(refs))
-	for i, ref := range refs {
-		a.prs[i] = &prLog{ref: ref}
-	}
+	errs := make([]error, len(a.prs))
 	var wg sync.WaitGroup
-	if workers < 2 || len(refs) < 2 {
-		for _, p := range a.prs {
-			p.err = a.load(a.j, p)
+	if workers < 2 || len(a.prs) < 2 {
+		for i, p := range a.prs {
+			errs[i] = do(a.j, p)
 		}
 	} else {
-		// Each worker takes the next log until none is left, with its own
-		// reader (and log memo): the judge's memo is not safe for
-		// concurrent use.
 		var next atomic.Int64
-		for w := 0; w < min(workers, len(refs)); w++ {
+		for w := 0; w < min(workers, len(a.prs)); w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				r := newJudge(Input{Objects: a.j.in.Objects, Cache: a.j.in.Cache})
 				for i := next.Add(1) - 1; i < int64(len(a.prs)); i = next.Add(1) - 1 {
-					a.prs[i].err = a.load(r, a.prs[i])
+					errs[i] = do(r, a.prs[i])
 				}
 			}()
 		}
 	}
 	return func() error {
 		wg.Wait()
-		for _, p := range a.prs {
-			if p.err != nil {
-				return p.err
-			}
-			for _, m := range p.merged {
-				c := plumbing.NewHash(m.rec.Commit)
-				a.mergedBy[c] = append(a.mergedBy[c], m)
-			}
-			for _, h := range p.st.Heads {
-				a.headsBy[plumbing.NewHash(h)] = append(a.headsBy[plumbing.NewHash(h)], p)
+		for i, p := range a.prs {
+			if errs[i] != nil {
+				p.err = errs[i]
+				return errs[i]
 			}
 		}
 		return nil
 	}
 }
 
-// load reads p's log through r, folds it under the current trust and
-// judges the pull request state of each of its pr.merged records for the
-// branch (judgeState).
-func (a *auditor) load(r *judge, p *prLog) error {
+// index lists the pr.merged records by the commit they name and the pull
+// requests by every head they proposed, in ref order.
+func (a *auditor) index() {
+	for _, p := range a.prs {
+		for _, m := range p.merged {
+			c := plumbing.NewHash(m.rec.Commit)
+			a.mergedBy[c] = append(a.mergedBy[c], m)
+		}
+		for _, h := range p.st.Heads {
+			a.headsBy[plumbing.NewHash(h)] = append(a.headsBy[plumbing.NewHash(h)], p)
+		}
+	}
+}
+
+// read reads p's log through r and lists its pr.merged records for the
+// branch.
+func (a *auditor) read(r *judge, p *prLog) error {
 	evs, err := r.readLog(a.j.in.Refs[p.ref])
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", p.ref, err)
@@ -353,9 +414,15 @@ func (a *auditor) load(r *judge, p *prLog) error {
 			p.merged = append(p.merged, &mergedRef{p: p, ev: ev, i: i, rec: m})
 		}
 	}
-	for _, m := range p.merged {
-		m.then, m.thenErr = a.trustAt(m.ev.Time)
-	}
+	return nil
+}
+
+// load folds p's log under the current trust and judges the pull request
+// state of each of its pr.merged records for the branch (judgeState) under
+// the trust its landing is judged by (setEpochs) and the current one.
+func (a *auditor) load(r *judge, p *prLog) error {
+	evs := p.evs
+	var err error
 	if fastFold && a.foldOnce(r, p) {
 		return nil
 	}
@@ -451,32 +518,6 @@ func (a *auditor) foldOnce(r *judge, p *prLog) bool {
 	return true
 }
 
-// trustAt is the trust state of the longest causal prefix of the trust log
-// whose events are not dated after t.
-func (a *auditor) trustAt(t int64) (*trust.State, error) {
-	k := 0
-	for k < len(a.trustEvs) && a.trustEvs[k].Time <= t {
-		k++
-	}
-	if k == 0 {
-		k = 1 // repo.created: nothing was protected before it
-	}
-	if k == len(a.trustEvs) {
-		return a.now, nil
-	}
-	a.epochMu.Lock()
-	defer a.epochMu.Unlock()
-	if st, ok := a.epochs[k]; ok {
-		return st, nil
-	}
-	st, err := trust.Fold(a.trustEvs[:k])
-	if err != nil {
-		return nil, fmt.Errorf("folding %s up to event %s: %w", hubrefs.TrustRef, a.trustEvs[k-1].ID, err)
-	}
-	a.epochs[k] = st
-	return st, nil
-}
-
 // before returns p's events that are causal ancestors of ev (ev excluded),
 // in causal order.
 func (p *prLog) before(ev hubrefs.Event) []hubrefs.Event {
@@ -561,6 +602,7 @@ func (a *auditor) justify(c *commit) (AuditLanding, error) {
 		if err := a.provenance(c, b, a.now); err != nil {
 			return AuditLanding{}, err
 		}
+		a.under[c.id] = a.now
 		return AuditLanding{Commit: c.id, Kind: LandingUnprotected, Record: "rules", Trust: "current"}, nil
 	}
 	if len(c.parents) == 2 {
@@ -591,11 +633,13 @@ func (a *auditor) atMerged(c *commit, m *mergedRef) (AuditLanding, error) {
 	l := AuditLanding{Commit: c.id, Kind: kind, PR: m.p.st.ID, Record: "pr.merged " + m.ev.ID.String(), Trust: "then"}
 	first := a.finish(c, m.atThen, then, kind)
 	if justified(first, &l) {
+		a.under[c.id] = then
 		return l, nil
 	}
 	if then != a.now {
 		if justified(a.finish(c, m.atNow, a.now, kind), &l) {
 			l.Trust = "current"
+			a.under[c.id] = a.now
 			return l, nil
 		}
 	}
@@ -616,6 +660,7 @@ func (a *auditor) scan(c *commit, p *prLog, rev plumbing.Hash, kind string) (Aud
 	for k := len(p.evs); k >= 1; k-- {
 		err := a.judgeAt(c, p.evs[:k], a.now, rev, kind)
 		if l := (AuditLanding{Commit: c.id, Kind: kind, PR: p.st.ID, Record: "records", Trust: "current"}); justified(err, &l) {
+			a.under[c.id] = a.now
 			return l, nil
 		}
 		if whole == nil {
@@ -766,13 +811,20 @@ func (g *groupPending) Error() string {
 }
 
 // groupMarks reads the batch group ends every queue of the branch recorded
-// (open or closed): per step, its queue's latest queue.candidate naming it,
-// when that marks it as a group's last; with differing marks across queues
-// the smallest group counts. A queue.candidate counts when its signer held
-// hub.queue under the trust of its time (as for landings, the longest
-// trust prefix not dated after it) or under the current trust, so removing
-// a runner's key later does not unjustify what it grouped.
-func (a *auditor) groupMarks() map[string]int {
+// (open or closed), as the hook would have read them under the trust t:
+// per step, its queue's latest queue.candidate naming it signed by a
+// holder of hub.queue under t, when that marks it as a group's last; with
+// differing marks across queues the smallest group counts (t nil: every
+// mark any signer ever wrote, with its smallest group: a cheap first
+// filter that holds every mark of any trust). vouched reads
+// them under the trust that justified the group end's landing (whose marks
+// the hook read when it landed) and under the current trust, so removing a
+// runner's key later does not unjustify what it grouped; never by a
+// signer's clock.
+func (a *auditor) groupMarks(t *trust.State) map[string]int {
+	if m, ok := a.marks[t]; ok {
+		return m
+	}
 	marks := map[string]int{}
 	for name, tip := range a.j.in.Refs {
 		if !strings.HasPrefix(name, hubrefs.QueueRefPrefix) {
@@ -785,13 +837,8 @@ func (a *auditor) groupMarks() map[string]int {
 		target, latest := "", map[string]int{}
 		for _, ev := range evs {
 			v, err := queue.Validate(ev)
-			if err != nil || ev.Signer == nil {
+			if err != nil || ev.Signer == nil || t != nil && !t.Has(ev.Signer, trust.CapQueue) {
 				continue
-			}
-			if !a.now.Has(ev.Signer, trust.CapQueue) {
-				if then, err := a.trustAt(ev.Time); err != nil || !then.Has(ev.Signer, trust.CapQueue) {
-					continue
-				}
 			}
 			switch p := v.(type) {
 			case *hubrefs.QueueOpened:
@@ -799,9 +846,12 @@ func (a *auditor) groupMarks() map[string]int {
 					target = p.Target
 				}
 			case *hubrefs.QueueCandidate:
-				if p.GroupEnd != "" && p.GroupEnd == p.Step {
-					latest[p.Step] = p.GroupSize
-				} else {
+				switch {
+				case p.GroupEnd != "" && p.GroupEnd == p.Step:
+					if old, seen := latest[p.Step]; t != nil || !seen || p.GroupSize < old {
+						latest[p.Step] = p.GroupSize
+					}
+				case t != nil:
 					delete(latest, p.Step)
 				}
 			}
@@ -815,6 +865,10 @@ func (a *auditor) groupMarks() map[string]int {
 			}
 		}
 	}
+	if a.marks == nil {
+		a.marks = map[*trust.State]map[string]int{}
+	}
+	a.marks[t] = marks
 	return marks
 }
 
@@ -824,16 +878,21 @@ func (a *auditor) groupMarks() map[string]int {
 // marked as a group's last, whose group (at most g.every steps) reaches
 // chain[i], and whose own landing is justified with its own checks.
 func (a *auditor) vouched(chain []*commit, i int, g *groupPending) (plumbing.Hash, bool) {
-	if a.marks == nil {
-		a.marks = a.groupMarks()
-	}
 	for e := i + 1; e < len(chain) && e < i+g.every; e++ {
-		n, ok := a.marks[chain[e].id.String()]
-		if !ok || n > g.every || e-n >= i {
+		if _, marked := a.groupMarks(nil)[chain[e].id.String()]; !marked {
 			continue
 		}
-		if _, err := a.justify(chain[e]); err == nil {
-			return chain[e].id, true
+		if _, err := a.justify(chain[e]); err != nil {
+			continue
+		}
+		for _, t := range []*trust.State{a.under[chain[e].id], a.now} {
+			if t == nil {
+				continue
+			}
+			n, ok := a.groupMarks(t)[chain[e].id.String()]
+			if ok && n <= g.every && e-n < i {
+				return chain[e].id, true
+			}
 		}
 	}
 	return plumbing.ZeroHash, false

@@ -85,7 +85,8 @@ func (a *auditor) squashStateErr(st *pr.State, b trust.Branch, rev, landed plumb
 }
 
 // squashTree is rule 3 for a squash step: tree(c) equals
-// mergeTree(first parent, the head its trailers bind), clean.
+// mergeTree(first parent, the head its trailers bind), clean
+// (squashstep.go, merged again: the audit reads no squash fact).
 func (a *auditor) squashTree(c *commit) error {
 	if err, ok := a.trees[c.id]; ok {
 		return err
@@ -95,7 +96,7 @@ func (a *auditor) squashTree(c *commit) error {
 		return refuse(CodeSquashTrailers, "squash step %s lost its trailers", short(c.id))
 	}
 	prev, h := c.parents[0], bind.Head
-	fault, detail, merged, err := candidateTree(a.j.in.Objects, prev, h, c.tree, a.j.merges)
+	fault, detail, merged, err := a.j.squashTree(c, prev, h, false) // squashstep.go
 	switch fault {
 	case treeUnrelated:
 		err = refuse(CodeCandidateConflict, "squash step %s: %s and %s have no common ancestor", short(c.id), short(prev), short(h))

@@ -140,8 +140,9 @@ func TestBatchChecks(t *testing.T) {
 
 // TestAuditBatch: the audit judges a batch landing by the rules in force
 // when it landed: steps vouched for by a green marked group end are
-// justified; the same steps without marks, or once the rules say
-// checkEvery 1, are not.
+// justified, also once the rules say checkEvery 1 or the runner's key is
+// removed (the marks are read under the trust its pr.merged names); the
+// same steps without marks are not.
 func TestAuditBatch(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
@@ -177,6 +178,14 @@ func TestAuditBatch(t *testing.T) {
 				w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet), Rules: []byte(rulesBatch(1, 4))})
 			}
 			if tt.removeQ {
+				// The queue records its landing with the trust it was
+				// written under (as queue run does, in the landing's own
+				// push): the marks are read under that trust, whoever
+				// holds hub.queue now.
+				for i, p := range ps {
+					w.event(p.ref, "queuer", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: p.head.String(), Branch: main, Commit: steps[i].String(),
+						Trust: w.refs[hubrefs.TrustRef].String()})
+				}
 				w.clock += 100
 				w.event(hubrefs.TrustRef, "admin", hubrefs.MemberRemoved{Base: w.base(hubrefs.TypeMemberRemoved), Name: "queuer"})
 			}

@@ -351,6 +351,9 @@ func TestPRHookFoldAgree(t *testing.T) {
 			m["base"] = pick(main, "refs/heads/dev", "main")
 		case hubrefs.TypePRMerged:
 			m["revision"], m["branch"], m["commit"] = oid(), pick(main, "refs/heads/dev"), oid()
+			if tip := w.refs[hubrefs.TrustRef].String(); rng.Intn(6) != 0 {
+				m["trust"] = pick(tip, tip, tip, h1.String(), "", "abc")
+			}
 			signer = "queuer"
 		case hubrefs.TypeReviewSubmit:
 			m["head"], m["base"], m["verdict"] = oid(), main, pick("approve", "changes", "comment", "lgtm")

@@ -1,12 +1,14 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/queue"
 )
 
 // TestHubEvents: strict payloads, linear logs and pr.merged only for what
@@ -19,18 +21,77 @@ func TestHubEvents(t *testing.T) {
 		if ref != "" {
 			b = ref
 		}
-		return hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: rev.String(), Branch: b, Commit: commit.String()}
+		return hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: rev.String(), Branch: b, Commit: commit.String(), Trust: w.refs[hubrefs.TrustRef].String()}
 	}
+	// alices builds a commit of alice's on parent with tree whose message
+	// carries the squash trailers binding pull request p at head.
+	alices := func(w *world, parent, tree plumbing.Hash, p *prq, head plumbing.Hash) plumbing.Hash {
+		return w.storeRaw(plumbing.CommitObject, []byte(fmt.Sprintf("tree %s\nparent %s\nauthor alice <a@example.invalid> 1700000000 +0000\ncommitter alice <a@example.invalid> 1700000000 +0000\n\nalice's change\n\n%s: %s\n%s: %s\n",
+			tree, parent, queue.TrailerPR, p.id, queue.TrailerHead, head)))
+	}
+	const squashRules = `{"protected":{"refs/heads/main":{"mergeMethod":"squash"}}}`
 	appendOn := func(w *world, ref, who string, payload any) Update {
 		old := w.refs[ref]
 		return up(ref, old, w.eventOn([]plumbing.Hash{old}, who, payload))
 	}
 	cases := []struct {
 		name  string
+		rules string // "": main protected, merge method
 		setup func(w *world) []Update
 		want  []string // per update
 		in    string
 	}{
+		{name: "pr.merged without the trust it was written under", want: []string{CodeMergedTrust}, in: "field trust", setup: func(w *world) []Update {
+			h := w.commit(w.c0, "a.txt", "1\n")
+			p := w.ready(h)
+			w.refs[main] = h
+			m := merged(w, h, plumbing.ZeroHash, h, "")
+			m.Trust = ""
+			return []Update{appendOn(w, p.ref, "queuer", m)}
+		}},
+		{name: "pr.merged written under an older trust tip", want: []string{CodeRefMoved}, in: "was written under", setup: func(w *world) []Update {
+			h := w.commit(w.c0, "a.txt", "1\n")
+			p := w.ready(h)
+			w.refs[main] = h
+			m := merged(w, h, plumbing.ZeroHash, h, "")
+			w.event(hubrefs.TrustRef, "admin", w.memberAdded("mallory", "hub.pr"))
+			return []Update{appendOn(w, p.ref, "queuer", m)}
+		}},
+		{name: "pr.merged naming a trust event that is no tip", want: []string{CodeRefMoved}, setup: func(w *world) []Update {
+			h := w.commit(w.c0, "a.txt", "1\n")
+			p := w.ready(h)
+			w.refs[main] = h
+			m := merged(w, h, plumbing.ZeroHash, h, "")
+			m.Trust = h.String()
+			return []Update{appendOn(w, p.ref, "queuer", m)}
+		}},
+		// Issue #35 item 1: trailers alone bind nothing. Bob's pull request
+		// is open at hb; alice's reviewed pull request lands a commit whose
+		// message binds bob's at hb (its tree even that of squashing hb).
+		{name: "pr.merged naming a commit whose trailers alone bind it, on a merge branch", want: []string{CodeMergedNotLanded}, in: "mergeMethod merge", setup: func(w *world) []Update {
+			hb := w.commit(w.c0, "b.txt", "bob\n")
+			bob := w.ready(hb)
+			ha := alices(w, w.c0, mergeTreeOf(w, w.c0, hb), bob, hb)
+			w.ready(ha)
+			w.refs[main] = ha
+			return []Update{appendOn(w, bob.ref, "alice", merged(w, hb, plumbing.ZeroHash, ha, ""))}
+		}},
+		{name: "pr.merged naming a commit with the trailers but another tree, on a squash branch", rules: squashRules, want: []string{CodeMergedNotLanded}, in: "is not the merge", setup: func(w *world) []Update {
+			hb := w.commit(w.c0, "b.txt", "bob\n")
+			bob := w.ready(hb)
+			other := w.commit(w.c0, "a.txt", "alice\n")
+			ha := alices(w, w.c0, commitTreeOf(w, other), bob, hb)
+			w.ready(ha)
+			w.refs[main] = ha
+			return []Update{appendOn(w, bob.ref, "alice", merged(w, hb, plumbing.ZeroHash, ha, ""))}
+		}},
+		{name: "pr.merged naming a squash step of the branch", rules: squashRules, want: []string{""}, setup: func(w *world) []Update {
+			hb := w.commit(w.c0, "b.txt", "bob\n")
+			bob := w.ready(hb)
+			s := alices(w, w.c0, mergeTreeOf(w, w.c0, hb), bob, hb)
+			w.refs[main] = s
+			return []Update{appendOn(w, bob.ref, "alice", merged(w, hb, plumbing.ZeroHash, s, ""))}
+		}},
 		{name: "pr.merged naming an old head, nothing landed", want: []string{CodeMergedNotLanded}, in: "does not contain commit", setup: func(w *world) []Update {
 			h1 := w.commit(w.c0, "a.txt", "1\n")
 			p := w.ready(h1)
@@ -107,7 +168,11 @@ func TestHubEvents(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, `{"protected":{"refs/heads/main":{}}}`)
+			rules := `{"protected":{"refs/heads/main":{}}}`
+			if c.rules != "" {
+				rules = c.rules
+			}
+			w := newWorld(t, rules)
 			us := c.setup(w)
 			vs := w.judge(us...)
 			for i, v := range vs {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,10 +19,10 @@ import (
 // from the object store, and turns an unmet entry into the refusal
 // CodeOwners. The files a landing changes are its tree diff against the
 // branch's previous tip: for a candidate step that is its first parent
-// (the step below it), for a direct landing the tip it fast-forwards (the
-// commit below the ones it covers, in the audit). The hook, the planner
-// (queue run, through ChangedFiles) and verify compute the same set, with
-// no merge base.
+// (the step below it), for a direct landing the tip it fast-forwards (in
+// the audit, the newest landing the landed head brings: auditfrom.go). The
+// hook, the planner (queue run, through ChangedFiles) and verify compute
+// the same set, with no merge base.
 
 // CodeOwners: an owners entry the landing triggers lacks its approvals.
 const CodeOwners = "owners"
@@ -121,31 +122,67 @@ func owners(st *pr.State, b trust.Branch, rev string, changed changedFn) error {
 
 // owners judges, in the audit, the path owners of landing c whose pull
 // request state v judged justified (or pending a group end): a candidate
-// step by its diff against its first parent, a direct landing by its diff
-// from a.from, the tip below the commits it covers. A direct landing whose
-// owners refuse is justified by a bypass that names it (landDirect's
-// rule).
+// or squash step by its diff against its first parent, a direct landing by
+// its diff from the tip it fast-forwarded, as the hook judged it
+// (auditfrom.go: the newest landing it brings, not its fork point when its
+// head merged the branch in). A direct landing whose owners refuse is
+// justified by a bypass that names it (landDirect's rule).
 func (a *auditor) owners(c *commit, v stateVerdict, kind string) error {
 	o := v.own
 	if len(v.b.Owners) == 0 || o.st == nil {
 		return nil
 	}
-	from := a.from
-	if kind != LandingDirect {
-		from = c.parents[0]
-	}
-	var fromTree plumbing.Hash
-	if kind != LandingDirect {
+	var changed changedFn
+	if kind == LandingDirect {
+		froms, err := a.directFrom(c) // auditfrom.go
+		if err != nil {
+			return err
+		}
+		changed = unionChanged(a.j.in.Objects, a.j.merges, froms, c)
+	} else {
+		from := c.parents[0]
+		var fromTree plumbing.Hash
 		if p, err := a.j.commits.get(from); err == nil {
 			fromTree = p.tree
 		}
+		changed = lazyChanged(a.j.in.Objects, a.j.merges, from, fromTree, c.id, c.tree)
 	}
-	err := owners(o.st, v.b, o.rev, lazyChanged(a.j.in.Objects, a.j.merges, from, fromTree, c.id, c.tree))
+	err := owners(o.st, v.b, o.rev, changed)
 	var r *refusal
 	if err != nil && kind == LandingDirect && errors.As(err, &r) && o.bypass != nil {
 		return &bypassed{bp: *o.bypass}
 	}
 	return err
+}
+
+// unionChanged is the files c changes against any of froms (one, but for a
+// history whose newest landing the audit cannot tell apart: auditfrom.go).
+func unionChanged(objs mergetree.Store, trees *mergetree.Cache, froms []plumbing.Hash, c *commit) changedFn {
+	fns := make([]changedFn, len(froms))
+	for i, f := range froms {
+		fns[i] = lazyChanged(objs, trees, f, plumbing.ZeroHash, c.id, c.tree)
+	}
+	if len(fns) == 1 {
+		return fns[0]
+	}
+	return func() ([]string, error) {
+		seen := map[string]bool{}
+		var out []string
+		for _, fn := range fns {
+			paths, err := fn()
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range paths {
+				if !seen[p] {
+					seen[p] = true
+					out = append(out, p)
+				}
+			}
+		}
+		sort.Strings(out)
+		return out, nil
+	}
 }
 
 // ownersInput is what the audit's owners judgement reads of a pull

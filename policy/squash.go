@@ -9,7 +9,6 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
-	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 // CodeSquashTrailers: a squash step's trailers do not bind it to one pull
@@ -68,15 +67,7 @@ func (j *judge) squashLanding(u Update, b trust.Branch, tip *commit) error {
 // tries to be a squash step); false for an unreadable commit, which the
 // refusal that follows reads again.
 func (j *judge) squashTip(c *commit) bool {
-	raw, err := j.commits.rawOf(c)
-	if err != nil {
-		return false
-	}
-	pc, err := gitobj.ParseCommit(raw)
-	if err != nil {
-		return false
-	}
-	_, found, _ := queue.SquashTrailers(pc.Message)
+	_, found, _ := j.squashTrailersOf(c) // squashstep.go
 	return found
 }
 
@@ -121,23 +112,19 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) (d
 	unchecked := map[int]error{}
 	bound := make([]squashStep, len(steps))
 	for i, c := range steps {
-		// Rule 1.
-		if len(c.parents) != 1 || c.parents[0] != prev {
+		// Rules 1 and 2, what a squash step is (squashstep.go): exactly
+		// the parent S_{i-1}, and trailers binding it.
+		bind, fault, err := j.squashShape(c, b)
+		if fault == squashParents || fault == squashShapeOK && c.parents[0] != prev {
 			return false, refuse(CodeCandidateParents, "step %d of the chain, %s, has parents %s; a squash step has exactly the parent [%s]", i+1, short(c.id), hashes(c.parents), short(prev))
 		}
-		raw, err := j.commits.rawOf(c)
-		if err != nil {
-			return false, err
-		}
-		pc, err := gitobj.ParseCommit(raw)
-		if err != nil {
-			return false, refuse(CodeBadObject, "step %d (%s) is not a well-formed commit: %v", i+1, short(c.id), err)
-		}
-		bind, found, err := queue.SquashTrailers(pc.Message)
-		if !found {
+		if fault == squashNoTrailers {
+			if err != nil {
+				return false, err // unreadable or malformed
+			}
 			err = fmt.Errorf("no %s and %s trailers", queue.TrailerPR, queue.TrailerHead)
 		}
-		if err != nil {
+		if fault != squashShapeOK {
 			return false, refuse(CodeSquashTrailers, "step %d (%s): %v; a squash step's message ends with %s: <pull request id> and %s: <the head squashed>, once each", i+1, short(c.id), err, queue.TrailerPR, queue.TrailerHead)
 		}
 		h := bind.Head
@@ -199,11 +186,7 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) (d
 	prev = u.Old
 	for i, s := range bound {
 		h := s.bind.Head
-		if j.knownSquash(s.c, prev, h) { // squashfacts.go
-			prev = s.c.id
-			continue
-		}
-		switch fault, detail, merged, err := candidateTree(j.in.Objects, prev, h, s.c.tree, j.merges); fault {
+		switch fault, detail, merged, err := j.squashTree(s.c, prev, h, true); fault { // squashstep.go
 		case treeUnrelated:
 			return false, refuse(CodeCandidateConflict, "step %d (%s): %s and %s have no common ancestor", i+1, short(s.c.id), short(prev), short(h))
 		case treeUnreadable:
@@ -249,40 +232,4 @@ func squashChecks(st *pr.State, b trust.Branch, step, h plumbing.Hash, alone boo
 		return false, herr
 	}
 	return false, err
-}
-
-// squashBinds reports whether commit id is a squash step whose trailers
-// bind it to pull request prID at head: such a step landed the head's
-// change without containing the head, so pr.merged may name it
-// (docs/events.md).
-func (j *judge) squashBinds(id plumbing.Hash, prID string, head plumbing.Hash) bool {
-	c, err := j.commits.get(id)
-	if err != nil || len(c.parents) != 1 {
-		return false
-	}
-	bind, ok := j.squashBindingOf(c)
-	return ok && bind.PR == prID && bind.Head == head
-}
-
-// squashBindingOf reads what c's trailers bind it to, when they are well
-// formed.
-func (j *judge) squashBindingOf(c *commit) (queue.SquashBinding, bool) {
-	raw, err := j.commits.rawOf(c)
-	if err != nil {
-		return queue.SquashBinding{}, false
-	}
-	b, _, ok := squashBindingIn(raw)
-	return b, ok
-}
-
-// squashBindingIn reads the trailers of the commit object raw: what it
-// binds a squash step to, when they are well formed; and how many parents
-// the commit has.
-func squashBindingIn(raw []byte) (b queue.SquashBinding, parents int, ok bool) {
-	pc, err := gitobj.ParseCommit(raw)
-	if err != nil {
-		return queue.SquashBinding{}, 0, false
-	}
-	b, found, err := queue.SquashTrailers(pc.Message)
-	return b, len(pc.Parents), found && err == nil
 }

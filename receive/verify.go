@@ -117,12 +117,29 @@ type AuditJSON struct {
 	Records     []AuditLandingJSON `json:"landingRecords"`
 }
 
+// unjustifiedCommits counts the commits with a finding that no landing
+// justifies: a false pr.merged is a finding on a landing another record
+// justified (docs/events.md, "pr.merged"), one commit may have both.
+func unjustifiedCommits(rep *policy.AuditReport) int {
+	landed := map[plumbing.Hash]bool{}
+	for _, l := range rep.Landings {
+		landed[l.Commit] = true
+	}
+	seen := map[plumbing.Hash]bool{}
+	for _, f := range rep.Unjustified {
+		if !landed[f.Commit] {
+			seen[f.Commit] = true
+		}
+	}
+	return len(seen)
+}
+
 // NewAuditJSON is rep as `git+ verify --branch --json` prints it.
 func NewAuditJSON(rep *policy.AuditReport) AuditJSON {
 	direct, cands, unprot, covered := rep.Counts()
 	out := AuditJSON{Branch: rep.Branch, Tip: rep.Tip.String(), Since: rep.Since.String(), Commits: rep.Commits,
 		Landings: len(rep.Landings), Direct: direct, Candidates: cands, Unprotected: unprot, Covered: covered,
-		Justified: rep.Commits - len(rep.Unjustified), OK: len(rep.Unjustified) == 0,
+		Justified: rep.Commits - unjustifiedCommits(rep), OK: len(rep.Unjustified) == 0,
 		Unjustified: []AuditFindingJSON{}, Records: []AuditLandingJSON{}}
 	for _, f := range rep.Unjustified {
 		out.Unjustified = append(out.Unjustified, AuditFindingJSON{Commit: f.Commit.String(), Code: f.Code, Reason: f.Reason})

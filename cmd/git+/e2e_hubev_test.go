@@ -100,8 +100,9 @@ func TestE2EHubevStrictPayload(t *testing.T) {
 }
 
 // pr.merged only for what landed: a hub.queue holder naming an old head of
-// someone else's pull request, with nothing landed, is refused; the same
-// record pushed together with the landing it records is accepted.
+// someone else's pull request, with nothing landed, is refused; so is one
+// that does not name the trust tip of the push; the same record pushed
+// together with the landing it records is accepted.
 func TestE2EHubevMergedOnlyLanded(t *testing.T) {
 	w := newE2E(t, map[string][]string{"alice": {"hub.pr", "source.push"}, "q": {"hub.queue"}})
 	main := w.commit(nil, map[string]string{"README": "hello\n"}, "root")
@@ -114,13 +115,21 @@ func TestE2EHubevMergedOnlyLanded(t *testing.T) {
 	p := w.localPR("alice", "refs/heads/main", h1).update("alice", h2)
 	w.pushPRs(p)
 
+	trustTip := w.ref(hubrefs.TrustRef)
 	merged := func(rev, commit string) string {
-		return w.writeEvent("q", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: rev, Branch: "refs/heads/main", Commit: commit}, p.tip)
+		return w.writeEvent("q", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: rev, Branch: "refs/heads/main", Commit: commit, Trust: trustTip}, p.tip)
 	}
 	w.expectRefused(t, p.Ref(), "merged-not-landed", "origin", merged(h1, h1)+":"+p.Ref())
 	// A branch that is not the pull request's base.
-	other := w.writeEvent("q", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: h2, Branch: "refs/heads/feature", Commit: h2}, p.tip)
+	other := w.writeEvent("q", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: h2, Branch: "refs/heads/feature", Commit: h2, Trust: trustTip}, p.tip)
 	w.expectRefused(t, p.Ref(), "merged-wrong-branch", "origin", other+":"+p.Ref())
+	// A record that does not name the trust it was written under, or names
+	// an older one (docs/events.md, "pr.merged").
+	legacy := w.writeEvent("q", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: h2, Branch: "refs/heads/main", Commit: h2}, p.tip)
+	w.expectRefused(t, p.Ref(), "merged-trust", "origin", "--atomic", h2+":refs/heads/main", legacy+":"+p.Ref())
+	old := w.writeEvent("q", hubrefs.PRMerged{Base: w.base(hubrefs.TypePRMerged), Revision: h2, Branch: "refs/heads/main", Commit: h2,
+		Trust: w.git(w.origin, "rev-parse", hubrefs.TrustRef+"~1")}, p.tip)
+	w.expectRefused(t, p.Ref(), "ref-moved", "origin", "--atomic", h2+":refs/heads/main", old+":"+p.Ref())
 	if state := w.prState(p.ID); state != "open" {
 		t.Fatalf("pull request is %s after refused pr.merged, want open", state)
 	}

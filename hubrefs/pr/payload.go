@@ -92,6 +92,7 @@ type payload struct {
 	thread                      string
 	name, conclusion, url       string
 	revision, branch, commit    string
+	trust                       string // pr.merged: the trust tip it names
 	source                      string
 	draft                       bool
 	review, reason              string // review.dismissed
@@ -282,7 +283,12 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 		if err := ValidOID(v.Commit); err != nil {
 			return p, field("commit", err)
 		}
-		p.revision, p.branch, p.commit = v.Revision, v.Branch, v.Commit
+		if v.Trust != "" { // absent in records written before it existed
+			if err := ValidOID(v.Trust); err != nil {
+				return p, field("trust", err)
+			}
+		}
+		p.revision, p.branch, p.commit, p.trust = v.Revision, v.Branch, v.Commit, v.Trust
 	default:
 		if err := baseOnly(ev, repoID); err != nil {
 			return p, err

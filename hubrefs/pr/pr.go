@@ -68,6 +68,7 @@ type MergedRecord struct {
 	Revision string // the head of the pull request that landed
 	Branch   string
 	Commit   string // the branch commit that carried it
+	Trust    string // the trust tip it was written under ("" in older records)
 }
 
 // State is a pull request folded from its events.
@@ -258,7 +259,7 @@ func (s *State) applyDecoded(ev hubrefs.Event, repoID string, d *decoded) error 
 		}
 	case hubrefs.TypePRMerged:
 		s.State = Merged
-		s.Merged = append(s.Merged, MergedRecord{Event: ev.ID, Revision: p.revision, Branch: p.branch, Commit: p.commit})
+		s.Merged = append(s.Merged, MergedRecord{Event: ev.ID, Revision: p.revision, Branch: p.branch, Commit: p.commit, Trust: p.trust})
 	case hubrefs.TypeReviewSubmit:
 		s.Reviews = append(s.Reviews, Review{Event: ev.ID, Key: ev.Signer, Head: p.head, Base: p.base, Verdict: p.verdict})
 	case hubrefs.TypeReviewDismiss:

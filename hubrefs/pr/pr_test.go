@@ -455,6 +455,8 @@ func FuzzPayload(f *testing.F) {
 	f.Add(uint8(6), []byte(`{"type":"review.submitted","repo":"`+repoID+`","head":"`+h1+`","base":"refs/heads/main","verdict":"approve"}`))
 	f.Add(uint8(10), []byte(`{"type":"check.completed","repo":"`+repoID+`","name":"ci","head":"`+h1+`","conclusion":"success"}`))
 	f.Add(uint8(5), []byte(`{"type":"pr.merged","repo":"`+repoID+`","revision":"`+h1+`","branch":"refs/heads/main","commit":"`+c1+`"}`))
+	f.Add(uint8(5), []byte(`{"type":"pr.merged","repo":"`+repoID+`","revision":"`+h1+`","branch":"refs/heads/main","commit":"`+c1+`","trust":"`+h1+`"}`))
+	f.Add(uint8(5), []byte(`{"type":"pr.merged","repo":"`+repoID+`","revision":"`+h1+`","branch":"refs/heads/main","commit":"`+c1+`","trust":"x"}`))
 	f.Add(uint8(7), []byte(`{"type":"thread.opened","repo":"x","thread":"t1","extra":[1,{}]}`))
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		typ := types[int(which)%len(types)]
@@ -466,7 +468,7 @@ func FuzzPayload(f *testing.F) {
 			}
 			return
 		}
-		for _, oid := range []string{p.head, p.revision, p.commit} {
+		for _, oid := range []string{p.head, p.revision, p.commit, p.trust} {
 			if oid != "" && ValidOID(oid) != nil {
 				t.Fatalf("accepted bad oid %q", oid)
 			}

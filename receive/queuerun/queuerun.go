@@ -736,7 +736,8 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 				return nil
 			}
 		}
-		return add(hubrefs.PRRefPrefix+id, p.Tip, hubrefs.PRMerged{Base: base(hubrefs.TypePRMerged), Revision: m.Revision, Branch: m.Branch, Commit: m.Commit})
+		return add(hubrefs.PRRefPrefix+id, p.Tip, hubrefs.PRMerged{Base: base(hubrefs.TypePRMerged), Revision: m.Revision, Branch: m.Branch, Commit: m.Commit,
+			Trust: st.trust.Tip.String()}) // the trust the pass read: a moved trust log is a lost race, re-read and re-planned
 	}
 	left := func(prID, head, reason, detail, step, run string) error {
 		return qadd(hubrefs.QueueLeft{Base: base(hubrefs.TypeQueueLeft), PR: prID, Head: head, Reason: reason, Detail: detail, Step: step, Run: run})

@@ -206,12 +206,19 @@ func NewEvent(payload any, parent plumbing.Hash, k *Key, now time.Time) (hubrefs
 // receive hooks) and returns the new event id. It judges nothing itself:
 // the writers below judge first and call it.
 func (s *Signing) Append(ref string, payload any) (plumbing.Hash, error) {
+	return s.appendWith(ref, payload, nil)
+}
+
+// appendWith is Append, with the payload built again for every attempt
+// by rebuild when it is set (hubrefs.AppendOptions.Rebuild).
+func (s *Signing) appendWith(ref string, payload any, rebuild func(context.Context) (any, error)) (plumbing.Hash, error) {
 	r := s.Repo
 	id, err := hubrefs.Append(context.Background(), hubrefs.AppendOptions{
 		GitDir:   r.GitDir,
 		Remote:   r.Remote,
 		Ref:      ref,
 		Payload:  payload,
+		Rebuild:  rebuild,
 		Signer:   s.Key.Signer,
 		Name:     s.Member.Name,
 		Ceilings: EventCeilings(s.Trust),

@@ -478,7 +478,7 @@ func (s *Signing) Merge(id string) (*Merged, error) {
 	}
 	if !mergedRecorded(st, st.Head, base) {
 		payload := hubrefs.PRMerged{Base: s.base(hubrefs.TypePRMerged), Revision: st.Head, Branch: base, Commit: st.Head}
-		if _, err := s.Append(hubrefs.PRRefPrefix+id, payload); err != nil {
+		if _, err := s.appendMerged(id, payload); err != nil { // merged.go
 			return nil, fmt.Errorf("pull request %s landed on %s but recording pr.merged failed (run `git+ pr merge %s` again to record it): %w", id, base, id, err)
 		}
 	}

@@ -78,7 +78,7 @@ func (s *Signing) mergeSquash(st *pr.State, res *Merged, old plumbing.Hash) (*Me
 	res.Squash = step
 	if !mergedRecorded(st, st.Head, base) {
 		payload := hubrefs.PRMerged{Base: s.base(hubrefs.TypePRMerged), Revision: st.Head, Branch: base, Commit: step.String()}
-		if _, err := s.Append(hubrefs.PRRefPrefix+id, payload); err != nil {
+		if _, err := s.appendMerged(id, payload); err != nil { // merged.go
 			return nil, fmt.Errorf("pull request %s landed on %s as %s but recording pr.merged failed (run `git+ pr merge %s` again to record it): %w", id, base, step, id, err)
 		}
 	}
