@@ -303,6 +303,24 @@ func ReadSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
 	return v.target, v.target != "", nil
 }
 
+// ReadRefOwn returns the id ref name itself holds, without following a
+// symbolic ref: symbolic is true (and id zero) when name is one. A missing
+// ref wraps plumbing.ErrReferenceNotFound. Hub refs hold an event id, never
+// a symbolic ref, and their readers say so rather than follow one.
+func ReadRefOwn(gitDir, name string) (id plumbing.Hash, symbolic bool, err error) {
+	if !validRefName(name) {
+		return plumbing.ZeroHash, false, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
+	}
+	v, found, err := readOneRef(gitDir, name)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if !found {
+		return plumbing.ZeroHash, false, fmt.Errorf("ref %s: %w", name, plumbing.ErrReferenceNotFound)
+	}
+	return v.id, v.target != "", nil
+}
+
 // looseSymbolicRef returns the target of name when its loose ref file is
 // a symbolic ref; ok is false for an id, a missing file or a directory.
 func looseSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
