@@ -440,6 +440,7 @@ func SyncMirror(ctx context.Context, gitDir string, r Remote, environ []string, 
 			s.Syncs++
 			if perr == nil {
 				s.Synced = max(s.Synced, want)
+				s.Carried = cur.Refs // the refs as read before the push (mirrorrefs.go)
 				s.LastSuccess, s.Failures = &now, 0
 				return
 			}
