@@ -19,10 +19,13 @@ package hooks
 //     behind once, and the next sync records one.
 //   - Refs that cannot be read make the mirror behind, with the error: the
 //     status says what it does not know rather than "in step".
-//   - A state the worker could not write (a full disk) is kept in its
-//     memory while the file on disk stays the one it failed to replace, so
-//     the worker backs off and does not repeat a sync it has done; a change
-//     another process writes to the file meanwhile wins.
+//   - A state the worker cannot write (a full disk) stays, on disk and in
+//     the worker's memory, the state before the sync — behind — with a
+//     retry after a backoff that doubles per failed write (the mirror's
+//     backoff_seconds up to backoff_max_seconds), so the worker neither
+//     spins nor exits believing the mirror recorded in step: once a write
+//     succeeds the state on disk is true again. A state another process
+//     writes to the file meanwhile wins over the memory.
 
 import (
 	"crypto/sha256"
@@ -66,27 +69,37 @@ var unwritten = struct {
 }{m: map[string]unwrittenState{}}
 
 type unwrittenState struct {
-	st    MirrorState
-	exist bool
-	size  int64
-	mod   time.Time
+	st       MirrorState
+	failures int // writes failed in a row
+	exist    bool
+	size     int64
+	mod      time.Time
 }
 
-// keepUnwrittenMirror remembers st as r's state in this process (nil:
-// forget it, the file holds the truth again).
-func keepUnwrittenMirror(gitDir string, r Remote, st *MirrorState) {
+// keepUnwrittenMirror records in this process that r's state could not be
+// written (werr): it stays before, to be retried after a backoff. It
+// returns the state kept.
+func keepUnwrittenMirror(gitDir string, r Remote, before MirrorState, werr error) MirrorState {
 	p := mirrorFile(gitDir, r.Name)
 	unwritten.Lock()
 	defer unwritten.Unlock()
-	if st == nil {
-		delete(unwritten.m, p)
-		return
-	}
-	u := unwrittenState{st: *st}
+	u := unwrittenState{failures: unwritten.m[p].failures + 1}
+	now := time.Now().UTC()
+	before.LastError, before.LastErrorTime = clip("recording the mirror's state: "+werr.Error()), &now
+	before.NextAttempt = now.Add(Backoff(u.failures, seconds(r.BackoffSeconds, DefaultBackoff), seconds(r.BackoffMaxSeconds, DefaultMirrorBackoff)))
+	u.st = before
 	if fi, err := os.Stat(p); err == nil {
 		u.exist, u.size, u.mod = true, fi.Size(), fi.ModTime()
 	}
 	unwritten.m[p] = u
+	return before
+}
+
+// forgetUnwrittenMirror: r's state was written, the file holds the truth.
+func forgetUnwrittenMirror(gitDir string, r Remote) {
+	unwritten.Lock()
+	defer unwritten.Unlock()
+	delete(unwritten.m, mirrorFile(gitDir, r.Name))
 }
 
 // unwrittenMirror returns the state this process failed to write for r,

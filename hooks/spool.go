@@ -390,10 +390,8 @@ func readMirrorFile(gitDir string, r Remote) (MirrorState, error) {
 }
 
 // updateMirror changes mirror r's state under its state lock. A state that
-// cannot be written (a full disk) is kept in this process's memory, so the
-// process that synced goes on from what it did (its backoff, what it
-// carried) instead of repeating it at once; on disk the mirror stays as
-// it was, behind, and the next process syncs it again.
+// cannot be written (a full disk) stays as it was, behind, and this
+// process retries it after a backoff (mirrorrefs.go, unwrittenMirror).
 func updateMirror(gitDir string, r Remote, fn func(*MirrorState)) (MirrorState, error) {
 	var st MirrorState
 	err := withLock(mirrorStateLock(gitDir, r.Name), func() error {
@@ -402,16 +400,17 @@ func updateMirror(gitDir string, r Remote, fn func(*MirrorState)) (MirrorState, 
 		if err != nil {
 			st = MirrorState{Name: r.Name, URL: r.URL} // a torn record cannot happen; a hand-edited one is rebuilt
 		}
+		before := st
 		fn(&st)
 		b, err := json.Marshal(st)
 		if err != nil {
 			return err
 		}
 		if err := writeAtomicSync(mirrorFile(gitDir, r.Name), b); err != nil {
-			keepUnwrittenMirror(gitDir, r, &st)
+			st = keepUnwrittenMirror(gitDir, r, before, err)
 			return err
 		}
-		keepUnwrittenMirror(gitDir, r, nil)
+		forgetUnwrittenMirror(gitDir, r)
 		return nil
 	})
 	return st, err
