@@ -300,6 +300,7 @@ func (qw *qworld) directMerge(t *testing.T, dir, id string) {
 func TestQueueCrashConverges(t *testing.T) {
 	t.Parallel()
 	qw := newQWorld(t, 3, true)
+	maintainBeside(t, qw.origin)
 	broken := map[string]bool{qw.ids[2]: true}
 
 	stageA := qw.clone(t, qw.origin)
