@@ -220,6 +220,9 @@ func spoolJob(gitDir string, j *WebhookJob) error {
 }
 
 func readJob(p string) (*WebhookJob, error) {
+	if j, ok := unsavedJob(p); ok {
+		return j, nil
+	}
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
@@ -325,11 +328,18 @@ func saveJob(gitDir string, j *WebhookJob) error {
 	}
 	pending := spoolPath(gitDir, "webhooks", "pending", j.ID+".json")
 	if j.State == StatePending {
-		return writeAtomicSync(pending, b)
+		if err := writeAtomicSync(pending, b); err != nil {
+			keepUnsavedJob(pending, j)
+			return err
+		}
+		forgetUnsavedJob(pending)
+		return nil
 	}
 	if err := writeAtomicSync(spoolPath(gitDir, "webhooks", "done", j.ID+".json"), b); err != nil {
+		keepUnsavedJob(pending, j)
 		return err
 	}
+	forgetUnsavedJob(pending)
 	if err := os.Remove(pending); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing the settled delivery %s: %w", pending, err)
 	}

@@ -389,6 +389,12 @@ func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
 		if err != nil {
 			return err
 		}
+		if j.State != StatePending || j.NextAttempt.After(w.now()) {
+			// Settled, or its retry not due, as this process last left it
+			// but could not record (a full disk: spoolfull.go): record it
+			// again, send nothing.
+			return saveJob(w.GitDir, j)
+		}
 		h.Format = j.Format // the body was built for the format of its spooling
 		status, aerr := w.Send(ctx, h, j.ID, j.Body)
 		now := w.now().UTC()

@@ -9,11 +9,16 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -225,5 +230,59 @@ func TestDiskFullHookRecords(t *testing.T) {
 		if v := mustSample(t, expo, "gitplus_hook_duration_seconds_count", "repository", filepath.Base(w.origin), "verdict", "accepted"); int(v) != accepted {
 			t.Fatalf("scrape %d: %v accepted pushes, the file holds %d\n%s", i+1, v, accepted, hookRecords(t, w.origin))
 		}
+	}
+}
+
+// TestDiskFullWebhookNotResent: a delivery answered 200 while the spool's
+// disk is full cannot be recorded as delivered. The worker keeps what it
+// did in memory and writes it again at each look, sending nothing more;
+// once space is back the record says delivered, after one request.
+func TestDiskFullWebhookNotResent(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, nil)
+	disk := mountSmall(t, filepath.Join(w.origin, filepath.FromSlash(hooks.SpoolDir)), 256<<10)
+	t.Cleanup(func() { stopWorker(t, w.origin) })
+	entered := make(chan struct{}, 64)
+	release := make(chan struct{})
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		if requests.Add(1) == 1 {
+			entered <- struct{}{}
+			<-release
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+		{Name: "h", URL: srv.URL, Secret: "k", TimeoutSeconds: 120, BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2},
+	}})
+	c := w.commit(nil, map[string]string{"a": "0"}, "c0")
+	if out, err := w.push("origin", c+":refs/heads/main"); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	select {
+	case <-entered:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the worker never reached the receiver; log:\n%s", readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+	}
+	disk.fill()
+	open() // answered 200 now, with no room to record it
+	// The worker has failed to record it several times over.
+	logPath := filepath.Join(w.origin, hooks.WorkerLog)
+	if !waitFor(60*time.Second, func() bool { return strings.Count(readFile(logPath), "webhook h: delivery") >= 3 }) {
+		t.Fatalf("the worker did not report the record it could not write; log:\n%s", readFile(logPath))
+	}
+	disk.free()
+	if !waitFor(60*time.Second, func() bool {
+		d := w.deliveries()
+		return len(d.Deliveries) == 1 && d.Deliveries[0].State == hooks.StateDelivered
+	}) {
+		t.Fatalf("not recorded delivered after space came back: %+v\nlog:\n%s", w.deliveries(), readFile(logPath))
+	}
+	if n := requests.Load(); n != 1 {
+		t.Fatalf("the receiver got %d requests for one delivery answered 200 the first time; log:\n%s", n, readFile(logPath))
 	}
 }
