@@ -175,6 +175,12 @@ func (st MirrorStatus) WriteText(out io.Writer, gitDir string) {
 		}
 		fmt.Fprintln(out)
 	}
+	for _, v := range st.Mirrors {
+		if v.Behind && !st.WorkerRunning {
+			fmt.Fprintln(out, "no delivery worker runs: the next push starts one; `git+ hook deliver` or `git+ mirror sync` syncs now")
+			break
+		}
+	}
 }
 
 // SyncMirrors pushes everything to every mirror of gitDir, or only to the
