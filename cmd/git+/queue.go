@@ -191,6 +191,9 @@ func queueShow(c *cli.Context) error {
 	if err != nil {
 		return fail(1, fmt.Errorf("reading why the entries wait: %w", err))
 	}
+	for _, w := range snap.Warnings { // records the reasons could not read: said, not dropped
+		fmt.Fprintf(c.App.ErrWriter, "git+: warning: %s\n", w)
+	}
 	why := snap.Waiting(j.ID)
 	for i := range j.Active {
 		j.Active[i].Waiting = why[j.Active[i].PR]
