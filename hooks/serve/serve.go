@@ -273,6 +273,11 @@ func (s *Server) Prepare(adopt string, log io.Writer) (int, error) {
 		if err := s.Install(d); err != nil {
 			return 0, err
 		}
+		// What a push left undelivered when a server before this one was
+		// killed mid-push goes out now (docs/delivery.md).
+		if err := hooks.ResumeDeliveries(d, s.Binary, os.Environ()); err != nil {
+			fmt.Fprintf(log, "git+ serve: %s: %v\n", d, err)
+		}
 		served++
 	}
 	return served, nil
