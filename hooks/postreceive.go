@@ -189,7 +189,10 @@ func PostReceive(o Options) (*Report, error) {
 			}
 		}
 	}
-	if len(rep.Mirrors)+len(rep.Spooled) > 0 && !o.NoWorker {
+	// With any mirror configured the worker starts even when no change could
+	// be recorded (a full disk): it syncs a mirror whose refs differ from
+	// what it last carried (mirrorrefs.go).
+	if len(remotes)+len(rep.Spooled) > 0 && !o.NoWorker {
 		if err := StartWorker(o.GitDir, o.Binary, o.Environ); err != nil {
 			fails = append(fails, err.Error())
 		}

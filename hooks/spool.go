@@ -95,10 +95,24 @@ type MirrorState struct {
 	LastErrorTime *time.Time `json:"last_error_time,omitempty"`
 	Failures      int        `json:"failures"`
 	NextAttempt   time.Time  `json:"next_attempt"`
+	// Carried is what the mirror was last known to hold: the digest of this
+	// repository's refs/hub/* and refs/heads/* as the last successful sync
+	// read them before it pushed (mirrorrefs.go). "" before the first.
+	Carried string `json:"carried,omitempty"`
+	// Refs is the digest of those refs now, as ReadMirror read them (not
+	// stored; "" when not read).
+	Refs string `json:"-"`
 }
 
-// Behind reports whether changes wait for a sync.
-func (m MirrorState) Behind() bool { return m.Requested > m.Synced }
+// Behind reports whether the mirror waits for a sync: a change recorded
+// and not carried yet, or refs that differ from what the mirror was last
+// known to hold — a push whose change could not be recorded (a full disk)
+// leaves the counts equal but not the refs.
+func (m MirrorState) Behind() bool { return m.Requested > m.Synced || m.RefsBehind() }
+
+// RefsBehind reports whether this repository's refs differ from what the
+// mirror was last known to hold.
+func (m MirrorState) RefsBehind() bool { return m.Refs != "" && m.Refs != m.Carried }
 
 func spoolPath(gitDir string, parts ...string) string {
 	return filepath.Join(append([]string{gitDir, SpoolDir}, parts...)...)
@@ -206,6 +220,9 @@ func spoolJob(gitDir string, j *WebhookJob) error {
 }
 
 func readJob(p string) (*WebhookJob, error) {
+	if j, ok := unsavedJob(p); ok {
+		return j, nil
+	}
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
@@ -311,11 +328,18 @@ func saveJob(gitDir string, j *WebhookJob) error {
 	}
 	pending := spoolPath(gitDir, "webhooks", "pending", j.ID+".json")
 	if j.State == StatePending {
-		return writeAtomicSync(pending, b)
+		if err := writeAtomicSync(pending, b); err != nil {
+			keepUnsavedJob(pending, j)
+			return err
+		}
+		forgetUnsavedJob(pending)
+		return nil
 	}
 	if err := writeAtomicSync(spoolPath(gitDir, "webhooks", "done", j.ID+".json"), b); err != nil {
+		keepUnsavedJob(pending, j)
 		return err
 	}
+	forgetUnsavedJob(pending)
 	if err := os.Remove(pending); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing the settled delivery %s: %w", pending, err)
 	}
@@ -339,8 +363,27 @@ func mirrorSyncLock(gitDir, name string) string {
 }
 
 // ReadMirror returns the state of mirror r (zero counts when none is
-// recorded yet).
+// recorded yet), with the digest of the refs it carries as they are now
+// (Refs). Refs that cannot be read are an error beside a state that says
+// the mirror is behind: unknown is never "in step".
 func ReadMirror(gitDir string, r Remote) (MirrorState, error) {
+	st, err := readMirrorFile(gitDir, r)
+	refs, rerr := mirroredRefs(gitDir)
+	if rerr != nil {
+		st.Refs = "unreadable"
+		return st, errors.Join(err, rerr)
+	}
+	st.Refs = refs
+	return st, err
+}
+
+// readMirrorFile is ReadMirror without reading the refs: the state as
+// recorded, or as this process last tried to record it when that failed
+// (a full disk: see updateMirror).
+func readMirrorFile(gitDir string, r Remote) (MirrorState, error) {
+	if st, ok := unwrittenMirror(gitDir, r); ok {
+		return st, nil
+	}
 	st := MirrorState{Name: r.Name, URL: r.URL}
 	b, err := os.ReadFile(mirrorFile(gitDir, r.Name))
 	if errors.Is(err, os.ErrNotExist) {
@@ -356,21 +399,29 @@ func ReadMirror(gitDir string, r Remote) (MirrorState, error) {
 	return st, nil
 }
 
-// updateMirror changes mirror r's state under its state lock.
+// updateMirror changes mirror r's state under its state lock. A state that
+// cannot be written (a full disk) stays as it was, behind, and this
+// process retries it after a backoff (mirrorrefs.go, unwrittenMirror).
 func updateMirror(gitDir string, r Remote, fn func(*MirrorState)) (MirrorState, error) {
 	var st MirrorState
 	err := withLock(mirrorStateLock(gitDir, r.Name), func() error {
 		var err error
-		st, err = ReadMirror(gitDir, r)
+		st, err = readMirrorFile(gitDir, r)
 		if err != nil {
 			st = MirrorState{Name: r.Name, URL: r.URL} // a torn record cannot happen; a hand-edited one is rebuilt
 		}
+		before := st
 		fn(&st)
 		b, err := json.Marshal(st)
 		if err != nil {
 			return err
 		}
-		return writeAtomicSync(mirrorFile(gitDir, r.Name), b)
+		if err := writeAtomicSync(mirrorFile(gitDir, r.Name), b); err != nil {
+			st = keepUnwrittenMirror(gitDir, r, before, err)
+			return err
+		}
+		forgetUnwrittenMirror(gitDir, r)
+		return nil
 	})
 	return st, err
 }

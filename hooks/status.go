@@ -110,6 +110,7 @@ type MirrorView struct {
 	Name          string     `json:"name"`
 	URL           string     `json:"url"`
 	Behind        bool       `json:"behind"`
+	RefsBehind    bool       `json:"refs_behind"` // the refs differ from what it last received (mirrorrefs.go)
 	LastSuccess   *time.Time `json:"last_success"`
 	LastError     string     `json:"last_error"`
 	LastErrorTime *time.Time `json:"last_error_time"`
@@ -137,7 +138,7 @@ func ReadMirrorStatus(gitDir string) MirrorStatus {
 		if err != nil {
 			st.ConfigErrors = append(st.ConfigErrors, err.Error())
 		}
-		v := MirrorView{Name: r.Name, URL: r.URL, Behind: ms.Behind(), LastSuccess: ms.LastSuccess, LastError: ms.LastError,
+		v := MirrorView{Name: r.Name, URL: r.URL, Behind: ms.Behind(), RefsBehind: ms.RefsBehind(), LastSuccess: ms.LastSuccess, LastError: ms.LastError,
 			LastErrorTime: ms.LastErrorTime, Failures: ms.Failures, Requested: ms.Requested, Synced: ms.Synced}
 		if ms.Behind() {
 			t := ms.NextAttempt
@@ -159,8 +160,11 @@ func (st MirrorStatus) WriteText(out io.Writer, gitDir string) {
 	}
 	for _, v := range st.Mirrors {
 		state := "in step"
-		if v.Behind {
+		switch {
+		case v.Requested > v.Synced:
 			state = fmt.Sprintf("behind (%d changes not synced)", v.Requested-v.Synced)
+		case v.Behind:
+			state = "behind (its refs differ from those it last received)"
 		}
 		fmt.Fprintf(out, "%s %s: %s", v.Name, v.URL, state)
 		if v.LastSuccess != nil {
@@ -170,6 +174,12 @@ func (st MirrorStatus) WriteText(out io.Writer, gitDir string) {
 			fmt.Fprintf(out, "; last error %s: %s", v.LastErrorTime.UTC().Format(time.RFC3339), v.LastError)
 		}
 		fmt.Fprintln(out)
+	}
+	for _, v := range st.Mirrors {
+		if v.Behind && !st.WorkerRunning {
+			fmt.Fprintln(out, "no delivery worker runs: the next push starts one; `git+ hook deliver` or `git+ mirror sync` syncs now")
+			break
+		}
 	}
 }
 

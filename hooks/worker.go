@@ -421,6 +421,12 @@ func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
 		if err != nil {
 			return err
 		}
+		if j.State != StatePending || j.NextAttempt.After(w.now()) {
+			// Settled, or its retry not due, as this process last left it
+			// but could not record (a full disk: spoolfull.go): record it
+			// again, send nothing.
+			return saveJob(w.GitDir, j)
+		}
 		h.Format = j.Format // the body was built for the format of its spooling
 		status, aerr := w.Send(ctx, h, j.ID, j.Body)
 		mono := w.now() // keeps the monotonic reading the retry is timed by
@@ -477,6 +483,7 @@ func SyncMirror(ctx context.Context, gitDir string, r Remote, environ []string, 
 			s.Syncs++
 			if perr == nil {
 				s.Synced = max(s.Synced, want)
+				s.Carried = cur.Refs // the refs as read before the push (mirrorrefs.go)
 				s.LastSuccess, s.Failures = &now, 0
 				return
 			}

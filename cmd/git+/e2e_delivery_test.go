@@ -368,6 +368,7 @@ func TestDeliveryConcurrentPushes(t *testing.T) {
 	mirror := filepath.Join(dir, "mirror.git")
 	w.git(dir, "init", "-q", "--bare", mirror)
 	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	maintainBeside(t, w.origin, mirror)
 	base := w.commit(nil, map[string]string{"a": "0"}, "base")
 	commits := make([]string, 10)
 	for i := range commits {

@@ -475,3 +475,22 @@ func (w *e2e) pushPRs(prs ...*localPR) {
 	}
 	w.git(w.work, "fetch", "-q", "origin", "+refs/hub/*:refs/hub/*")
 }
+
+// maintainBeside runs git's own maintenance (pack-refs --all, gc --auto:
+// fixtures.Maintain) on gitDirs for the rest of the test, as a server runs
+// it after pushes, and checks when the test ends that it ran: the
+// concurrency tests hold with it beside them (docs/operating.md, "git's
+// maintenance beside git+"). GITPLUS_NO_MAINTENANCE=1 turns it off.
+func maintainBeside(t *testing.T, gitDirs ...string) {
+	t.Helper()
+	m := fixtures.Maintain(t, gitDirs...)
+	t.Cleanup(func() {
+		runs, errs := m.Stop()
+		if runs == 0 && os.Getenv("GITPLUS_NO_MAINTENANCE") == "" {
+			t.Error("git's maintenance never ran beside the test")
+		}
+		if len(errs) > 0 {
+			t.Logf("git's maintenance failed %d time(s) beside the test (lost lock races are git's): %s", len(errs), errs[0])
+		}
+	})
+}

@@ -210,10 +210,8 @@ func hookRecords(t *testing.T, bare string) string {
 		return err.Error()
 	}
 	var out strings.Builder
-	for i := 0; i+hookrec.Size <= len(b); i += hookrec.Size {
-		r, err := hookrec.Decode(b[i : i+hookrec.Size])
-		fmt.Fprintf(&out, "%+v %v\n", r, err)
-	}
+	_, skipped := hookrec.Parse(b, func(r hookrec.Record) { fmt.Fprintf(&out, "%+v\n", r) })
+	fmt.Fprintf(&out, "(%d bytes that are no record)\n", skipped)
 	return out.String()
 }
 

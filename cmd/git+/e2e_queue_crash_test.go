@@ -344,6 +344,7 @@ func TestQueueCrashConverges(t *testing.T) {
 	t.Run("direct", func(t *testing.T) {
 		t.Parallel()
 		dir := qw.clone(t, stageB)
+		maintainBeside(t, dir) // on the case's own copy: cp -a beside pack-refs copies no repository
 		rep, err := qw.passAt(t, dir, "", func() { qw.directMerge(t, dir, dp.ID) })
 		if err != nil || len(rep.Resets) != 1 || len(rep.Landed) != 0 || len(rep.Published) != 3 || rep.Tip != dh || rep.Stale != 1 {
 			t.Fatalf("pass racing a direct landing: %v, want one reset, nothing landed, the three entries rebuilt on %s\n%+v", err, dh, rep)
@@ -368,6 +369,7 @@ func TestQueueCrashConverges(t *testing.T) {
 				from = stageB
 			}
 			dir := qw.clone(t, from)
+			maintainBeside(t, dir)
 			for i, at := range c.at {
 				var onPlanned func()
 				if name == "reset" && i == 0 {

@@ -39,6 +39,7 @@ func TestQueueRunnersRace(t *testing.T) {
 		broken[qw.ids[i]] = true
 	}
 	dir := qw.origin
+	maintainBeside(t, dir)
 	var failures []string
 	quiet := 0
 	start := time.Now()

@@ -157,6 +157,7 @@ func soak(t *testing.T, rules string, batch bool, workers int) (*e2e, string) {
 	}
 	w.mustGP("admin", w.origin, rules, "rules", "set", "-")
 	qid := lastLine(w.mustGP("bot", w.origin, "", "queue", "open", "--target", "main"))
+	maintainBeside(t, w.origin)
 	logDir := t.TempDir()
 	gate, flakes := "", 2
 	if batch {

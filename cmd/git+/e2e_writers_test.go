@@ -38,6 +38,7 @@ func TestConcurrentWritersOnePR(t *testing.T) {
 	if out, err := w.push("origin", base+":refs/heads/main", h+":refs/heads/f", p.tip+":"+p.Ref()); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)
 	}
+	maintainBeside(t, w.origin)
 	root := t.TempDir()
 	var wg sync.WaitGroup
 	errs := make([]string, writers)

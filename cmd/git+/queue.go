@@ -185,11 +185,18 @@ func queueShow(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	if snap, err := webview.Load(h.GitDir); err == nil { // why each entry waits: the page's reasons
-		why := snap.Waiting(j.ID)
-		for i := range j.Active {
-			j.Active[i].Waiting = why[j.Active[i].PR]
-		}
+	// Why each entry waits: the page's reasons. Not read is an error, never
+	// a list that silently says nothing of why.
+	snap, err := webview.Load(h.GitDir)
+	if err != nil {
+		return fail(1, fmt.Errorf("reading why the entries wait: %w", err))
+	}
+	for _, w := range snap.Warnings { // records the reasons could not read: said, not dropped
+		fmt.Fprintf(c.App.ErrWriter, "git+: warning: %s\n", w)
+	}
+	why := snap.Waiting(j.ID)
+	for i := range j.Active {
+		j.Active[i].Waiting = why[j.Active[i].PR]
 	}
 	return printView(c, j)
 }

@@ -99,7 +99,7 @@ var (
 	descRefusals   = prometheus.NewDesc("gitplus_hook_refusals_total", "Pushes the pre-receive hook refused, by the code of the first refusal, since the server started.", []string{"repository", "code"}, nil)
 	descPending    = prometheus.NewDesc("gitplus_delivery_pending", "Webhook deliveries not settled yet.", []string{"repository"}, nil)
 	descFailures   = prometheus.NewDesc("gitplus_delivery_failures_total", "Webhook deliveries that failed for good (settled as failed in the spool).", []string{"repository"}, nil)
-	descBehind     = prometheus.NewDesc("gitplus_mirror_behind", "Changes recorded for a mirror and not synced to it yet.", []string{"repository", "mirror"}, nil)
+	descBehind     = prometheus.NewDesc("gitplus_mirror_behind", "Changes recorded for a mirror and not synced to it yet (at least 1 while its refs differ from those it last received).", []string{"repository", "mirror"}, nil)
 )
 
 // scrape is the collector of one request.
@@ -201,6 +201,7 @@ type hookSums struct {
 	off       int64  // how far (whole records)
 	byVerdict map[string]*hookHist
 	refusals  map[string]uint64
+	skipped   uint64 // bytes of the record files that were no record
 }
 
 type hookHist struct {
@@ -224,24 +225,42 @@ func (h *hookSums) add(rec hookrec.Record) {
 		}
 	}
 	if rec.Verdict == hookrec.Refused {
-		h.refusals[rec.Code]++
+		h.refusals[refusalLabel(rec.Code)]++
 	}
 }
 
-// consume reads the whole records of f from off on and returns where it
-// stopped.
+// InvalidCode is the code label of refusals whose recorded code is no
+// refusal code (docs/operating.md, "Metrics").
+const InvalidCode = "invalid"
+
+// refusalLabel is the code label of a refusal recorded with code: the code
+// itself when it is one (lowercase letters, digits and '-', as every code
+// of README.md's refusal table), else InvalidCode — a record written by
+// something other than the hook, or damaged in a way its check missed,
+// must not become a label (a label that is not UTF-8 fails the scrape).
+func refusalLabel(code string) string {
+	if code == "" || len(code) > hookrec.CodeBytes {
+		return InvalidCode
+	}
+	for i := 0; i < len(code); i++ {
+		if c := code[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return InvalidCode
+		}
+	}
+	return code
+}
+
+// consume reads the records of f from off on and returns where it
+// stopped: before a record not yet written whole, past any bytes that are
+// no record (hookrec.Parse skips them, and they are counted).
 func (h *hookSums) consume(f *os.File, off int64) int64 {
 	buf := make([]byte, 64*hookrec.Size)
 	for {
 		n, err := f.ReadAt(buf, off)
-		n -= n % hookrec.Size
-		for i := 0; i < n; i += hookrec.Size {
-			if rec, err := hookrec.Decode(buf[i : i+hookrec.Size]); err == nil {
-				h.add(rec)
-			}
-		}
-		off += int64(n)
-		if err != nil || n == 0 {
+		used, skipped := hookrec.Parse(buf[:n], h.add)
+		h.skipped += uint64(skipped)
+		off += int64(used)
+		if err != nil || used == 0 {
 			return off
 		}
 	}
@@ -292,33 +311,66 @@ func (h *hookSums) read(gitDir string) {
 }
 
 func (c *Collector) collectHook(ch chan<- prometheus.Metric, r Repo) {
-	c.mu.Lock()
-	h := c.hooks[r.GitDir]
-	if h == nil {
-		h = &hookSums{byVerdict: map[string]*hookHist{}, refusals: map[string]uint64{}}
-		c.hooks[r.GitDir] = h
-	}
-	h.read(r.GitDir)
-	for _, v := range []string{hookrec.Accepted, hookrec.Refused} {
-		hh := h.byVerdict[v]
-		if hh == nil {
-			hh = &hookHist{buckets: make([]uint64, len(HookBuckets))}
+	// The figures are made under the lock and sent after it is released:
+	// a scrape that stops reading (or anything that panics) never leaves
+	// the lock held for the next scrape.
+	var out []prometheus.Metric
+	func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		h := c.hooks[r.GitDir]
+		if h == nil {
+			h = &hookSums{byVerdict: map[string]*hookHist{}, refusals: map[string]uint64{}}
+			c.hooks[r.GitDir] = h
 		}
-		b := make(map[float64]uint64, len(HookBuckets))
-		for i, ub := range HookBuckets {
-			b[ub] = hh.buckets[i]
+		before := h.skipped
+		h.read(r.GitDir)
+		if h.skipped > before {
+			c.logf("%s: skipped %d bytes of %s that are no hook record (a record cut short by a full disk, or damage)", r.Name, h.skipped-before, hookrec.File)
 		}
-		ch <- prometheus.MustNewConstHistogram(descHook, hh.count, hh.sum, b, r.Name, v)
+		for _, v := range []string{hookrec.Accepted, hookrec.Refused} {
+			hh := h.byVerdict[v]
+			if hh == nil {
+				hh = &hookHist{buckets: make([]uint64, len(HookBuckets))}
+			}
+			b := make(map[float64]uint64, len(HookBuckets))
+			for i, ub := range HookBuckets {
+				b[ub] = hh.buckets[i]
+			}
+			out = append(out, constHistogram(descHook, hh.count, hh.sum, b, r.Name, v))
+		}
+		codes := make([]string, 0, len(h.refusals))
+		for code := range h.refusals {
+			codes = append(codes, code)
+		}
+		sort.Strings(codes)
+		for _, code := range codes {
+			out = append(out, constMetric(descRefusals, prometheus.CounterValue, float64(h.refusals[code]), r.Name, code))
+		}
+	}()
+	for _, m := range out {
+		ch <- m
 	}
-	codes := make([]string, 0, len(h.refusals))
-	for code := range h.refusals {
-		codes = append(codes, code)
+}
+
+// constMetric is prometheus.NewConstMetric with its error (a label that
+// is not UTF-8: a repository's directory name may be anything) reported
+// as an invalid metric of its own rather than a panic.
+func constMetric(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(d, t, v, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
 	}
-	sort.Strings(codes)
-	for _, code := range codes {
-		ch <- prometheus.MustNewConstMetric(descRefusals, prometheus.CounterValue, float64(h.refusals[code]), r.Name, code)
+	return m
+}
+
+// constHistogram is constMetric's prometheus.NewConstHistogram.
+func constHistogram(d *prometheus.Desc, count uint64, sum float64, buckets map[float64]uint64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstHistogram(d, count, sum, buckets, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
 	}
-	c.mu.Unlock()
+	return m
 }
 
 // spoolSums is the settled webhook deliveries of one repository already
@@ -345,29 +397,31 @@ func jobIDs(dir string) []string {
 func (c *Collector) collectDelivery(ch chan<- prometheus.Metric, r Repo) {
 	base := filepath.Join(r.GitDir, filepath.FromSlash(hooks.SpoolDir), "webhooks")
 	done := jobIDs(filepath.Join(base, "done"))
-	c.mu.Lock()
-	s := c.spool[r.GitDir]
-	if s == nil {
-		s = &spoolSums{seen: map[string]bool{}}
-		c.spool[r.GitDir] = s
-	}
 	isDone := make(map[string]bool, len(done))
-	for _, id := range done {
-		isDone[id] = true
-		if s.seen[id] {
-			continue
+	failed := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		s := c.spool[r.GitDir]
+		if s == nil {
+			s = &spoolSums{seen: map[string]bool{}}
+			c.spool[r.GitDir] = s
 		}
-		j, err := hooks.FindDelivery(r.GitDir, id)
-		if err != nil {
-			continue // not written whole yet, or not a delivery: read it next time
+		for _, id := range done {
+			isDone[id] = true
+			if s.seen[id] {
+				continue
+			}
+			j, err := hooks.FindDelivery(r.GitDir, id)
+			if err != nil {
+				continue // not written whole yet, or not a delivery: read it next time
+			}
+			s.seen[id] = true
+			if j.State == hooks.StateFailed {
+				s.failed++
+			}
 		}
-		s.seen[id] = true
-		if j.State == hooks.StateFailed {
-			s.failed++
-		}
-	}
-	failed := s.failed
-	c.mu.Unlock()
+		return s.failed
+	}()
 	pending := 0
 	for _, id := range jobIDs(filepath.Join(base, "pending")) {
 		if !isDone[id] {
@@ -389,6 +443,9 @@ func (c *Collector) collectDelivery(ch chan<- prometheus.Metric, r Repo) {
 		behind := ms.Requested - ms.Synced
 		if behind < 0 {
 			behind = 0
+		}
+		if behind == 0 && ms.RefsBehind() {
+			behind = 1 // a change whose record was lost (a full disk): the refs say it
 		}
 		ch <- prometheus.MustNewConstMetric(descBehind, prometheus.GaugeValue, float64(behind), r.Name, rem.Name)
 	}

@@ -2,6 +2,11 @@ package metrics
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/hookrec"
 )
 
@@ -130,6 +136,149 @@ func TestDocsQuoteAlertsAndDashboard(t *testing.T) {
 	for _, name := range regexp.MustCompile(`gitplus_[a-z_]+`).FindAllString(alerts+dash, -1) {
 		if !exported[name] {
 			t.Errorf("%s names %s, which /metrics does not export", "docs", name)
+		}
+	}
+}
+
+// scrapeText scrapes c's handler for repos once, through promhttp as
+// `git+ serve` does, and returns the exposition; a scrape that does not
+// answer within a minute fails the test (a wedged collector hangs every
+// scrape after the first).
+func scrapeText(t *testing.T, c *Collector, repos []Repo) string {
+	t.Helper()
+	srv := httptest.NewServer(c.Handler(repos))
+	defer func() {
+		if !t.Failed() {
+			srv.Close() // a wedged handler would block Close for good
+		}
+	}()
+	client := &http.Client{Timeout: time.Minute}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		t.Fatalf("scrape: %v (a wedged collector?)", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func sample(t *testing.T, expo, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(expo, "\n") {
+		if name, val, ok := strings.Cut(line, " "); ok && name == series {
+			var v float64
+			if _, err := fmt.Sscan(val, &v); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no %s in:\n%s", series, expo)
+	return 0
+}
+
+// TestScrapeBesideDamagedRecords: garbage, a record cut short (the first
+// bytes of one, as a full disk leaves it), a record whose code is not
+// UTF-8 and one whose code is no refusal code are appended among good
+// records; two scrapes in a row both answer, with every good record
+// counted once, the odd codes under code="invalid", and nothing misread
+// after the damage.
+func TestScrapeBesideDamagedRecords(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, filepath.FromSlash(hookrec.File))
+	appendRaw := func(b []byte) {
+		t.Helper()
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := func(n int, code string) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			r := hookrec.Record{Verdict: hookrec.Accepted, Duration: time.Millisecond, End: time.Now()}
+			if code != "" {
+				r.Verdict, r.Code = hookrec.Refused, code
+			}
+			if err := hookrec.Append(dir, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	good(3, "")
+	good(2, "not-approved")
+	appendRaw([]byte("garbage that is no record at all, g+ and \x01 and \x02 among it\n"))
+	torn := hookrec.Record{Verdict: hookrec.Refused, Code: "ref-moved", Duration: time.Millisecond, End: time.Now()}.Encode()
+	appendRaw(torn[:20]) // a write a full disk cut short
+	good(4, "")
+	bad := hookrec.Record{Verdict: hookrec.Refused, Code: "\xff\xfe not utf-8", End: time.Now()}.Encode()
+	appendRaw(bad[:])
+	odd := hookrec.Record{Verdict: hookrec.Refused, Code: "Not A Code", End: time.Now()}.Encode()
+	appendRaw(odd[:])
+	good(1, "not-approved")
+	appendRaw(torn[:33]) // a torn record last: the scrape waits there
+
+	var log strings.Builder
+	c := New(func(string) (*trust.State, error) { return nil, errors.New("no trust log here") }, &log)
+	repos := []Repo{{Name: "r.git", GitDir: dir}}
+	check := func(expo string, accepted, refused, notApproved, invalid float64) {
+		t.Helper()
+		for series, want := range map[string]float64{
+			`gitplus_hook_duration_seconds_count{repository="r.git",verdict="accepted"}`: accepted,
+			`gitplus_hook_duration_seconds_count{repository="r.git",verdict="refused"}`:  refused,
+			`gitplus_hook_refusals_total{code="not-approved",repository="r.git"}`:        notApproved,
+			`gitplus_hook_refusals_total{code="invalid",repository="r.git"}`:             invalid,
+		} {
+			if got := sample(t, expo, series); got != want {
+				t.Errorf("%s = %v, want %v", series, got, want)
+			}
+		}
+		if refused == 5 && strings.Contains(expo, `code="ref-moved"`) {
+			t.Errorf("the torn record was counted:\n%s", expo)
+		}
+	}
+	check(scrapeText(t, c, repos), 7, 5, 3, 2)
+	check(scrapeText(t, c, repos), 7, 5, 3, 2) // the second scrape answers, and counts nothing twice
+	good(2, "ref-moved")                       // after the torn tail: found again
+	expo := scrapeText(t, c, repos)
+	check(expo, 7, 7, 3, 2)
+	if got := sample(t, expo, `gitplus_hook_refusals_total{code="ref-moved",repository="r.git"}`); got != 2 {
+		t.Errorf("after the torn tail, ref-moved = %v, want 2", got)
+	}
+	if !strings.Contains(log.String(), "no hook record") {
+		t.Errorf("the skipped bytes were not logged: %q", log.String())
+	}
+}
+
+// TestScrapeNotWedged: one record whose code is not UTF-8 (written whole,
+// checks and all) neither fails the scrape nor leaves the collector's lock
+// held: the next scrapes answer too.
+func TestScrapeNotWedged(t *testing.T) {
+	dir := t.TempDir()
+	for _, code := range []string{"not-approved", "\xc3\x28", "not-approved"} {
+		if err := hookrec.Append(dir, hookrec.Record{Verdict: hookrec.Refused, Code: code, End: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := New(func(string) (*trust.State, error) { return nil, errors.New("no trust log here") }, nil)
+	repos := []Repo{{Name: "r.git", GitDir: dir}}
+	var expos []string
+	for i := 0; i < 3; i++ {
+		expos = append(expos, scrapeText(t, c, repos)) // each answers
+	}
+	for i, expo := range expos {
+		if got := sample(t, expo, `gitplus_hook_refusals_total{code="invalid",repository="r.git"}`); got != 1 {
+			t.Fatalf("scrape %d: invalid = %v, want 1", i+1, got)
+		}
+		if got := sample(t, expo, `gitplus_hook_refusals_total{code="not-approved",repository="r.git"}`); got != 2 {
+			t.Fatalf("scrape %d: not-approved = %v, want 2", i+1, got)
 		}
 	}
 }

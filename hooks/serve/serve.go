@@ -58,6 +58,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/sosedoff/gitkit"
 
 	"github.com/gitplus/gitplus/hooks"
@@ -87,10 +88,16 @@ func IsBareRepo(dir string) bool {
 }
 
 // HasTrust reports whether the git directory dir holds refs/hub/trust,
-// loose or packed.
+// loose or packed. A trust ref that exists but cannot be read counts as
+// held: the repository stays served and the read that follows (the page,
+// the hook, TrustOf) reports why, instead of the repository vanishing
+// from the server as if it were not git+'s.
 func HasTrust(dir string) bool {
 	id, err := gitio.ReadRef(dir, hubrefs.TrustRef)
-	return err == nil && !id.IsZero()
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return false
+	}
+	return err != nil || !id.IsZero()
 }
 
 // FindRepos lists the bare repositories under root, up to four levels deep.
@@ -270,6 +277,11 @@ func (s *Server) Prepare(adopt string, log io.Writer) (int, error) {
 		}
 		if err := s.Install(d); err != nil {
 			return 0, err
+		}
+		// What a push left undelivered when a server before this one was
+		// killed mid-push goes out now (docs/delivery.md).
+		if err := hooks.ResumeDeliveries(d, s.Binary, os.Environ()); err != nil {
+			fmt.Fprintf(log, "git+ serve: %s: %v\n", d, err)
 		}
 		served++
 	}

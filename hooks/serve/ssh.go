@@ -142,6 +142,7 @@ func (f *SSH) authenticate(meta ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permi
 		}
 		st, err := TrustOf(d)
 		if err != nil {
+			f.s.logf("ssh: key %s: the members of %s cannot be read: %v", ssh.FingerprintSHA256(key), d, err)
 			continue
 		}
 		if _, ok := st.MemberByKey(key); ok {

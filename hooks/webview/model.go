@@ -226,7 +226,9 @@ func Load(gitDir string) (*Snapshot, error) {
 	// UUIDv7 ids sort by creation time: newest first.
 	sort.Slice(s.PRList, func(i, j int) bool { return s.PRList[i].ID > s.PRList[j].ID })
 	s.previewOwners(gitDir, store)
-	s.judgeQueues(gitDir, store)
+	if err := s.judgeQueues(gitDir, store); err != nil {
+		return nil, err
+	}
 	s.landings()
 	return s, nil
 }
@@ -373,8 +375,9 @@ type RevisionRuns struct {
 }
 
 // judgeQueues orders the queues (counting ones first, by target) and says
-// for each entry what it waits for.
-func (s *Snapshot) judgeQueues(gitDir string, store *gitio.Store) {
+// for each entry what it waits for. A target or commit it cannot read is
+// an error, never a reason guessed without it.
+func (s *Snapshot) judgeQueues(gitDir string, store *gitio.Store) error {
 	var states []*queue.State
 	for _, q := range s.Queues {
 		states = append(states, q.state)
@@ -383,10 +386,15 @@ func (s *Snapshot) judgeQueues(gitDir string, store *gitio.Store) {
 		if sel := queue.SelectQueue(states, q.Target); sel != nil && sel.ID == q.ID {
 			q.Counts = true
 		}
-		if tip, err := gitio.ReadRef(gitDir, q.Target); err == nil {
+		switch tip, err := gitio.ReadRef(gitDir, q.Target); {
+		case err == nil:
 			q.Tip = tip.String()
+		case !errors.Is(err, plumbing.ErrReferenceNotFound):
+			return fmt.Errorf("reading the queue's target %s in %s: %w", q.Target, gitDir, err)
 		}
-		s.judgeQueue(q, store)
+		if err := s.judgeQueue(q, store); err != nil {
+			return fmt.Errorf("judging the queue for %s in %s: %w", q.Target, gitDir, err)
+		}
 	}
 	sort.SliceStable(s.Queues, func(i, j int) bool {
 		a, b := s.Queues[i], s.Queues[j]
@@ -398,17 +406,23 @@ func (s *Snapshot) judgeQueues(gitDir string, store *gitio.Store) {
 		}
 		return a.ID < b.ID
 	})
+	return nil
 }
 
-func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) {
+func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) (err error) {
 	st := q.state
-	// contains is the planner's question "does the target contain rev".
+	// contains is the planner's question "does the target contain rev". A
+	// commit it cannot read (other than one the repository does not hold:
+	// not contained) makes the whole judgement an error.
 	contains := func(tip, rev plumbing.Hash) bool {
 		if tip.IsZero() || tip == rev {
 			return !tip.IsZero()
 		}
-		bases, err := mergetree.MergeBases(receive.Objects{Store: store}, rev, tip)
-		return err == nil && slices.Contains(bases, rev)
+		bases, merr := mergetree.MergeBases(receive.Objects{Store: store}, rev, tip)
+		if merr != nil && !errors.Is(merr, plumbing.ErrObjectNotFound) && !errors.Is(merr, mergetree.ErrUnrelated) && err == nil {
+			err = fmt.Errorf("does %s contain %s: %w", tip, rev, merr)
+		}
+		return merr == nil && slices.Contains(bases, rev)
 	}
 	tip := plumbing.ZeroHash
 	if q.Tip != "" {
@@ -527,6 +541,7 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) {
 			p.Queue = &QueueStatus{Queue: q.ID, Target: q.Target, Left: l.Reason, Detail: l.Detail}
 		}
 	}
+	return err
 }
 
 // settles says why entry e leaves at the next run (queue.Settles), or "".

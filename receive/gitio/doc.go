@@ -96,13 +96,18 @@
 //
 // # Refs
 //
-// Refs are not part of the store. ReadRefs(gitDir) reads packed-refs once
-// and walks refs/ (loose refs win), resolving symbolic refs (HEAD, up to five
-// levels); an unborn symbolic ref is left out. ReadRef resolves one name
-// (loose file first, then packed-refs); ReadSymbolicRef returns a symbolic
-// ref's target. A missing ref wraps plumbing.ErrReferenceNotFound; a
-// malformed one ErrBadRef. Reftable (not in git 2.39) is not supported.
-// OpenRefs reads packed-refs once for a series of reads (the hook's).
+// Refs are not part of the store. ReadRefs(gitDir) walks refs/ (loose refs
+// win) and then reads packed-refs, as git does: a ref git pack-refs moves
+// from its loose file into packed-refs meanwhile is in one or the other,
+// and a directory it deletes during the walk is skipped, not an error.
+// Symbolic refs resolve (HEAD, up to five levels); an unborn symbolic ref
+// is left out. ReadRef resolves one name (loose file first, then
+// packed-refs); ReadSymbolicRef returns a symbolic ref's target. A missing
+// ref wraps plumbing.ErrReferenceNotFound; a malformed one ErrBadRef.
+// Reftable (not in git 2.39) is not supported. OpenRefs keeps packed-refs
+// for a series of reads (the hook's), checking after each loose miss that
+// the file is still the one it read and reading it again when git replaced
+// it.
 // Refs are written only by git itself: UpdateRef and SwapRef (with an
 // expected old value) run git update-ref, which takes git's lock file.
 //

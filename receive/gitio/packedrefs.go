@@ -17,7 +17,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -25,7 +27,8 @@ import (
 
 type packedRefs struct {
 	path    string
-	data    []byte // the ref lines, the header removed
+	stamp   fileStamp // the file as read (absent: the zero stamp)
+	data    []byte    // the ref lines, the header removed
 	sorted  bool
 	all     map[string]plumbing.Hash // !sorted: every ref, parsed on first use
 	release func() error             // unmaps data, when mapped
@@ -37,29 +40,45 @@ type packedRefs struct {
 const mapPackedRefs = 256 << 10
 
 // loadPackedRefs reads gitDir/packed-refs (absent: no refs). Call close
-// when done with it: a large file is mapped.
+// when done with it: a large file is mapped. The file's stamp is taken from
+// the open file itself, so it describes exactly the bytes read: git
+// replaces packed-refs by renaming a new file over it, never rewrites it in
+// place.
 func loadPackedRefs(gitDir string) (*packedRefs, error) {
 	path := filepath.Join(gitDir, "packed-refs")
-	data, err := readFile(path, 16<<10, mapPackedRefs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return &packedRefs{path: path, sorted: true}, nil
-	case errors.Is(err, errTooLarge):
-		data, release, err := mapPath(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	stamp := stampOf(fi)
+	switch size := fi.Size(); {
+	case size > maxPackedRefs:
+		return nil, fmt.Errorf("read %s: %w: longer than %d bytes", path, errTooLarge, maxPackedRefs)
+	case size > mapPackedRefs:
+		data, release, err := mapFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		if len(data) > maxPackedRefs {
-			_ = release()
-			return nil, fmt.Errorf("read %s: %w: longer than %d bytes", path, errTooLarge, maxPackedRefs)
+		p := parsePackedRefs(path, data)
+		p.stamp, p.release = stamp, release
+		return p, nil
+	default:
+		data := make([]byte, size)
+		if _, err := io.ReadFull(f, data); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 		p := parsePackedRefs(path, data)
-		p.release = release
+		p.stamp = stamp
 		return p, nil
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	return parsePackedRefs(path, data), nil
 }
 
 // close releases a mapped file; the refs read from it stay valid (they

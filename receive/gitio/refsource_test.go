@@ -11,7 +11,8 @@ import (
 )
 
 // TestRefs: the pull request refs policy asks for are read loose, else
-// from the packed-refs read once for the push; a missing ref is zero;
+// from packed-refs as it is after the loose read (read again when git
+// replaced it since the refs were opened); a missing ref is zero;
 // symbolic refs resolve (and a loop is an error, not a hang); listing a
 // prefix merges loose over packed and leaves out what resolves to nothing.
 func TestRefs(t *testing.T) {
@@ -28,17 +29,27 @@ func TestRefs(t *testing.T) {
 	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "sym"), "ref: refs/hub/pr/loose\n")
 	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "loop1"), "ref: refs/hub/pr/loop2\n")
 	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "loop2"), "ref: refs/hub/pr/loop1\n")
+	write(t, filepath.Join(gitDir, "refs", "hub", "pr", "moved"), c+"\n")
 	src, err := OpenRefs(gitDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// packed-refs changing after it was read is not seen: one snapshot per push.
-	if err := os.Remove(filepath.Join(gitDir, "packed-refs")); err != nil {
+	// git pack-refs after the push's refs were opened: refs/hub/pr/moved
+	// goes from its loose file into a new packed-refs (renamed over the old
+	// one) and the loose file is deleted. A read after that finds it in the
+	// new file: packed-refs is checked after every loose miss, not read once.
+	tmp := filepath.Join(gitDir, "packed-refs.new")
+	write(t, tmp, "# pack-refs with: peeled fully-peeled sorted \n"+
+		a+" refs/hub/pr/both\n"+c+" refs/hub/pr/moved\n"+a+" refs/hub/pr/packed\n")
+	if err := os.Rename(tmp, filepath.Join(gitDir, "packed-refs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(gitDir, "refs", "hub", "pr", "moved")); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
 		"refs/hub/pr/packed": a, "refs/hub/pr/both": b, "refs/hub/pr/loose": c, "refs/hub/pr/sym": c,
-		"refs/hub/pr/absent": plumbing.ZeroHash.String(),
+		"refs/hub/pr/moved": c, "refs/hub/pr/absent": plumbing.ZeroHash.String(),
 	} {
 		got, err := src.Ref(name)
 		if err != nil || got.String() != want {
@@ -56,7 +67,7 @@ func TestRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"refs/hub/pr/packed": a, "refs/hub/pr/both": b, "refs/hub/pr/loose": c, "refs/hub/pr/sym": c}
+	want := map[string]string{"refs/hub/pr/packed": a, "refs/hub/pr/both": b, "refs/hub/pr/loose": c, "refs/hub/pr/sym": c, "refs/hub/pr/moved": c}
 	if len(all) != len(want) {
 		t.Fatalf("Under = %v, want %v", all, want)
 	}

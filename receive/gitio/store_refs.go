@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -99,21 +101,70 @@ func ReadRefsUnder(gitDir string, prefixes, names []string) (map[string]plumbing
 	return readRefs(gitDir, prefixes, names)
 }
 
-// readRefs reads the refs under prefixes (loose files under the matching
-// directories override packed-refs) and the loose or packed refs named in
-// names, resolving symbolic refs.
+// readRefs reads the refs under prefixes and the refs named in names,
+// resolving symbolic refs: Refs.Read without a packed-refs read in advance.
 func readRefs(gitDir string, prefixes, names []string) (map[string]plumbing.Hash, error) {
-	packed, err := loadPackedRefs(gitDir)
-	if err != nil {
-		return nil, err
-	}
-	defer packed.close()
-	return readRefsPacked(gitDir, packed, prefixes, names)
+	r := &Refs{gitDir: gitDir}
+	defer r.Close()
+	return r.Read(prefixes, names)
 }
 
-// readRefsPacked is readRefs with packed-refs already read.
-func readRefsPacked(gitDir string, packed *packedRefs, prefixes, names []string) (map[string]plumbing.Hash, error) {
-	var err error
+// vanished reports a path that a concurrent writer removed while it was
+// read: a loose ref deleted or packed (git pack-refs deletes the loose file
+// and then every directory it leaves empty), a directory where a file was,
+// or a file where a directory was. None of these is an error of the
+// reader: what was loose is in packed-refs, which is read after the loose
+// refs (docs/operating.md, "git's maintenance beside git+").
+func vanished(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
+}
+
+// walkLoose reads the loose refs under prefix into loose. A directory or
+// file that vanishes during the walk is skipped, not an error.
+func (r *Refs) walkLoose(prefix string, loose map[string]refValue) error {
+	root := filepath.Join(r.gitDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if vanished(err) {
+				return nil // the directory went (packed and pruned) while we walked
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(d.Name(), ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(r.gitDir, path)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		data, err := readLineFile(path, 128, maxRefFile)
+		if err != nil {
+			if vanished(err) || isDirErr(path) {
+				return nil // deleted or packed while we walked: packed-refs has it
+			}
+			return err
+		}
+		v, err := parseRefFile(name, data)
+		if err != nil {
+			return err
+		}
+		loose[name] = v
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read refs of %s: %w", r.gitDir, err)
+	}
+	return nil
+}
+
+// read reads the refs under prefixes (loose files under the matching
+// directories override packed-refs) and the loose or packed refs named in
+// names, resolving symbolic refs. It reads as git does: every loose ref
+// first, packed-refs after (re-read if it changed since it was last read),
+// so a ref that git pack-refs moves from a loose file into packed-refs
+// meanwhile is found in one or the other.
+func (r *Refs) read(prefixes, names []string) (map[string]plumbing.Hash, error) {
 	under := func(name string) bool {
 		for _, p := range prefixes {
 			if strings.HasPrefix(name, p) {
@@ -122,56 +173,13 @@ func readRefsPacked(gitDir string, packed *packedRefs, prefixes, names []string)
 		}
 		return false
 	}
-	direct := map[string]plumbing.Hash{}
+	loose := map[string]refValue{}
 	for _, prefix := range prefixes {
-		if err := packed.each(prefix, func(name string, id plumbing.Hash) { direct[name] = id }); err != nil {
+		if err := r.walkLoose(prefix, loose); err != nil {
 			return nil, err
 		}
 	}
-	symbolic := map[string]string{}
-	set := func(name string, v refValue) {
-		if v.target != "" {
-			symbolic[name] = v.target
-			delete(direct, name)
-		} else {
-			direct[name] = v.id
-		}
-	}
-	for _, prefix := range prefixes {
-		root := filepath.Join(gitDir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) && path == root {
-					return filepath.SkipDir
-				}
-				return err
-			}
-			if d.IsDir() || strings.HasSuffix(d.Name(), ".lock") {
-				return nil
-			}
-			rel, err := filepath.Rel(gitDir, path)
-			if err != nil {
-				return err
-			}
-			name := filepath.ToSlash(rel)
-			data, err := readLineFile(path, 128, maxRefFile)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil // deleted while we walked
-				}
-				return err
-			}
-			v, err := parseRefFile(name, data)
-			if err != nil {
-				return err
-			}
-			set(name, v)
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read refs of %s: %w", gitDir, err)
-		}
-	}
+	var single []string // names outside the prefixes, not loose
 	for _, name := range names {
 		if under(name) {
 			continue
@@ -179,12 +187,47 @@ func readRefsPacked(gitDir string, packed *packedRefs, prefixes, names []string)
 		if !validRefName(name) {
 			return nil, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
 		}
-		v, found, err := readRefIn(gitDir, name, packed)
+		v, found, err := readLooseRef(r.gitDir, name)
 		if err != nil {
 			return nil, err
 		}
 		if found {
-			set(name, v)
+			loose[name] = v
+		} else {
+			single = append(single, name)
+		}
+	}
+	direct := map[string]plumbing.Hash{}
+	if len(prefixes) > 0 || len(single) > 0 {
+		packed, err := r.packedNow()
+		if err != nil {
+			return nil, err
+		}
+		for _, prefix := range prefixes {
+			if err := packed.each(prefix, func(name string, id plumbing.Hash) { direct[name] = id }); err != nil {
+				return nil, err
+			}
+		}
+		for _, name := range single {
+			if !strings.HasPrefix(name, "refs/") {
+				continue // HEAD-like names are never packed
+			}
+			id, ok, err := packed.get(name)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				direct[name] = id
+			}
+		}
+	}
+	symbolic := map[string]string{}
+	for name, v := range loose {
+		if v.target != "" {
+			symbolic[name] = v.target
+			delete(direct, name)
+		} else {
+			direct[name] = v.id
 		}
 	}
 	for name, target := range symbolic {
@@ -203,7 +246,7 @@ func readRefsPacked(gitDir string, packed *packedRefs, prefixes, names []string)
 		}
 		if !resolved && !under(target) {
 			// The target lies outside what was read: resolve it alone.
-			if id, err := ReadRef(gitDir, target); err == nil {
+			if id, err := r.resolve(target); err == nil {
 				direct[name] = id
 			} else if !errors.Is(err, plumbing.ErrReferenceNotFound) {
 				return nil, err
@@ -217,18 +260,19 @@ func readRefsPacked(gitDir string, packed *packedRefs, prefixes, names []string)
 // of the repository at gitDir, following symbolic refs. A missing or unborn
 // ref is an error wrapping plumbing.ErrReferenceNotFound.
 func ReadRef(gitDir, name string) (plumbing.Hash, error) {
-	return resolveRef(gitDir, name, nil)
+	r := &Refs{gitDir: gitDir}
+	defer r.Close()
+	return r.resolve(name)
 }
 
-// resolveRef is ReadRef with packed-refs already read (nil: read it when a
-// name is not loose).
-func resolveRef(gitDir, name string, packed *packedRefs) (plumbing.Hash, error) {
+// resolve is ReadRef through r's packed-refs.
+func (r *Refs) resolve(name string) (plumbing.Hash, error) {
 	orig := name
 	for depth := 0; depth <= maxSymrefDepth; depth++ {
 		if !validRefName(name) {
 			return plumbing.ZeroHash, fmt.Errorf("ref %s: %w: bad name %q", orig, ErrBadRef, name)
 		}
-		v, found, err := readRefIn(gitDir, name, packed)
+		v, found, err := r.readOne(name)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -259,6 +303,24 @@ func ReadSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
 	return v.target, v.target != "", nil
 }
 
+// ReadRefOwn returns the id ref name itself holds, without following a
+// symbolic ref: symbolic is true (and id zero) when name is one. A missing
+// ref wraps plumbing.ErrReferenceNotFound. Hub refs hold an event id, never
+// a symbolic ref, and their readers say so rather than follow one.
+func ReadRefOwn(gitDir, name string) (id plumbing.Hash, symbolic bool, err error) {
+	if !validRefName(name) {
+		return plumbing.ZeroHash, false, fmt.Errorf("ref %s: %w: bad name", name, ErrBadRef)
+	}
+	v, found, err := readOneRef(gitDir, name)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if !found {
+		return plumbing.ZeroHash, false, fmt.Errorf("ref %s: %w", name, plumbing.ErrReferenceNotFound)
+	}
+	return v.id, v.target != "", nil
+}
+
 // looseSymbolicRef returns the target of name when its loose ref file is
 // a symbolic ref; ok is false for an id, a missing file or a directory.
 func looseSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
@@ -268,7 +330,7 @@ func looseSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
 	data, err := readLineFile(path, 128, maxRefFile)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || isDirErr(path) {
+		if vanished(err) || isDirErr(path) {
 			return "", false, nil
 		}
 		return "", false, fmt.Errorf("read ref %s: %w", name, err)
@@ -278,29 +340,38 @@ func looseSymbolicRef(gitDir, name string) (target string, ok bool, err error) {
 }
 
 func readOneRef(gitDir, name string) (refValue, bool, error) {
-	return readRefIn(gitDir, name, nil)
+	r := &Refs{gitDir: gitDir}
+	defer r.Close()
+	return r.readOne(name)
 }
 
-// readRefIn reads name's loose ref file, else its packed-refs line: from
-// packed when the caller has read packed-refs already, else from the file.
-func readRefIn(gitDir, name string, packed *packedRefs) (refValue, bool, error) {
+// readLooseRef reads name's loose ref file; found is false when there is
+// none (missing, or a directory stands there).
+func readLooseRef(gitDir, name string) (refValue, bool, error) {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
 	data, err := readLineFile(path, 128, maxRefFile)
 	if err == nil {
 		v, err := parseRefFile(name, data)
 		return v, err == nil, err
 	}
-	if !errors.Is(err, fs.ErrNotExist) && !isDirErr(path) {
-		return refValue{}, false, fmt.Errorf("read ref %s: %w", name, err)
-	}
-	if !strings.HasPrefix(name, "refs/") {
+	if vanished(err) || isDirErr(path) {
 		return refValue{}, false, nil
 	}
-	if packed == nil {
-		if packed, err = loadPackedRefs(gitDir); err != nil {
-			return refValue{}, false, err
-		}
-		defer packed.close()
+	return refValue{}, false, fmt.Errorf("read ref %s: %w", name, err)
+}
+
+// readOne reads name's loose ref file, else its packed-refs line, as git
+// does: the loose file first, then packed-refs as it is after that read
+// (re-read when it changed since r last read it), so a ref packed between
+// the two reads is found, not missing.
+func (r *Refs) readOne(name string) (refValue, bool, error) {
+	v, found, err := readLooseRef(r.gitDir, name)
+	if err != nil || found || !strings.HasPrefix(name, "refs/") {
+		return v, found, err
+	}
+	packed, err := r.packedNow()
+	if err != nil {
+		return refValue{}, false, err
 	}
 	id, ok, err := packed.get(name)
 	return refValue{id: id}, ok, err
@@ -334,13 +405,19 @@ func SymbolicTarget(gitDir, name string) (string, error) {
 	return "", fmt.Errorf("ref %s: %w: symbolic refs nest deeper than %d", name, ErrBadRef, maxSymrefDepth)
 }
 
-// Refs reads the refs of one repository with packed-refs read once, when
-// it is opened: the hook reads the refs it judges first and then, on
-// demand, each pull request ref policy asks for (policy.RefSource). A
-// repository keeps one ref per pull request ever opened, loose until git gc
-// packs them, and a landing needs only the few its pull request index names.
+// Refs reads the refs of one repository with packed-refs read at most
+// once per change of the file: the hook reads the refs it judges first and
+// then, on demand, each pull request ref policy asks for
+// (policy.RefSource). A repository keeps one ref per pull request ever
+// opened, loose until git gc packs them, and a landing needs only the few
+// its pull request index names. Whenever a read needs packed-refs (after
+// the loose refs it reads), the file is checked against what was read
+// (its inode, size and modification time, as git checks its own snapshot)
+// and read again when git replaced it meanwhile. A Refs is safe for
+// concurrent use.
 type Refs struct {
 	gitDir string
+	mu     sync.Mutex // held through every read: packedNow may replace packed
 	packed *packedRefs
 }
 
@@ -354,16 +431,46 @@ func OpenRefs(gitDir string) (*Refs, error) {
 }
 
 // Close releases packed-refs.
-func (r *Refs) Close() { r.packed.close() }
+func (r *Refs) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.packed.close()
+	r.packed = nil
+}
 
-// Read is ReadRefsUnder with the packed-refs read at OpenRefs.
+// packedNow returns packed-refs as it is now: the one read before when the
+// file is unchanged since, else the file read again. Called with r.mu held.
+func (r *Refs) packedNow() (*packedRefs, error) {
+	if r.packed != nil {
+		now, err := stampPath(r.packed.path)
+		if err != nil {
+			return nil, fmt.Errorf("reading the refs of %s: %w", r.gitDir, err)
+		}
+		if now == r.packed.stamp {
+			return r.packed, nil
+		}
+	}
+	p, err := loadPackedRefs(r.gitDir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the refs of %s: %w", r.gitDir, err)
+	}
+	r.packed.close()
+	r.packed = p
+	return p, nil
+}
+
+// Read is ReadRefsUnder through r's packed-refs.
 func (r *Refs) Read(prefixes, names []string) (map[string]plumbing.Hash, error) {
-	return readRefsPacked(r.gitDir, r.packed, prefixes, names)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.read(prefixes, names)
 }
 
 // Ref resolves one ref; a missing ref is the zero id.
 func (r *Refs) Ref(name string) (plumbing.Hash, error) {
-	id, err := resolveRef(r.gitDir, name, r.packed)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id, err := r.resolve(name)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
 	}
@@ -372,5 +479,5 @@ func (r *Refs) Ref(name string) (plumbing.Hash, error) {
 
 // Under lists the refs whose names start with prefix.
 func (r *Refs) Under(prefix string) (map[string]plumbing.Hash, error) {
-	return readRefsPacked(r.gitDir, r.packed, []string{prefix}, nil)
+	return r.Read([]string{prefix}, nil)
 }

@@ -169,18 +169,20 @@ func (r *Repo) Close() error {
 }
 
 // Ref returns the value of ref, or the zero hash when it does not exist.
+// It reads through gitio, as git reads refs (loose, then packed-refs), so
+// git's own pack-refs beside a verb never makes a ref look missing.
 func (r *Repo) Ref(name string) (plumbing.Hash, error) {
-	ref, err := r.store.Reference(plumbing.ReferenceName(name))
+	id, symbolic, err := gitio.ReadRefOwn(r.GitDir, name)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
 	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("reading %s in %s: %w", name, r.GitDir, err)
 	}
-	if ref.Type() != plumbing.HashReference {
+	if symbolic {
 		return plumbing.ZeroHash, fmt.Errorf("%s in %s is a symbolic ref; hub refs must hold an event id", name, r.GitDir)
 	}
-	return ref.Hash(), nil
+	return id, nil
 }
 
 // TrustCeilings are generous: reading is the client's; the boundary

@@ -300,7 +300,11 @@ func (r *Repo) ShowQueue(t *trust.State, id, target string) (*QueueView, error) 
 	for _, rs := range q.State.Resets {
 		j.Resets = append(j.Resets, rs.Tip)
 	}
-	if tip, err := r.RemoteRef(q.State.Target); err == nil && !tip.IsZero() {
+	tip, err := r.RemoteRef(q.State.Target)
+	if err != nil {
+		return nil, fmt.Errorf("reading the queue's target %s: %w", q.State.Target, err)
+	}
+	if !tip.IsZero() {
 		j.TargetRed = queue.RedTarget(q.State, tip.String(), nil)
 	}
 	if p := q.State.Paused; p.On() {
