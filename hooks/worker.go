@@ -421,7 +421,7 @@ func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
 		if err != nil {
 			return err
 		}
-		if j.State != StatePending || j.NextAttempt.After(w.now()) {
+		if j.State != StatePending || !dueAt(w.nextOf(j), w.now(), h.maxBackoff()) {
 			// Settled, or its retry not due, as this process last left it
 			// but could not record (a full disk: spoolfull.go): record it
 			// again, send nothing.
