@@ -63,6 +63,13 @@ func init() {
 				Action: hookPostReceiveAction,
 			},
 			{
+				Name:            "wake-run",
+				Usage:           "run one wake rule's command and record how it ended (started detached by post-receive): --rule ID -- COMMAND...",
+				SkipFlagParsing: true,
+				HideHelp:        true,
+				Action:          hookWakeRunAction,
+			},
+			{
 				Name:   "deliver",
 				Usage:  "the delivery worker (started by post-receive): settle every spooled webhook delivery and mirror change, then exit",
 				Flags:  []cli.Flag{repo("$GIT_DIR, the current directory")},
@@ -125,6 +132,18 @@ func hookPostReceiveAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("post-receive in %s: %w", gitDir, err)
 	}
+	return nil
+}
+
+// hookWakeRunAction is `git+ hook wake-run --rule ID -- COMMAND...`
+// (hooks.SuperviseWake): its standard output is the rule's log.
+func hookWakeRunAction(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) < 3 || args[0] != "--rule" || args[2] != "--" {
+		return usageErr("usage: git+ hook wake-run --rule ID -- COMMAND...")
+	}
+	gitDir := hookGitDir(c, true)
+	hooks.SuperviseWake(gitDir, args[1], args[3:], c.App.Writer)
 	return nil
 }
 
