@@ -312,7 +312,7 @@ func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error)
 		// git+ supervises the run: the exit status goes to the log and the
 		// outcome to the records queue show, the page and /metrics read
 		// (wakeoutcome.go).
-		cmd.Args = append([]string{binary, "hook", "wake-run", "--rule", r.ID(), "--"}, cmd.Args...)
+		cmd.Args = append([]string{binary, "hook", "wake-run", r.ID()}, cmd.Args...)
 		cmd.Path, cmd.Err = binary, nil
 	} else {
 		// A shell in front records the exit status in the log after the run.

@@ -63,13 +63,6 @@ func init() {
 				Action: hookPostReceiveAction,
 			},
 			{
-				Name:            "wake-run",
-				Usage:           "run one wake rule's command and record how it ended (started detached by post-receive): --rule ID -- COMMAND...",
-				SkipFlagParsing: true,
-				HideHelp:        true,
-				Action:          hookWakeRunAction,
-			},
-			{
 				Name:   "deliver",
 				Usage:  "the delivery worker (started by post-receive): settle every spooled webhook delivery and mirror change, then exit",
 				Flags:  []cli.Flag{repo("$GIT_DIR, the current directory")},
@@ -135,16 +128,21 @@ func hookPostReceiveAction(c *cli.Context) error {
 	return nil
 }
 
-// hookWakeRunAction is `git+ hook wake-run --rule ID -- COMMAND...`
-// (hooks.SuperviseWake): its standard output is the rule's log.
-func hookWakeRunAction(c *cli.Context) error {
-	args := c.Args().Slice()
-	if len(args) < 3 || args[0] != "--rule" || args[2] != "--" {
-		return usageErr("usage: git+ hook wake-run --rule ID -- COMMAND...")
+// wakeRunFast is `git+ hook wake-run RULE COMMAND...` (hooks.SuperviseWake),
+// run by main without the CLI so that the command's own flags reach it
+// untouched: the repository is $GIT_DIR, else the current directory (the
+// git directory, where post-receive starts it); standard output is the
+// rule's log.
+func wakeRunFast(rule string, argv []string) int {
+	gitDir := os.Getenv("GIT_DIR")
+	if gitDir == "" {
+		gitDir = "."
 	}
-	gitDir := hookGitDir(c, true)
-	hooks.SuperviseWake(gitDir, args[1], args[3:], c.App.Writer)
-	return nil
+	if a, err := filepath.Abs(gitDir); err == nil {
+		gitDir = a
+	}
+	hooks.SuperviseWake(gitDir, rule, argv, os.Stdout)
+	return 0
 }
 
 func hookDeliverAction(c *cli.Context) error {
