@@ -80,6 +80,7 @@ const LogFile = "gitplus/log/post-receive.log"
 func PostReceive(o Options) (*Report, error) {
 	own := HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
 	remote := remotePusher(o.Environ)
+	who := hostPusherOf(o.Environ) // for the alarm (unjudged.go), before the identity is dropped
 	o.Environ = WithoutPusher(o.Environ)
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
@@ -87,7 +88,7 @@ func PostReceive(o Options) (*Report, error) {
 	}
 	rep := &Report{}
 	// The alarm first (unjudged.go): did git+'s pre-receive judge this push?
-	unjudged, uerr := findUnjudged(o.GitDir, ups, o.Environ, time.Now())
+	unjudged, uerr := findUnjudged(o.GitDir, ups, who, time.Now())
 	rep.Unjudged = unjudged
 	remotes, rerr := LoadRemotes(o.GitDir)
 	webhooks, werr := LoadWebhooks(o.GitDir)

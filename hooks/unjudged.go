@@ -86,7 +86,7 @@ func shortID(h string) string {
 
 // findUnjudged returns the updates of ups (the post-receive's) that moved a
 // protected ref with no pre-receive record.
-func findUnjudged(gitDir string, ups []policy.Update, environ []string, now time.Time) ([]Unjudged, error) {
+func findUnjudged(gitDir string, ups []policy.Update, pusher string, now time.Time) ([]Unjudged, error) {
 	recs := make([]judgedrec.Update, len(ups))
 	for i, u := range ups {
 		recs[i] = judgedrec.Update{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
@@ -108,7 +108,6 @@ func findUnjudged(gitDir string, ups []policy.Update, environ []string, now time
 	if st == nil {
 		return nil, rerr // not a git+ repository (yet): nothing is protected
 	}
-	pusher := hostPusherOf(environ)
 	var out []Unjudged
 	for _, u := range missing {
 		ref := u.Ref
