@@ -296,3 +296,34 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 		t.Fatalf("%d alarms recorded, want 1: %+v", len(a), a)
 	}
 }
+
+// TestE2ECheckRunFetchesRevision: check run told to check a commit its
+// clone lacks fetches it from the remote instead of failing at the
+// checkout.
+func TestE2ECheckRunFetchesRevision(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, nil)
+	c0 := w.commit(nil, map[string]string{"README": "hello\n"}, "seed")
+	w.expectAccepted(t, "refs/heads/main", c0, "origin", c0+":refs/heads/main")
+	// Another clone pushes a topic and opens a pull request of it.
+	other := filepath.Join(t.TempDir(), "other")
+	w.git(w.work, "clone", "-q", w.origin, other)
+	w.signPushes(other, "admin")
+	w.git(other, "checkout", "-q", "-b", "topic", c0)
+	os.WriteFile(filepath.Join(other, "t.txt"), []byte("t\n"), 0o644)
+	w.git(other, "add", "t.txt")
+	w.git(other, "commit", "-q", "-m", "topic")
+	head := w.git(other, "rev-parse", "HEAD")
+	w.git(other, "push", "-q", "origin", "topic")
+	id := lastLine(w.mustGP("admin", other, "", "pr", "open", "--base", "main", "--head", "topic", "--title", "topic"))
+	if _, _, err := w.gitRun(w.work, "", nil, "cat-file", "-e", head+"^{commit}"); err == nil {
+		t.Fatal("the work clone has the head already: the test would not test the fetch")
+	}
+	out, errs, code := w.gp("admin", w.work, "", "check", "run", "--pr", id, "--rev", head, "--name", "ci", "--", "test", "-f", "t.txt")
+	if code != 0 {
+		t.Fatalf("check run of a revision the clone lacks: exit %d\n%s%s", code, out, errs)
+	}
+	if show := w.mustGP("", w.work, "", "pr", "show", id); !strings.Contains(show, "ci") || !strings.Contains(show, "success") {
+		t.Fatalf("the check was not recorded as a success:\n%s", show)
+	}
+}
