@@ -327,3 +327,57 @@ func TestE2ECheckRunFetchesRevision(t *testing.T) {
 		t.Fatalf("the check was not recorded as a success:\n%s", show)
 	}
 }
+
+// TestE2EDeleteSourceBranch: with deleteSourceBranch on main, pr merge and
+// queue run delete a landed pull request's source branch; a source branch
+// that moved past the landed head, and one the rules protect, are kept.
+func TestE2EDeleteSourceBranch(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, nil)
+	c0 := w.commit(nil, map[string]string{"README": "hello\n"}, "seed")
+	w.expectAccepted(t, "refs/heads/main", c0, "origin", c0+":refs/heads/main")
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	writeRules(t, rules, `{"requireKnownPusher":true,"protected":{"refs/heads/main":{"requiredApprovals":0,"requiredChecks":[],"queueCandidates":true,"deleteSourceBranch":true},"refs/heads/release":{"requiredApprovals":0,"requiredChecks":[]}}}`)
+	w.mustGP("admin", w.work, "", "--repo", w.origin, "rules", "set", rules)
+	if show := w.mustGP("", w.work, "", "--repo", w.origin, "rules", "show"); !strings.Contains(show, `"deleteSourceBranch": true`) && !strings.Contains(show, `"deleteSourceBranch":true`) {
+		t.Fatalf("rules show does not carry deleteSourceBranch:\n%s", show)
+	}
+	branch := func(name, file string) string {
+		w.git(w.work, "checkout", "-q", "-B", name, c0)
+		os.WriteFile(filepath.Join(w.work, file), []byte(file+"\n"), 0o644)
+		w.git(w.work, "add", file)
+		w.git(w.work, "commit", "-q", "-m", file)
+		w.git(w.work, "push", "-q", "-f", "origin", name)
+		return lastLine(w.mustGP("admin", w.work, "", "pr", "open", "--base", "main", "--head", name, "--title", name))
+	}
+	// pr merge deletes the source.
+	a := branch("topic-a", "a.txt")
+	out := w.mustGP("admin", w.work, "", "pr", "merge", a)
+	if !strings.Contains(out, "deleted its source branch refs/heads/topic-a") || w.ref("refs/heads/topic-a") != "" {
+		t.Fatalf("pr merge did not delete the source branch: %q\n%s", w.ref("refs/heads/topic-a"), out)
+	}
+	// queue run deletes the source of what it lands.
+	w.git(w.work, "fetch", "-q", "origin")
+	c0 = w.git(w.work, "rev-parse", "origin/main")
+	b := branch("topic-b", "b.txt")
+	w.mustGP("admin", w.work, "", "--repo", w.origin, "queue", "open", "--target", "main")
+	w.mustGP("admin", w.work, "", "queue", "enter", b)
+	run := w.mustGP("admin", w.work, "", "--repo", w.origin, "queue", "run", "--target", "main")
+	if w.ref("refs/heads/topic-b") != "" {
+		t.Fatalf("queue run did not delete the landed pull request's source branch:\n%s", run)
+	}
+	// A source that moved on is kept.
+	w.git(w.work, "fetch", "-q", "origin")
+	c0 = w.git(w.work, "rev-parse", "origin/main")
+	c := branch("topic-c", "c.txt")
+	head := w.git(w.work, "rev-parse", "HEAD")
+	w.git(w.work, "commit", "-q", "--allow-empty", "-m", "more")
+	w.git(w.work, "push", "-q", "origin", "topic-c")
+	w.git(w.work, "push", "-q", "origin", head+":refs/heads/landing-c")
+	_ = c
+	// (the pull request's head is still head; land it by pr merge)
+	out = w.mustGP("admin", w.work, "", "pr", "merge", c)
+	if w.ref("refs/heads/topic-c") == "" || !strings.Contains(out, "kept refs/heads/topic-c") {
+		t.Fatalf("a source branch that moved past the landed head was deleted (or not said):\n%s", out)
+	}
+}
