@@ -110,6 +110,9 @@ type AuditReport struct {
 	Tip         plumbing.Hash
 	Since       plumbing.Hash // the commit the walk stopped at (not judged)
 	Commits     int           // commits judged (first-parent steps)
+	// First: the root commit (Since) is among them: a pull request landed
+	// it, creating the branch (auditfirst.go).
+	First bool
 	Landings    []AuditLanding
 	Unjustified []AuditFinding
 }
@@ -215,6 +218,9 @@ func Audit(in AuditInput) (*AuditReport, error) {
 		return nil, walkErr
 	}
 	rep := &AuditReport{Branch: in.Branch, Tip: tip, Since: chain[0].id, Commits: len(chain) - 1}
+	if in.Since.IsZero() {
+		a.first(rep, chain[0]) // auditfirst.go
+	}
 	var pending []AuditFinding
 	for i, c := range chain[1:] {
 		a.from = chain[i-len(pending)].id // what a direct landing of c fast-forwarded

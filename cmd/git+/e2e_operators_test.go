@@ -381,3 +381,37 @@ func TestE2EDeleteSourceBranch(t *testing.T) {
 		t.Fatalf("a source branch that moved past the landed head was deleted (or not said):\n%s", out)
 	}
 }
+
+// TestE2EVerifyFirstCommit: a protected branch whose first commit landed
+// through a pull request (pr merge creating it): verify --branch reports
+// that commit as the pull request's landing.
+func TestE2EVerifyFirstCommit(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, nil)
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	writeRules(t, rules, `{"requireKnownPusher":true,"protected":{"refs/heads/main":{"requiredApprovals":0,"requiredChecks":[]}}}`)
+	w.mustGP("admin", w.work, "", "--repo", w.origin, "rules", "set", rules)
+	c0 := w.commit(nil, map[string]string{"README": "first\n"}, "first")
+	w.git(w.work, "branch", "-f", "first", c0)
+	w.git(w.work, "push", "-q", "origin", "first")
+	id := lastLine(w.mustGP("admin", w.work, "", "pr", "open", "--base", "main", "--head", "first", "--title", "first"))
+	w.mustGP("admin", w.work, "", "pr", "merge", id)
+	if w.ref("refs/heads/main") != c0 {
+		t.Fatal("pr merge did not create main")
+	}
+	out, errs, code := w.gp("", w.work, "", "--repo", w.origin, "verify", "--branch", "main", "--no-fetch")
+	t.Logf("verify:\n%s%s", out, errs)
+	if code != 0 || !strings.Contains(out, c0) || !strings.Contains(out, id) {
+		t.Fatalf("verify --branch main does not report the first commit %s landing pull request %s: exit %d\n%s%s", c0, id, code, out, errs)
+	}
+	var j struct {
+		Landings int `json:"landings"`
+		Records  []struct {
+			Commit, Kind, PR string
+		} `json:"landingRecords"`
+	}
+	js := w.mustGP("", w.work, "", "--repo", w.origin, "verify", "--branch", "main", "--no-fetch", "--json")
+	if err := json.Unmarshal([]byte(js), &j); err != nil || len(j.Records) == 0 || j.Records[0].Commit != c0 || j.Records[0].PR != id {
+		t.Fatalf("verify --json does not record the first commit's landing: %v\n%s", err, js)
+	}
+}
