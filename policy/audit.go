@@ -106,13 +106,13 @@ type AuditFinding struct {
 
 // AuditReport is the result of an audit.
 type AuditReport struct {
-	Branch      string
-	Tip         plumbing.Hash
-	Since       plumbing.Hash // the commit the walk stopped at (not judged)
-	Commits     int           // commits judged (first-parent steps)
+	Branch  string
+	Tip     plumbing.Hash
+	Since   plumbing.Hash // the commit the walk stopped at (not judged)
+	Commits int           // commits judged (first-parent steps)
 	// First: the root commit (Since) is among them: a pull request landed
 	// it, creating the branch (auditfirst.go).
-	First bool
+	First       bool
 	Landings    []AuditLanding
 	Unjustified []AuditFinding
 }
