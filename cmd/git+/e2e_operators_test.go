@@ -366,6 +366,14 @@ func TestE2EDeleteSourceBranch(t *testing.T) {
 	if w.ref("refs/heads/topic-b") != "" {
 		t.Fatalf("queue run did not delete the landed pull request's source branch:\n%s", run)
 	}
+	// The pull request's page: its timeline has the queue's events too.
+	rec := httptest.NewRecorder()
+	webview.Repo(w.origin, "/r.git").ServeHTTP(rec, httptest.NewRequest("GET", "/r.git/pr/"+b, nil))
+	for _, want := range []string{"entered the queue for main at", "left the queue for main: landed"} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("the pull request's timeline lacks %q:\n%s", want, rec.Body.String())
+		}
+	}
 	// A source that moved on is kept.
 	w.git(w.work, "fetch", "-q", "origin")
 	c0 = w.git(w.work, "rev-parse", "origin/main")
