@@ -39,6 +39,9 @@ func hookCheck(w *e2e, dir string) (string, int) {
 func TestE2EHookCheckWarnsPusher(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
+	if fi, err := os.Stat(filepath.Join(w.origin, "hub")); err != nil || !fi.IsDir() {
+		t.Errorf("git+ init did not create hub/, where wake.json goes: %v", err)
+	}
 	out, code := hookCheck(w, w.origin)
 	if code != hooks.ExitWarnings || !strings.Contains(out, "warning: the rules require a known pusher") || !strings.Contains(out, "[unknown-pusher]") {
 		t.Fatalf("hook check with requireKnownPusher and no gitplus.pusher: exit %d\n%s", code, out)
