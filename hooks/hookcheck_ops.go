@@ -295,8 +295,14 @@ func publicKeyOf(keyFile string) (hubrefs.PublicKey, error) {
 func opensshPublic(pem []byte) (hubrefs.PublicKey, error) {
 	const begin, end = "-----BEGIN OPENSSH PRIVATE KEY-----", "-----END OPENSSH PRIVATE KEY-----"
 	s := string(pem)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if i < 0 || j < i {
+	i := strings.Index(s, begin)
+	j := -1
+	if i >= 0 {
+		if k := strings.Index(s[i+len(begin):], end); k >= 0 {
+			j = i + len(begin) + k
+		}
+	}
+	if j < 0 {
 		return nil, fmt.Errorf("not an OpenSSH private key file (and no .pub beside it)")
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s[i+len(begin):j]), ""))
