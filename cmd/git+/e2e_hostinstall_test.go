@@ -197,8 +197,11 @@ func TestE2EInstallAsAnotherUser(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(r, "hooks", "pre-receive")); err != nil || !strings.Contains(string(data), filepath.Dir(pub)) {
 		t.Fatalf("init --chown did not install the hooks running %s: %v\n%s", pub, err, data)
 	}
+	// init's rules require a known pusher and gitplus.pusher is unset:
+	// the boundary is in place, with that warning (exit 3).
 	out, errs, code := runBin(t, pub, nil, "hook", "check", "--repo", r)
-	if code != 0 || !strings.Contains(out, "hook user: uid 54321") || !strings.Contains(out, "identity source (gitplus.pusher): none") {
+	if code != 3 || !strings.Contains(out, "hook user: uid 54321") || !strings.Contains(out, "identity source (gitplus.pusher): none") ||
+		!strings.Contains(out, "warning: the rules require a known pusher") {
 		t.Fatalf("hook check after init --chown: exit %d\n%s%s", code, out, errs)
 	}
 }
@@ -232,6 +235,7 @@ func gitoliteDriver(t *testing.T, dir, repo string, companions map[string]string
 // driver that runs git+ passes again.
 func TestE2EHookCheck(t *testing.T) {
 	w := newE2E(t, nil)
+	w.git(w.origin, "config", "gitplus.pusher", "env:REMOTE_USER") // no warning about the pusher here (TestE2EHookCheckWarnsPusher)
 	out, errs, code := w.gp("", t.TempDir(), "", "hook", "check", "--repo", w.origin)
 	if code != 0 || !strings.Contains(out, "reaches git+ directly") || !strings.Contains(out, "ok: the boundary is in place") {
 		t.Fatalf("hook check on an installed repository: exit %d\n%s%s", code, out, errs)

@@ -214,6 +214,7 @@ func TestHostGitolite(t *testing.T) {
 	t.Run("unjudged", func(t *testing.T) {
 		sink := newWebhookSink(t)
 		writeJSONFile(t, filepath.Join(origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+		t.Cleanup(func() { stopWorker(t, origin) })
 		h.configure(t, "team", "option hook.pre-receive = lint", "option hook.post-receive = gitplus-post-receive")
 		if out, errs, code := w.gp("admin", w.work, "", "--repo", origin, "hook", "check"); code != 1 || !strings.Contains(out, "problem: pushes are not judged") {
 			t.Fatalf("hook check with git+ dropped from pre-receive: exit %d\n%s%s", code, out, errs)
@@ -249,7 +250,10 @@ func checkHostWakeFailure(t *testing.T, w *e2e, url string, env []string, push f
 	if out, err := push("alice", c+":refs/heads/wake-me"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)
 	}
-	if !waitFor(20*time.Second, func() bool { fs, _ := hooks.WakeFailingIn(w.origin); return len(fs) == 1 }) {
+	if !waitFor(20*time.Second, func() bool {
+		fs, _ := hooks.WakeFailingIn(w.origin)
+		return len(fs) == 1 && len(hooks.PublishedWakeFailures(w.origin)) == 1
+	}) {
 		t.Fatal("the wake rule's failure was not recorded")
 	}
 	dir := filepath.Join(t.TempDir(), "c")

@@ -187,7 +187,7 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	w.git(w.work, "push", "-q", "origin", "HEAD:refs/heads/topic")
 	if !waitFor(20*time.Second, func() bool {
 		fs, _ := hooks.WakeFailingIn(w.origin)
-		return len(fs) == 1 && fs[0].Rule == "gone"
+		return len(fs) == 1 && fs[0].Rule == "gone" && len(hooks.PublishedWakeFailures(w.origin)) == 1
 	}) {
 		fs, _ := hooks.WakeFailingIn(w.origin)
 		t.Fatalf("a successful run did not clear the failing rule: %+v", fs)
@@ -263,6 +263,7 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "rules", "set", rules)
 	sink := newWebhookSink(t)
 	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+	t.Cleanup(func() { stopWorker(t, w.origin) }) // before the directories go
 
 	// Judged pushes, several at once: no alarm.
 	var wg sync.WaitGroup
