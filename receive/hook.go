@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -34,7 +33,6 @@ import (
 	"github.com/gitplus/gitplus/mergetree"
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive/gitio"
-	"github.com/gitplus/gitplus/receive/judgedrec"
 )
 
 // CodeInternal is the refusal code of a push the hook could not judge (an
@@ -347,13 +345,7 @@ func preReceive(gitDir string, env QuarantineEnv, push PushEnv, stdin io.Reader,
 		}
 	}
 	if refused == 0 {
-		// The push is judged: post-receive finds this record and raises
-		// no alarm (receive/judgedrec). A failure to write it is ignored.
-		recs := make([]judgedrec.Update, len(updates))
-		for i, u := range updates {
-			recs[i] = judgedrec.Update{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
-		}
-		_ = judgedrec.Judged(gitDir, recs, time.Now())
+		recordJudged(gitDir, updates) // judged.go
 	}
 	return refused, code
 }
