@@ -22,7 +22,9 @@ package hooks
 //     ("none" when unset); check does not judge it.
 //   - Problems (the boundary is not in place, or will fail at the next
 //     push) make the verb exit 1; warnings (it holds now but is fragile,
-//     or an after-push part will not run) do not.
+//     pushes will be refused for a reason the operator can fix, or an
+//     after-push part will not run: hookcheck_ops.go) make it exit 3
+//     (ExitWarnings) when there is no problem.
 
 import (
 	"errors"
@@ -175,6 +177,10 @@ type CheckReport struct {
 	Warnings         []string
 }
 
+// ExitWarnings is hook check's exit status when the boundary is in place
+// but there are warnings (1 is for problems, 2 for usage).
+const ExitWarnings = 3
+
 // OK reports whether the boundary is in place.
 func (c *CheckReport) OK() bool { return len(c.Problems) == 0 }
 
@@ -235,6 +241,7 @@ func Check(gitDir string) (*CheckReport, error) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("mirrors, webhooks and wake rules will not run after pushes: %s: %s", c.PostReceive.Why, install))
 	}
 	c.Problems = append(c.Problems, dirProblems(dir, owner)...)
+	c.operatorWarnings() // hookcheck_ops.go
 	return c, nil
 }
 

@@ -35,6 +35,8 @@
 //     so that the repository takes signed pushes (pushcert.go).
 //   - Installs run one at a time per repository, and config writes outlast
 //     another writer's lock (installlock.go).
+//   - The after-push configuration directory hub/ is created (empty), so
+//     an operator following docs/operating.md finds where wake.json goes.
 package hooks
 
 import (
@@ -126,6 +128,11 @@ func Install(gitDir, binary string) error {
 		}
 		if err := configurePushCerts(dir); err != nil { // signed pushes (pushcert.go)
 			return err
+		}
+		// The after-push configuration's directory, so that hub/wake.json
+		// (webhooks.json, remotes.json) has a home an operator can see.
+		if err := os.MkdirAll(filepath.Join(dir, "hub"), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Join(dir, "hub"), err)
 		}
 		return markInitialized(dir) // mark.go
 	})

@@ -16,3 +16,13 @@ func markInitialized(dir string) error {
 	}
 	return nil
 }
+
+// MarkServed sets ServedKey in the repository at dir: git+ serve serves it
+// and identifies every pusher itself (hook check then does not ask for
+// gitplus.pusher, hookcheck_ops.go).
+func MarkServed(dir string) error {
+	if out, err := setConfig(dir, ServedKey, "true"); err != nil {
+		return fmt.Errorf("setting %s in %s: %v: %s: %w", ServedKey, dir, err, out, ErrInstall)
+	}
+	return nil
+}

@@ -23,6 +23,11 @@ package hooks
 //     -o`); mirrors and wake still run.
 //   - An event ref that cannot be decoded (it should not pass the boundary)
 //     is logged; its update is still delivered and mirrored, without events.
+//   - Before anything else, the updates are checked against the
+//     pre-receive's records (unjudged.go): a protected ref that moved
+//     unjudged raises the alarm, whether or not any after-push
+//     configuration exists; with webhooks or wake rules, the alarm is an
+//     event (UnjudgedEvent) of the ref's update.
 
 import (
 	"context"
@@ -58,6 +63,8 @@ type Options struct {
 
 // Report is what a chain run did, for tests and callers.
 type Report struct {
+	Unjudged []Unjudged // updates of protected refs git+'s pre-receive did not judge (unjudged.go)
+	Alarms   []string   // their log lines
 	Updates  []RefUpdate
 	Woken    []string // ids of the rules started
 	Mirrors  []string // names of the mirrors a change was recorded for
@@ -74,20 +81,27 @@ const LogFile = "gitplus/log/post-receive.log"
 func PostReceive(o Options) (*Report, error) {
 	own := HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
 	remote := remotePusher(o.Environ)
+	who := hostPusherOf(o.Environ) // for the alarm (unjudged.go), before the identity is dropped
 	o.Environ = WithoutPusher(o.Environ)
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the post-receive input: %w", err)
 	}
 	rep := &Report{}
+	// The alarm first (unjudged.go): did git+'s pre-receive judge this push?
+	unjudged, uerr := findUnjudged(o.GitDir, ups, who, time.Now())
+	rep.Unjudged = unjudged
 	remotes, rerr := LoadRemotes(o.GitDir)
 	webhooks, werr := LoadWebhooks(o.GitDir)
 	rules, kerr := LoadWake(o.GitDir)
 	var fails []string
-	for _, e := range []error{rerr, werr, kerr} {
+	for _, e := range []error{uerr, rerr, werr, kerr} {
 		if e != nil {
 			fails = append(fails, e.Error())
 		}
+	}
+	if len(unjudged) > 0 {
+		rep.Alarms = raiseUnjudged(o, unjudged)
 	}
 	defer func() { rep.Failures = fails; logChain(o, rep, remote) }()
 	if len(remotes)+len(webhooks)+len(rules) == 0 {
@@ -122,6 +136,17 @@ func PostReceive(o Options) (*Report, error) {
 					d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
 				}
 			}
+		}
+		for _, a := range unjudged {
+			if a.Ref != u.Ref {
+				continue
+			}
+			// The alarm travels as an event of the push: webhooks
+			// subscribed to it (or to "*") and wake rules "on" it get it.
+			payload, _ := json.Marshal(a)
+			ru.Types = append(ru.Types, UnjudgedEvent)
+			ru.Events = append(ru.Events, WakeEvent{Type: UnjudgedEvent, Payload: payload})
+			d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, Type: UnjudgedEvent, Payload: payload})
 		}
 		rep.Updates = append(rep.Updates, ru)
 	}
@@ -204,7 +229,7 @@ func PostReceive(o Options) (*Report, error) {
 // full to a pusher by path, who can read the server's files anyway; in one
 // short line to a remote pusher (remote).
 func logChain(o Options, rep *Report, remote bool) {
-	if len(rep.Woken)+len(rep.Mirrors)+len(rep.Spooled)+len(rep.Failures) == 0 {
+	if len(rep.Woken)+len(rep.Mirrors)+len(rep.Spooled)+len(rep.Failures)+len(rep.Alarms) == 0 {
 		return
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
@@ -214,6 +239,9 @@ func logChain(o Options, rep *Report, remote bool) {
 		refs = append(refs, u.Ref)
 	}
 	fmt.Fprintf(&b, "%s push %s: woke %v, mirrors to sync %v, deliveries spooled %v\n", now, strings.Join(refs, " "), rep.Woken, rep.Mirrors, rep.Spooled)
+	for _, a := range rep.Alarms {
+		fmt.Fprintf(&b, "%s   %s\n", now, a)
+	}
 	for _, f := range rep.Failures {
 		fmt.Fprintf(&b, "%s   failed: %s\n", now, f)
 		if !remote && o.Stderr != nil {

@@ -297,8 +297,9 @@ func WakeLog(gitDir, id string) string {
 
 // StartWake starts rule r detached (its own session) with its output
 // appended to WakeLog and returns the child's pid without waiting for it.
-// The child is `sh -c` running the rule and then writing "=== <time> exit
-// <status>" to the log.
+// The child is `binary hook wake-run` (wakeoutcome.go: it runs the rule,
+// writes "=== <time> exit <status>" to the log and records the outcome),
+// or, without a binary, `sh -c` running the rule and writing that line.
 func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error) {
 	logPath := WakeLog(gitDir, r.ID())
 	f, err := openLog(logPath)
@@ -307,18 +308,29 @@ func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error)
 	}
 	defer f.Close()
 	cmd := WakeCommand(gitDir, binary, r, environ)
-	// A shell in front records the exit status in the log after the run.
-	cmd.Args = append([]string{"sh", "-c", `st=0; "$@" </dev/null || st=$?; echo "=== $(date -u +%Y-%m-%dT%H:%M:%SZ) exit $st"`, "sh"}, cmd.Args...)
-	if sh, err := exec.LookPath("sh"); err == nil {
-		cmd.Path = sh
+	if binary != "" {
+		// git+ supervises the run: the exit status goes to the log and the
+		// outcome to the records queue show, the page and /metrics read
+		// (wakeoutcome.go).
+		cmd.Args = append([]string{binary, "hook", "wake-run", r.ID()}, cmd.Args...)
+		cmd.Path, cmd.Err = binary, nil
 	} else {
-		cmd.Path = "/bin/sh"
+		// A shell in front records the exit status in the log after the run.
+		cmd.Args = append([]string{"sh", "-c", `st=0; "$@" </dev/null || st=$?; echo "=== $(date -u +%Y-%m-%dT%H:%M:%SZ) exit $st"`, "sh"}, cmd.Args...)
+		if sh, err := exec.LookPath("sh"); err == nil {
+			cmd.Path = sh
+		} else {
+			cmd.Path = "/bin/sh"
+		}
+		cmd.Err = nil
 	}
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	fmt.Fprintf(f, "=== %s wake %s: %s\n", time.Now().UTC().Format(time.RFC3339), r.ID(), strings.Join(r.Run, " "))
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(f, "=== could not start: %v\n", err)
+		_ = RecordWake(gitDir, outcomeOf(r.ID(), err, "", false)) // wakeoutcome.go
+		_ = PublishStatus(gitDir)
 		return 0, fmt.Errorf("starting wake rule %s (%s) in %s: %w", r.ID(), strings.Join(r.Run, " "), gitDir, err)
 	}
 	pid := cmd.Process.Pid

@@ -12,7 +12,8 @@ package hooks
 //     the environment a hook gives them (GITPLUS_WAKE_RULE and the
 //     gitplus-wake push option), so a rule run by hand does not wake itself
 //     either. It fails if any rule failed; "no rule matches" when none
-//     applies is no failure. Per-event rules (placeholders such as
+//     applies is no failure. Each run's outcome is recorded as a detached
+//     run's is (wakeoutcome.go). Per-event rules (placeholders such as
 //     {event.pr}) are skipped: only a push's events can fill them.
 
 import (
@@ -82,8 +83,21 @@ func (w WakeByHand) Run(gitDir string) error {
 			continue
 		}
 		cmd := WakeCommand(gitDir, bin, r, w.Environ)
-		cmd.Stdout, cmd.Stderr = w.Stdout, w.Stderr
-		if err := cmd.Run(); err != nil {
+		out, errw := &tailWriter{w: w.Stdout}, &tailWriter{w: w.Stderr}
+		cmd.Stdout, cmd.Stderr = out, errw
+		started := false
+		err := cmd.Start()
+		if err == nil {
+			started = true
+			err = cmd.Wait()
+		}
+		last := errw.Last()
+		if last == "" {
+			last = out.Last()
+		}
+		_ = RecordWake(gitDir, outcomeOf(r.ID(), err, last, started)) // wakeoutcome.go
+		_ = PublishStatus(gitDir)                                     // opstatus.go
+		if err != nil {
 			failed++
 			fmt.Fprintf(w.Stderr, "git+: wake %s (%s) in %s: %v\n", r.ID(), strings.Join(r.Run, " "), gitDir, err)
 		}

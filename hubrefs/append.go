@@ -244,5 +244,8 @@ func Fetch(ctx context.Context, gitDir, remote string) error {
 	if err != nil {
 		return err
 	}
-	return gitio.Fetch(ctx, gitDir, remote, nil, "+refs/hub/*:refs/hub/*")
+	// With the hub refs, the status the server publishes of itself
+	// (failing wake rules, unjudged updates: hooks/opstatus.go), which
+	// readers show and nothing judges.
+	return gitio.Fetch(ctx, gitDir, remote, nil, "+refs/hub/*:refs/hub/*", "+refs/gitplus/status/*:refs/gitplus/status/*")
 }

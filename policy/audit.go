@@ -115,10 +115,13 @@ type AuditFinding struct {
 
 // AuditReport is the result of an audit.
 type AuditReport struct {
-	Branch      string
-	Tip         plumbing.Hash
-	Since       plumbing.Hash // the commit the walk stopped at (not judged)
-	Commits     int           // commits judged (first-parent steps)
+	Branch  string
+	Tip     plumbing.Hash
+	Since   plumbing.Hash // the commit the walk stopped at (not judged)
+	Commits int           // commits judged (first-parent steps)
+	// First: the root commit (Since) is among them: a pull request landed
+	// it, creating the branch (auditfirst.go).
+	First       bool
 	Landings    []AuditLanding
 	Unjustified []AuditFinding
 }
@@ -255,6 +258,9 @@ func Audit(in AuditInput) (*AuditReport, error) {
 	}
 	a.landedAt[0] = true // Since, or the root: not judged, the base of what is
 	rep := &AuditReport{Branch: in.Branch, Tip: tip, Since: chain[0].id, Commits: len(chain) - 1}
+	if in.Since.IsZero() {
+		a.first(rep, chain[0]) // auditfirst.go
+	}
 	var pending []AuditFinding
 	for i, c := range chain[1:] {
 		a.cur = i + 1

@@ -6,11 +6,11 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v7\n" + trust tip)
-//	entry: "gpts" 7 | trust tip (20) | repo id | name | rules id (20) |
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v8\n" + trust tip)
+//	entry: "gpts" 8 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       team count | per team: name | member count | members |
-//	       branch count | per branch: pattern | flags | approvals | depth |
+//	       branch count | per branch: pattern | flags | flags2 | approvals | depth |
 //	       check timeout (nanoseconds) | check every |
 //	       check count + 1 (0: none) | checks |
 //	       approver count + 1 (0: none) | approvers |
@@ -23,7 +23,8 @@ package policy
 // (strings as in the log entries of cache.go; flags one byte, bit 0
 // requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
 // queueCandidates, 4 blockOnChangesRequested, 5 allowBypass false, 6
-// requireLinearHistory, 7 mergeMethod squash; integers signed varints).
+// requireLinearHistory, 7 mergeMethod squash; flags2 bit 0
+// deleteSourceBranch; integers signed varints).
 // Keys are parsed from their
 // lines as the fold parses them. An entry that does not decode, or decodes
 // to a state for another tip, is a miss and the log is folded. Like every
@@ -42,11 +43,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x07")
+var trustStateMagic = []byte("gpts\x08")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v7\n", t[:])
+	return derivedKey("gitplus trust state v8\n", t[:])
 }
 
 const (
@@ -112,7 +113,7 @@ func encodeTrustState(st *trust.State) []byte {
 			f |= flagForbidBypass
 		}
 		f |= landingFlags(br.Landing)
-		b = append(b, f)
+		b = append(b, f, landingFlags2(br.Landing))
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
 		b = binary.AppendVarint(b, int64(br.QueueDepth))
 		b = binary.AppendVarint(b, int64(br.CheckTimeout))
@@ -228,12 +229,16 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 			r.bad = true
 			break
 		}
-		f := r.b[0]
-		r.b = r.b[1:]
+		if len(r.b) < 2 {
+			r.bad = true
+			break
+		}
+		f, f2 := r.b[0], r.b[1]
+		r.b = r.b[2:]
 		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
 			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0,
 			BlockOnChangesRequested: f&flagBlockOnChanges != 0, ForbidBypass: f&flagForbidBypass != 0}
-		br.Landing = landingOf(f)
+		br.Landing = landingOf(f, f2)
 		br.RequiredApprovals, br.QueueDepth = r.int(), r.int()
 		br.CheckTimeout = time.Duration(r.varint())
 		br.CheckEvery = r.int()

@@ -68,7 +68,7 @@ func TestTrustStateCodecCoversEveryField(t *testing.T) {
 		reflect.TypeOf(trust.Member{}):   5,  // Name Key KeyLine Caps wire (wire is derived from Key)
 		reflect.TypeOf(trust.Rules{}):    3,  // Protected Ceilings RequireKnownPusher
 		reflect.TypeOf(trust.Branch{}):   14, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass Landing Owners
-		reflect.TypeOf(trust.Landing{}):  2,  // MergeMethod RequireLinearHistory (flag bits)
+		reflect.TypeOf(trust.Landing{}):  3,  // MergeMethod RequireLinearHistory (flag bits) DeleteSourceBranch (flags2)
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,
 	} {

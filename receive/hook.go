@@ -360,5 +360,8 @@ func preReceive(gitDir string, env QuarantineEnv, push PushEnv, stdin io.Reader,
 			fmt.Fprintln(stderr, RefusalLine(v))
 		}
 	}
+	if refused == 0 {
+		recordJudged(gitDir, updates) // judged.go
+	}
 	return refused, code
 }

@@ -160,6 +160,11 @@ func AuditSummary(rep *policy.AuditReport) string {
 	direct, cands, unprot, covered := rep.Counts()
 	s := fmt.Sprintf("%s: %d commits above %s audited: %d landings (%d direct covering %d more commits, %d candidates, %d without pull request rules), %d unjustified",
 		rep.Branch, rep.Commits, rep.Since.String()[:12], len(rep.Landings), direct, covered, cands, unprot, len(rep.Unjustified))
+	if rep.First && len(rep.Landings) > 0 {
+		// The root commit landed through a pull request (policy/auditfirst.go).
+		s = fmt.Sprintf("%s: %d commits from the first, %s (pull request %s created the branch), audited: %d landings (%d direct covering %d more commits, %d candidates, %d without pull request rules), %d unjustified",
+			rep.Branch, rep.Commits, rep.Since, rep.Landings[0].PR, len(rep.Landings), direct, covered, cands, unprot, len(rep.Unjustified))
+	}
 	if n := len(AuditBypasses(rep)); n > 0 {
 		s += fmt.Sprintf(", %d bypassed", n)
 	}

@@ -69,6 +69,9 @@ func checkRun(c *cli.Context) error {
 	if err := repo.NeedCap(w.Member, trust.CheckCap(name)); err != nil {
 		return fail(1, err)
 	}
+	if err := checkrun.EnsureRevision(w.Repo, rev, c.App.ErrWriter); err != nil { // a candidate the clone has not fetched
+		return fail(1, fmt.Errorf("--rev: %w", err))
+	}
 	commit, err := w.Repo.ResolveCommit(rev)
 	if err != nil {
 		return fail(1, fmt.Errorf("--rev: %w", err))

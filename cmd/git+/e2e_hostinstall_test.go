@@ -197,8 +197,11 @@ func TestE2EInstallAsAnotherUser(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(r, "hooks", "pre-receive")); err != nil || !strings.Contains(string(data), filepath.Dir(pub)) {
 		t.Fatalf("init --chown did not install the hooks running %s: %v\n%s", pub, err, data)
 	}
+	// init's rules require a known pusher and gitplus.pusher is unset:
+	// the boundary is in place, with that warning (exit 3).
 	out, errs, code := runBin(t, pub, nil, "hook", "check", "--repo", r)
-	if code != 0 || !strings.Contains(out, "hook user: uid 54321") || !strings.Contains(out, "identity source (gitplus.pusher): none") {
+	if code != 3 || !strings.Contains(out, "hook user: uid 54321") || !strings.Contains(out, "identity source (gitplus.pusher): none") ||
+		!strings.Contains(out, "warning: the rules require a known pusher") {
 		t.Fatalf("hook check after init --chown: exit %d\n%s%s", code, out, errs)
 	}
 }
@@ -232,6 +235,7 @@ func gitoliteDriver(t *testing.T, dir, repo string, companions map[string]string
 // driver that runs git+ passes again.
 func TestE2EHookCheck(t *testing.T) {
 	w := newE2E(t, nil)
+	w.git(w.origin, "config", "gitplus.pusher", "env:REMOTE_USER") // no warning about the pusher here (TestE2EHookCheckWarnsPusher)
 	out, errs, code := w.gp("", t.TempDir(), "", "hook", "check", "--repo", w.origin)
 	if code != 0 || !strings.Contains(out, "reaches git+ directly") || !strings.Contains(out, "ok: the boundary is in place") {
 		t.Fatalf("hook check on an installed repository: exit %d\n%s%s", code, out, errs)
@@ -424,10 +428,31 @@ func TestE2EGitolite(t *testing.T) {
 	h.options("option hook.pre-receive = lint gitplus-pre-receive", "option hook.post-receive = gitplus-post-receive")
 	w.mustGP("admin", h.home, "", "init", h.repo)
 	h.options("option hook.pre-receive = lint gitplus-pre-receive", "option hook.post-receive = gitplus-post-receive")
+	// init's rules require a known pusher: without gitplus.pusher, every
+	// plain push through gitolite would be refused, and check warns.
 	out, errs, code = w.gp("", h.home, "", "hook", "check", "--repo", h.repo)
-	if code != 0 || !strings.Contains(out, "through gitolite's repo-specific hook driver (pre-receive.h01-gitplus-pre-receive)") {
-		t.Fatalf("hook check after gitolite's compile with git+ as a repo-specific hook: exit %d\n%s%s", code, out, errs)
+	if code != 3 || !strings.Contains(out, "through gitolite's repo-specific hook driver (pre-receive.h01-gitplus-pre-receive)") ||
+		!strings.Contains(out, "warning: the rules require a known pusher") || !strings.Contains(out, "every plain push through gitolite will be refused [unknown-pusher]") {
+		t.Fatalf("hook check after gitolite's compile with git+ as a repo-specific hook, gitplus.pusher unset: exit %d\n%s%s", code, out, errs)
 	}
+	fixtures.Git(t, h.repo, "config", "gitplus.pusher", "ssh-auth-info")
+	out, errs, code = w.gp("", h.home, "", "hook", "check", "--repo", h.repo)
+	if code != 0 || !strings.Contains(out, "ok: the boundary is in place") {
+		t.Fatalf("hook check with git+ as a repo-specific hook and gitplus.pusher set: exit %d\n%s%s", code, out, errs)
+	}
+	// gitolite.conf no longer names git+'s pre-receive: gitolite leaves the
+	// link (it rewrites a hook's links only for repositories that declare
+	// it), so pushes are judged until its next run for the repository
+	// deletes the link; check warns now.
+	h.options("option hook.post-receive = gitplus-post-receive")
+	if _, err := os.Lstat(filepath.Join(h.repo, "hooks", "pre-receive.h01-gitplus-pre-receive")); err != nil {
+		t.Fatalf("gitolite removed the link at once (the warning's premise does not hold here): %v", err)
+	}
+	out, errs, code = w.gp("", h.home, "", "hook", "check", "--repo", h.repo)
+	if code != 3 || !strings.Contains(out, "warning: gitolite's configuration no longer names gitplus-pre-receive in option hook.pre-receive for repo testing") {
+		t.Fatalf("hook check with git+'s pre-receive link no longer declared in gitolite.conf: exit %d\n%s%s", code, out, errs)
+	}
+	h.options("option hook.pre-receive = lint gitplus-pre-receive", "option hook.post-receive = gitplus-post-receive")
 
 	// A server-side verb by path: gitolite's update hook takes the push
 	// only as gitolite's own server-side push.

@@ -119,4 +119,9 @@ func checkHostFlow(t *testing.T, w *e2e, f hostFlow, c0 string) {
 	if out, errs, code := w.gp("", mirror, "", "--repo", mirror, "verify", "--branch", "main"); code != 0 {
 		t.Fatalf("verify --branch main on the mirror: exit %d\n%s%s", code, out, errs)
 	}
+	// The setup passes hook check with no warning: gitplus.pusher names
+	// the host's identity and the server key holds what its rules need.
+	if out, errs, code := w.gp("", w.work, "", "hook", "check", "--repo", w.origin); code != 0 {
+		t.Fatalf("hook check after the flow: exit %d\n%s%s", code, out, errs)
+	}
 }

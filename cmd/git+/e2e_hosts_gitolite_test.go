@@ -6,6 +6,7 @@ package main
 // directory; git+'s hooks in the repository gitolite made.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,8 +14,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks"
 )
 
 // gitoliteHost is a running gitolite: its home (the hosting user's $HOME
@@ -24,6 +27,27 @@ type gitoliteHost struct {
 	libdir     string // GL_LIBDIR, for gitolite's update hook in pushes by path
 	port       int
 	knownHosts string
+	env        []string // the gitolite user's environment (HOME)
+}
+
+// configure rewrites gitolite.conf with repo's options and compiles it, as
+// a push of gitolite-admin does (gitolite setup runs the triggers too).
+func (h *gitoliteHost) configure(t *testing.T, repo string, options ...string) {
+	t.Helper()
+	conf := "repo gitolite-admin\n    RW+ = gladmin\nrepo " + repo + "\n    RW+ = @all\n"
+	for _, o := range options {
+		conf += "    " + o + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(h.home, ".gitolite", "conf", "gitolite.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"compile"}, {"trigger", "POST_COMPILE"}} {
+		cmd := exec.Command("gitolite", args...)
+		cmd.Env = h.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gitolite %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
 }
 
 // startGitolite sets gitolite up in a temporary home with the given users'
@@ -49,6 +73,7 @@ func startGitolite(t *testing.T, repo string, users map[string]string) *gitolite
 	h := &gitoliteHost{home: filepath.Join(dir, "home"), user: u.Username, port: freePort(t)}
 	os.MkdirAll(h.home, 0o700)
 	env := append(fixtures.GitEnv(h.home), "HOME="+h.home)
+	h.env = env
 	run := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("gitolite", args...)
@@ -80,6 +105,10 @@ func startGitolite(t *testing.T, repo string, users map[string]string) *gitolite
 		if err := os.WriteFile(filepath.Join(hooksDir, "gitplus-"+name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Another repo-specific hook, which an admin may put in git+'s place.
+	if err := os.WriteFile(filepath.Join(hooksDir, "lint"), []byte("#!/bin/sh\ncat >/dev/null\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	conf := "repo gitolite-admin\n    RW+ = gladmin\nrepo " + repo + "\n    RW+ = @all\n" +
 		"    option hook.pre-receive = gitplus-pre-receive\n    option hook.post-receive = gitplus-post-receive\n"
@@ -146,8 +175,11 @@ func TestHostGitolite(t *testing.T) {
 	// update hook as `gitolite push` makes them: with its bypass and its
 	// library (gitolite has no user for them).
 	w := newHostE2E(t, origin, []string{"GL_BYPASS_ACCESS_CHECKS=1", "GL_LIBDIR=" + h.libdir, "HOME=" + h.home}, nil)
-	// The boundary is in place through gitolite's driver.
-	if out, errs, code := w.gp("admin", w.work, "", "--repo", origin, "hook", "check"); code != 0 {
+	// The boundary is in place through gitolite's driver; init's rules
+	// require a known pusher, which gitolite gives only once
+	// gitplus.pusher names its source: check warns (exit 3).
+	if out, errs, code := w.gp("admin", w.work, "", "--repo", origin, "hook", "check"); code != 3 || !strings.Contains(out, "reaches git+ through gitolite's repo-specific hook driver") ||
+		!strings.Contains(out, "warning: the rules require a known pusher") {
 		t.Fatalf("hook check on gitolite's repository: exit %d\n%s%s", code, out, errs)
 	}
 	// alice is a member holding the very key she logs in to gitolite with.
@@ -171,4 +203,73 @@ func TestHostGitolite(t *testing.T) {
 		checkHostFlow(t, w, hostFlow{url: h.url("team"), env: []string{"GIT_SSH_COMMAND=" + h.sshCommand(alice.Path)},
 			wakePre: []string{"env", "GL_BYPASS_ACCESS_CHECKS=1"}}, c0)
 	})
+	// A wake rule that fails is seen in a clone over ssh: queue show
+	// reads the status the server publishes.
+	t.Run("wake failure", func(t *testing.T) {
+		checkHostWakeFailure(t, w, h.url("team"), []string{"GIT_SSH_COMMAND=" + h.sshCommand(alice.Path)}, push)
+	})
+	// An admin gives the repository another pre-receive in git+'s place:
+	// gitolite deletes git+'s link, its post-receive still runs, and an
+	// unreviewed push to main raises the alarm everywhere.
+	t.Run("unjudged", func(t *testing.T) {
+		sink := newWebhookSink(t)
+		writeJSONFile(t, filepath.Join(origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+		t.Cleanup(func() { stopWorker(t, origin) })
+		h.configure(t, "team", "option hook.pre-receive = lint", "option hook.post-receive = gitplus-post-receive")
+		if out, errs, code := w.gp("admin", w.work, "", "--repo", origin, "hook", "check"); code != 1 || !strings.Contains(out, "problem: pushes are not judged") {
+			t.Fatalf("hook check with git+ dropped from pre-receive: exit %d\n%s%s", code, out, errs)
+		}
+		main := w.git(origin, "rev-parse", "refs/heads/main")
+		w.git(w.work, "fetch", "-q", origin, "refs/heads/main") // the landing, into the clone the commit is made in
+		c := w.commit([]string{main}, map[string]string{"unreviewed.txt": "no review\n"}, "unreviewed")
+		out, err := push("alice", c+":refs/heads/main")
+		if err != nil || w.ref("refs/heads/main") != c {
+			t.Fatalf("the unjudged push did not go through: %v\n%s", err, out)
+		}
+		unjudgedAlarm(t, origin, out, "refs/heads/main", c, sink)
+		if a, _ := hooks.ReadUnjudged(origin); len(a) != 1 || a[0].Pusher != "GL_USER=alice" {
+			t.Fatalf("the alarm records: %+v", a)
+		}
+		h.configure(t, "team", "option hook.pre-receive = gitplus-pre-receive", "option hook.post-receive = gitplus-post-receive")
+	})
+}
+
+// checkHostWakeFailure: a wake rule that fails on a branch push through
+// the host is shown by queue show in a fresh clone of the host's URL.
+func checkHostWakeFailure(t *testing.T, w *e2e, url string, env []string, push func(string, ...string) (string, error)) {
+	t.Helper()
+	p := filepath.Join(w.origin, hooks.WakeFile)
+	saved, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(p, saved, 0o644)
+	writeJSONFile(t, p, hooks.WakeConfig{Rules: []hooks.WakeRule{
+		{Name: "lint", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "echo 'lint: no runner configured' >&2; exit 1"}}}})
+	c := w.commit(nil, map[string]string{"w.txt": "w\n"}, "wake")
+	if out, err := push("alice", c+":refs/heads/wake-me"); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	if !waitFor(20*time.Second, func() bool {
+		fs, _ := hooks.WakeFailingIn(w.origin)
+		return len(fs) == 1 && len(hooks.PublishedWakeFailures(w.origin)) == 1
+	}) {
+		t.Fatal("the wake rule's failure was not recorded")
+	}
+	dir := filepath.Join(t.TempDir(), "c")
+	clientEnv := append(append([]string{}, w.env...), env...)
+	cmd := exec.Command("git", "clone", "-q", url, dir)
+	cmd.Env = clientEnv
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git clone %s: %v\n%s", url, err, out)
+	}
+	cmd = exec.Command(w.bin, "queue", "show", "--target", "main", "--json")
+	cmd.Dir, cmd.Env = dir, clientEnv
+	out, err := cmd.Output()
+	var v struct {
+		WakeFailures []struct{ Rule, Line string } `json:"wakeFailures"`
+	}
+	if err != nil || json.Unmarshal(out, &v) != nil || len(v.WakeFailures) != 1 || v.WakeFailures[0].Rule != "lint" || v.WakeFailures[0].Line != "lint: no runner configured" {
+		t.Fatalf("queue show --json in a clone of %s: %v\n%s", url, err, out)
+	}
 }

@@ -128,6 +128,23 @@ func hookPostReceiveAction(c *cli.Context) error {
 	return nil
 }
 
+// wakeRunFast is `git+ hook wake-run RULE COMMAND...` (hooks.SuperviseWake),
+// run by main without the CLI so that the command's own flags reach it
+// untouched: the repository is $GIT_DIR, else the current directory (the
+// git directory, where post-receive starts it); standard output is the
+// rule's log.
+func wakeRunFast(rule string, argv []string) int {
+	gitDir := os.Getenv("GIT_DIR")
+	if gitDir == "" {
+		gitDir = "."
+	}
+	if a, err := filepath.Abs(gitDir); err == nil {
+		gitDir = a
+	}
+	hooks.SuperviseWake(gitDir, rule, argv, os.Stdout)
+	return 0
+}
+
 func hookDeliverAction(c *cli.Context) error {
 	gitDir := hookGitDir(c, true)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

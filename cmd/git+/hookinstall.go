@@ -37,7 +37,7 @@ func hookCheckCommand() *cli.Command {
 	return &cli.Command{
 		Name:    "check",
 		Aliases: []string{"doctor"},
-		Usage:   "tell whether the pre-receive git runs for this repository reaches git+, whether the hook user can run it and use the git directory, and the identity source (exit 1 when the boundary is not in place)",
+		Usage:   "tell whether the pre-receive git runs for this repository reaches git+, whether the hook user can run it and use the git directory, the identity source, and what will refuse or unprotect pushes (exit 1 when the boundary is not in place, 3 when it is but there are warnings)",
 		Flags:   []cli.Flag{&cli.StringFlag{Name: "repo", Usage: "git directory of the repository (default: the global --repo, then the current git dir)"}},
 		Action:  nargs(0, 0, "usage: git+ hook check [--repo DIR]", hookCheckAction),
 	}
@@ -145,8 +145,13 @@ func hookCheckAction(c *cli.Context) error {
 	if !r.OK() {
 		return fail(1, fmt.Errorf("the boundary of %s is not in place (%d problems above): %w", r.GitDir, len(r.Problems), errNotInPlace))
 	}
+	if len(r.Warnings) > 0 {
+		return fail(hooks.ExitWarnings, fmt.Errorf("the boundary of %s is in place, with %d warning(s) above: %w", r.GitDir, len(r.Warnings), errWarnings))
+	}
 	fmt.Fprintln(w, "ok: the boundary is in place")
 	return nil
 }
+
+var errWarnings = errors.New("hook check warned")
 
 var errNotInPlace = errors.New("hook check failed")

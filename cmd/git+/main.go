@@ -91,6 +91,11 @@ func main() {
 		// judged without building the CLI (see preReceiveFast).
 		os.Exit(preReceiveFast())
 	}
+	if len(os.Args) > 4 && os.Args[1] == "hook" && os.Args[2] == "wake-run" {
+		// A wake rule's run, started by post-receive: the rule's command
+		// line follows untouched (no flag of it is git+'s).
+		os.Exit(wakeRunFast(os.Args[3], os.Args[4:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "-Y" {
 		// git signing a push certificate, with gpg.ssh.program pointed at
 		// this binary by git+'s own pushes (docs/serving.md "git+ verbs

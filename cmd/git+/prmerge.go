@@ -64,6 +64,11 @@ func prMergeAction(c *cli.Context) error {
 	if !m.Squash.IsZero() {
 		m.Result += " as squash step " + m.Squash.String()
 	}
+	if m.SourceDeleted != "" {
+		m.Result += "; deleted its source branch " + m.SourceDeleted + " (deleteSourceBranch)"
+	} else if m.SourceNote != "" {
+		m.Result += "; " + m.SourceNote
+	}
 	return prMergeReport(c, m.ID, m.Branch, m.Head, m.Pushed, m.Result, undelivered)
 }
 

@@ -7,7 +7,9 @@ package main
 // Decisions:
 //   - `queue show` lists the active entries (state "queued", with their
 //     position and latest candidate) and then every entry that left, in causal
-//     order, with its reason and detail.
+//     order, with its reason and detail; then the server's wake rules that
+//     are failing (wakeview.go). Without an id or --target it lists the
+//     queues, as `queue list` does.
 
 import (
 	"fmt"
@@ -46,7 +48,7 @@ func init() {
 			Action: nargs(0, 0, "usage: git+ queue list [--json]", queueList),
 		},
 		&cli.Command{
-			Name: "show", Usage: "show a queue's entries (by id, or the queue counting for --target)", ArgsUsage: "[ID]",
+			Name: "show", Usage: "show a queue's entries (by id, or the queue counting for --target; neither: list the queues)", ArgsUsage: "[ID]",
 			Flags:  []cli.Flag{&cli.StringFlag{Name: "target", Usage: "the branch whose queue to show"}, jsonFlag(), remoteFlag()},
 			Action: queueShow,
 		},
@@ -174,8 +176,11 @@ func queueList(c *cli.Context) error {
 }
 
 func queueShow(c *cli.Context) error {
-	if c.NArg() > 1 || (c.NArg() == 1) == (c.String("target") != "") {
-		return usageErr("usage: git+ queue show ID | --target BRANCH [--json]")
+	if c.NArg() > 1 || c.NArg() == 1 && c.String("target") != "" {
+		return usageErr("usage: git+ queue show [ID | --target BRANCH] [--json]")
+	}
+	if c.NArg() == 0 && c.String("target") == "" {
+		return queueShowAll(c) // no queue named: the list, as queue list
 	}
 	h, t, err := readTrust(c)
 	if err != nil {
@@ -198,5 +203,36 @@ func queueShow(c *cli.Context) error {
 	for i := range j.Active {
 		j.Active[i].Waiting = why[j.Active[i].PR]
 	}
+	j.WakeFailures = wakeFailures(h) // wakeview.go
 	return printView(c, j)
+}
+
+// queueShowAll is `queue show` without a queue: the queues as queue list
+// prints them, then the server's failing wake rules (text only; --json is
+// queue list's array).
+func queueShowAll(c *cli.Context) error {
+	h, t, err := readTrust(c)
+	if err != nil {
+		return fail(1, err)
+	}
+	list, warnings, err := h.Queues(t)
+	if err != nil {
+		return fail(1, err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(c.App.ErrWriter, "warning:", w)
+	}
+	if wantJSON(c) {
+		return printJSON(c, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(c.App.Writer, "no queues (git+ queue open --target BRANCH)")
+	}
+	for _, s := range list {
+		fmt.Fprintln(c.App.Writer, s.Line())
+	}
+	for _, f := range wakeFailures(h) {
+		fmt.Fprintln(c.App.Writer, f.Text)
+	}
+	return nil
 }

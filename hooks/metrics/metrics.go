@@ -110,7 +110,7 @@ type scrape struct {
 
 func (s *scrape) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDepth, descTimeToLand, descLandings, descEvictions, descCheckRuns, descBypasses,
-		descHook, descRefusals, descPending, descFailures, descBehind} {
+		descHook, descRefusals, descPending, descFailures, descBehind, descWakeFailures, descUnjudged} {
 		ch <- d
 	}
 }
@@ -120,6 +120,7 @@ func (s *scrape) Collect(ch chan<- prometheus.Metric) {
 		s.c.collectQueue(ch, r)
 		s.c.collectHook(ch, r)
 		s.c.collectDelivery(ch, r)
+		s.c.collectOperator(ch, r) // operator.go
 	}
 }
 

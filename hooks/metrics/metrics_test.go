@@ -126,7 +126,7 @@ func TestDocsQuoteAlertsAndDashboard(t *testing.T) {
 	}
 	exported := map[string]bool{}
 	for _, desc := range []*prometheus.Desc{descDepth, descTimeToLand, descLandings, descEvictions, descCheckRuns, descBypasses,
-		descHook, descRefusals, descPending, descFailures, descBehind} {
+		descHook, descRefusals, descPending, descFailures, descBehind, descWakeFailures, descUnjudged} {
 		name := regexp.MustCompile(`fqName: "([a-z_]+)"`).FindStringSubmatch(desc.String())[1]
 		exported[name] = true
 		for _, suffix := range []string{"_bucket", "_sum", "_count"} {

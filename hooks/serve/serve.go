@@ -249,6 +249,9 @@ func (s *Server) Install(dir string) error {
 	if err := hooks.Install(dir, s.Binary); err != nil {
 		return fmt.Errorf("installing the git+ hooks in %s: %w", dir, err)
 	}
+	if err := hooks.MarkServed(dir); err != nil { // hook check: serve identifies pushers
+		return err
+	}
 	s.installed[dir] = true
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
@@ -53,6 +54,10 @@ type Snapshot struct {
 	Bypassed int       // landed pull requests whose head a bypass named (LandedPR.Bypass)
 	Warnings []string  // records that could not be read
 	Read     time.Time
+	// Alarms: updates of protected refs git+ did not judge, recently;
+	// WakeFailures: the wake rules whose latest run failed (opsview.go).
+	Alarms       []hooks.Unjudged
+	WakeFailures []hooks.WakeFailure
 }
 
 // Item is one event of a pull request's timeline.
@@ -230,6 +235,8 @@ func Load(gitDir string) (*Snapshot, error) {
 		return nil, err
 	}
 	s.landings()
+	s.queueTimeline(rd, t, refs) // opsview.go
+	s.operatorState(gitDir)
 	return s, nil
 }
 

@@ -6,7 +6,8 @@ import (
 )
 
 // How a protected branch takes its landings (docs/queue.md, "Step
-// shapes"): the rules fields "mergeMethod" and "requireLinearHistory".
+// shapes"): the rules fields "mergeMethod", "requireLinearHistory" and
+// "deleteSourceBranch".
 const (
 	// MergeMethodMerge: a queue step is a merge commit [C_{i-1}, H_i] (the
 	// default).
@@ -19,7 +20,7 @@ const (
 
 // landingFields are the branch fields of this file, known to the strict
 // decoder beside branchFields.
-var landingFields = []string{"mergeMethod", "requireLinearHistory"}
+var landingFields = []string{"mergeMethod", "requireLinearHistory", "deleteSourceBranch"}
 
 // Landing is how a protected branch takes its landings. Branch embeds it.
 type Landing struct {
@@ -31,6 +32,14 @@ type Landing struct {
 	// RequireLinearHistory (rules "requireLinearHistory"): every commit a
 	// landing adds has at most one parent. It needs mergeMethod "squash".
 	RequireLinearHistory bool
+	// DeleteSourceBranch (rules "deleteSourceBranch"): once a pull request
+	// has landed on the branch (its pr.merged recorded), the verb that
+	// landed it (`git+ queue run`, `git+ pr merge`) deletes the branch the
+	// pull request came from (pr.opened's source) when it still holds the
+	// landed head and no rule protects it (docs/queue.md, "Deleting the
+	// source branch"). The boundary does not judge it: a deletion of an
+	// unprotected branch is an ordinary push.
+	DeleteSourceBranch bool
 }
 
 // Method is the branch's merge method: MergeMethodMerge or
@@ -48,6 +57,9 @@ func (l Landing) Squash() bool { return l.MergeMethod == MergeMethodSquash }
 // parseLanding decodes the landing fields of branch object m at path.
 func parseLanding(m map[string]json.RawMessage, path string, l *Landing) error {
 	if err := field(m, "requireLinearHistory", path, &l.RequireLinearHistory); err != nil {
+		return err
+	}
+	if err := field(m, "deleteSourceBranch", path, &l.DeleteSourceBranch); err != nil {
 		return err
 	}
 	var method string
@@ -83,6 +95,7 @@ func (l Landing) validLanding(path string) error {
 type landingJSON struct {
 	MergeMethod          string `json:"mergeMethod"`
 	RequireLinearHistory bool   `json:"requireLinearHistory"`
+	DeleteSourceBranch   bool   `json:"deleteSourceBranch"`
 }
 
 func (l Landing) json() landingJSON {
@@ -90,5 +103,5 @@ func (l Landing) json() landingJSON {
 	if m == "" {
 		m = MergeMethodMerge
 	}
-	return landingJSON{MergeMethod: m, RequireLinearHistory: l.RequireLinearHistory}
+	return landingJSON{MergeMethod: m, RequireLinearHistory: l.RequireLinearHistory, DeleteSourceBranch: l.DeleteSourceBranch}
 }

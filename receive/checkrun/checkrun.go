@@ -10,8 +10,8 @@
 //     the repository: `git worktree add` was used before, and a CI fleet's
 //     parallel worktree adds and removes broke each other and, since
 //     receive-pack reads every worktree's HEAD, the pushes recording their
-//     results. The revision must be in the repository (fetch the candidate
-//     branch first).
+//     results. A revision the repository lacks is fetched from its remote
+//     first (fetchrev.go).
 //   - check.started is appended before the command runs and check.completed
 //     after: exit status 0 → success, a timeout (Options.Timeout) →
 //     cancelled, any other status or a command that cannot start → failure.
@@ -169,6 +169,9 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 			fmt.Fprintf(o.Log, "check %s on pull request %s at %s: %s; not running it\n", o.Name, o.PR, o.Rev, msg)
 			return &Result{Skipped: msg}, nil
 		}
+	}
+	if err := EnsureRevision(s.Repo, o.Rev, o.Log); err != nil { // fetchrev.go
+		return nil, err
 	}
 	lease := o.Lease
 	if lease <= 0 {

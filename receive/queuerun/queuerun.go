@@ -381,6 +381,7 @@ func (r *runner) round(ctx context.Context, first bool) (more bool, err error) {
 	case err == nil:
 		r.rep.Pushes++
 		r.record(st, plan, ph)
+		r.deleteSources(ctx, st, plan) // sourcebranch.go
 		if err := r.at("pushed"); err != nil {
 			return false, err
 		}

@@ -396,6 +396,9 @@ type Merged struct {
 	// Squash: on a branch taking squash steps, the step that landed the
 	// head (prsquash.go); zero otherwise.
 	Squash plumbing.Hash
+	// SourceDeleted: the source branch deleted after the landing
+	// (deleteSourceBranch, sourcebranch.go); SourceNote: why it was kept.
+	SourceDeleted, SourceNote string
 }
 
 // LandingRefusedError is a landing the receiving hook refused: Lines are
@@ -409,7 +412,7 @@ type LandingRefusedError struct {
 func (e *LandingRefusedError) Error() string { return e.msg }
 func (e *LandingRefusedError) Unwrap() error { return e.err }
 
-// Merge is the direct landing (the queue of depth zero, docs/boundary.md
+// merge (Merge, sourcebranch.go) is the direct landing (the queue of depth zero, docs/boundary.md
 // rule 1, docs/cli.md): it pushes the pull request's current head onto its
 // base with the base's current value as the expected old value, so the
 // receiving hook judges the landing, then appends pr.merged.
@@ -424,7 +427,7 @@ func (e *LandingRefusedError) Unwrap() error { return e.err }
 //     again; pr.merged is still appended when missing, so a crash between
 //     the push and the append is repaired by merging again.
 //   - pr.merged records revision = head, branch = base, commit = head.
-func (s *Signing) Merge(id string) (*Merged, error) {
+func (s *Signing) merge(id string) (*Merged, error) {
 	r, t, m := s.Repo, s.Trust, s.Member
 	if !m.Has(trust.CapSourcePush) && !m.Has(trust.CapQueue) {
 		return nil, fmt.Errorf("member %s (key %s) may not record pr.merged: it needs %s or %s; ask an admin to run `git+ member change %s --add-cap %s`",

@@ -154,6 +154,9 @@ func (j *QueueView) WriteText(out io.Writer) {
 	if j.TargetRed != "" {
 		fmt.Fprintf(out, "target red: %s\n", j.TargetRed)
 	}
+	for _, f := range j.WakeFailures {
+		fmt.Fprintln(out, f.Text)
+	}
 	if len(j.Active) == 0 {
 		fmt.Fprintln(out, "no active entries")
 	}

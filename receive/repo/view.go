@@ -209,6 +209,9 @@ type QueueView struct {
 	// Paused: who paused the queue, when (Unix seconds) and why; absent
 	// while it runs (docs/queue.md, "Pausing a queue").
 	Paused *queue.Pause `json:"paused,omitempty"`
+	// WakeFailures: the server's wake rules whose latest run failed
+	// (wakeview.go), when the server's records can be read.
+	WakeFailures []WakeFailure `json:"wakeFailures,omitempty"`
 }
 
 // PRs lists the pull requests (only the open ones unless all), each folded

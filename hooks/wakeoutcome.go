@@ -1,0 +1,279 @@
+package hooks
+
+// Wake rule outcomes (docs/operating.md "Wake rules", "When a wake rule
+// fails"): every run of a wake rule leaves one record of how it ended, so
+// that a rule that fails is shown where people look (`git+ queue show`,
+// the page, /metrics' gitplus_wake_failures_total) and not only in its log.
+//
+// Decisions:
+//   - A detached run is supervised by `git+ hook wake-run` (SuperviseWake):
+//     it starts the rule's command with the environment it was given, its
+//     output appended to the rule's log as before and its last non-empty
+//     line kept, waits, and appends the outcome. A command that cannot be
+//     started is a failure ("cannot start: ..."); so is a supervisor the
+//     post-receive cannot start (recorded by the post-receive itself), and
+//     a run by hand (`git+ wake`) that fails.
+//   - The records are JSON lines in <gitdir>/gitplus/wake/outcomes.log, one
+//     write(2) each on a file opened O_APPEND (concurrent runs never
+//     interleave), the line cut to 400 bytes. The file rotates to
+//     outcomes.log.1 at 1 MiB; readers read both, so at most about 2 MiB
+//     are kept.
+//   - A rule is failing when its latest outcome is a failure: it "failed N
+//     times since T" counts the failures after its last success (T the
+//     first of them). gitplus_wake_failures_total counts every failure
+//     kept in the files (so it resets when they rotate away or are
+//     deleted, which Prometheus reads as a counter reset).
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// WakeOutcomesFile holds the outcome records, relative to the git directory.
+const WakeOutcomesFile = "gitplus/wake/outcomes.log"
+
+// wakeOutcomesMax is the size at which the records rotate.
+const wakeOutcomesMax = 1 << 20
+
+// maxWakeLine bounds the last output line a record keeps.
+const maxWakeLine = 400
+
+// WakeOutcome is how one run of a wake rule ended.
+type WakeOutcome struct {
+	Rule  string    `json:"rule"`
+	Time  time.Time `json:"time"` // when it ended
+	OK    bool      `json:"ok"`
+	Exit  int       `json:"exit"`            // exit status (-1: killed by a signal or never started)
+	Error string    `json:"error,omitempty"` // why it could not start, or how it ended
+	Line  string    `json:"line,omitempty"`  // its last non-empty output line
+}
+
+// WakeFailure is a rule whose latest run failed.
+type WakeFailure struct {
+	Rule     string    `json:"rule"`
+	Failures int       `json:"failures"` // since its last success
+	Since    time.Time `json:"since"`    // the first of them
+	Last     time.Time `json:"last"`
+	Exit     int       `json:"exit"`
+	Error    string    `json:"error,omitempty"`
+	Line     string    `json:"line,omitempty"`
+}
+
+// String is the line queue show and the page print.
+func (f WakeFailure) String() string {
+	times := "once"
+	if f.Failures != 1 {
+		times = fmt.Sprintf("%d times", f.Failures)
+	}
+	why := f.Line
+	if why == "" {
+		why = f.Error
+	}
+	if why == "" {
+		why = fmt.Sprintf("exit %d", f.Exit)
+	}
+	return fmt.Sprintf("wake rule %s failed %s since %s: %s", f.Rule, times, f.Since.UTC().Format(time.RFC3339), why)
+}
+
+// RecordWake appends o to gitDir's outcome records.
+func RecordWake(gitDir string, o WakeOutcome) error {
+	o.Line = cutLine(o.Line)
+	o.Error = cutLine(o.Error)
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(gitDir, filepath.FromSlash(WakeOutcomesFile))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("recording the outcome of wake rule %s: %w", o.Rule, err)
+	}
+	if fi, err := os.Stat(p); err == nil && fi.Size() > wakeOutcomesMax {
+		_ = os.Rename(p, p+".1")
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("recording the outcome of wake rule %s: %w", o.Rule, err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("recording the outcome of wake rule %s in %s: %w", o.Rule, p, err)
+	}
+	return nil
+}
+
+func cutLine(s string) string {
+	s = strings.TrimSpace(strings.ToValidUTF8(s, "?"))
+	if len(s) > maxWakeLine {
+		s = strings.ToValidUTF8(s[:maxWakeLine], "") + "…"
+	}
+	return s
+}
+
+// ReadWakeOutcomes returns gitDir's outcome records, oldest first (lines
+// that do not decode, such as a torn last line, are skipped). No records is
+// no error.
+func ReadWakeOutcomes(gitDir string) ([]WakeOutcome, error) {
+	p := filepath.Join(gitDir, filepath.FromSlash(WakeOutcomesFile))
+	var out []WakeOutcome
+	for _, f := range []string{p + ".1", p} {
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("reading the wake outcomes %s: %w", f, err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 0, 4096), 64<<10)
+		for sc.Scan() {
+			var o WakeOutcome
+			if json.Unmarshal(sc.Bytes(), &o) == nil && o.Rule != "" {
+				out = append(out, o)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out, nil
+}
+
+// WakeFailing returns the rules whose latest outcome is a failure, by rule
+// id, with the failures since their last success.
+func WakeFailing(outcomes []WakeOutcome) []WakeFailure {
+	by := map[string]*WakeFailure{}
+	for _, o := range outcomes {
+		if o.OK {
+			delete(by, o.Rule)
+			continue
+		}
+		f := by[o.Rule]
+		if f == nil {
+			f = &WakeFailure{Rule: o.Rule, Since: o.Time}
+			by[o.Rule] = f
+		}
+		f.Failures++
+		f.Last, f.Exit, f.Error, f.Line = o.Time, o.Exit, o.Error, o.Line
+	}
+	out := make([]WakeFailure, 0, len(by))
+	for _, f := range by {
+		out = append(out, *f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rule < out[j].Rule })
+	return out
+}
+
+// WakeFailingIn is WakeFailing over gitDir's records.
+func WakeFailingIn(gitDir string) ([]WakeFailure, error) {
+	all, err := ReadWakeOutcomes(gitDir)
+	return WakeFailing(all), err
+}
+
+// WakeFailureTotals counts the failures of every rule in outcomes.
+func WakeFailureTotals(outcomes []WakeOutcome) map[string]int {
+	n := map[string]int{}
+	for _, o := range outcomes {
+		if !o.OK {
+			n[o.Rule] += 1
+		} else if _, ok := n[o.Rule]; !ok {
+			n[o.Rule] = 0
+		}
+	}
+	return n
+}
+
+// tailWriter passes writes on and keeps the last non-empty line.
+type tailWriter struct {
+	w    io.Writer
+	mu   sync.Mutex
+	cur  []byte // the line being written
+	last string
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	for _, c := range p {
+		if c == '\n' || c == '\r' {
+			if s := strings.TrimSpace(string(t.cur)); s != "" {
+				t.last = s
+			}
+			t.cur = t.cur[:0]
+			continue
+		}
+		if len(t.cur) < 4*maxWakeLine {
+			t.cur = append(t.cur, c)
+		}
+	}
+	t.mu.Unlock()
+	if t.w == nil {
+		return len(p), nil
+	}
+	return t.w.Write(p)
+}
+
+func (t *tailWriter) Last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := strings.TrimSpace(string(t.cur)); s != "" {
+		return s
+	}
+	return t.last
+}
+
+// outcomeOf is the outcome of a finished (or never started) command.
+func outcomeOf(rule string, err error, line string, started bool) WakeOutcome {
+	o := WakeOutcome{Rule: rule, Time: time.Now().UTC(), OK: err == nil, Line: line}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case !started:
+		o.Exit, o.Error = -1, "cannot start: "+err.Error()
+	case errors.As(err, &ee):
+		o.Exit = ee.ExitCode()
+		if o.Exit < 0 {
+			o.Error = err.Error() // "signal: killed"
+		}
+	default:
+		o.Exit, o.Error = -1, err.Error()
+	}
+	return o
+}
+
+// SuperviseWake is `git+ hook wake-run`: it runs argv (with this process's
+// environment, in gitDir) for rule, its output to out (the rule's log),
+// then writes the "=== <time> exit <status>" line and records the outcome.
+// It returns the outcome.
+func SuperviseWake(gitDir, rule string, argv []string, out io.Writer) WakeOutcome {
+	tw := &tailWriter{w: out}
+	var o WakeOutcome
+	if len(argv) == 0 {
+		o = outcomeOf(rule, errors.New("the rule has no command"), "", false)
+	} else {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = gitDir
+		cmd.Stdout, cmd.Stderr = tw, tw
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintf(out, "=== could not start: %v\n", err)
+			o = outcomeOf(rule, err, "", false)
+		} else {
+			o = outcomeOf(rule, cmd.Wait(), tw.Last(), true)
+		}
+	}
+	fmt.Fprintf(out, "=== %s exit %d\n", o.Time.Format(time.RFC3339), o.Exit)
+	if err := RecordWake(gitDir, o); err != nil {
+		fmt.Fprintf(out, "=== %v\n", err)
+	}
+	if err := PublishStatus(gitDir); err != nil { // opstatus.go
+		fmt.Fprintf(out, "=== %v\n", err)
+	}
+	return o
+}
