@@ -319,16 +319,16 @@ func TestOwnersMergedMainE2E(t *testing.T) {
 		"mallory": {"source.push", "hub.pr"},
 		"ann":     {"hub.review"},
 		"doc":     {"hub.review"},
-	}, map[string]string{"README": "hello\n", "docs/guide.md": "v1\n"})
+	}, map[string]string{"README": "hello\n", "manual/guide.txt": "v1\n"})
 	sv.mustGP("admin", sv.origin, `{"protected":{"refs/heads/main":{"requiredApprovals":1,"requiredChecks":[],
-		"owners":[{"paths":["docs/**"],"approvers":["doc"]}]}}}`, "rules", "set", "-")
+		"owners":[{"paths":["manual/**"],"approvers":["doc"]}]}}}`, "rules", "set", "-")
 	fork := sv.ref("refs/heads/main")
 
 	// dev's feature, forked at the root.
 	f1 := sv.change("dev", []string{fork}, map[string]string{"feature.txt": "feature\n"}, "feature", "feature")
 
 	// An owner-approved docs change lands meanwhile.
-	d := sv.change("dev", []string{fork}, map[string]string{"docs/guide.md": "v2, approved by its owner\n"}, "docs v2", "docs")
+	d := sv.change("dev", []string{fork}, map[string]string{"manual/guide.txt": "v2, approved by its owner\n"}, "docs v2", "docs")
 	did := sv.open("dev", d, "docs v2")
 	sv.mustAs("doc", "pr", "review", did, "--approve")
 	sv.mustAs("dev", "pr", "merge", did)
@@ -347,11 +347,11 @@ func TestOwnersMergedMainE2E(t *testing.T) {
 	}
 
 	// mallory's rollback: her branch (forked at the root) merges main, then
-	// puts docs/guide.md back to v1.
+	// puts manual/guide.txt back to v1.
 	sv.fetchHub("mallory")
 	m1 := sv.change("mallory", []string{fork}, map[string]string{"mallory.txt": "cover\n"}, "cover", "mallory")
 	m2 := sv.merge("mallory", m1, h, "Merge branch 'main' into mallory", "mallory")
-	r := sv.change("mallory", []string{m2}, map[string]string{"docs/guide.md": "v1\n"}, "tidy", "mallory-r")
+	r := sv.change("mallory", []string{m2}, map[string]string{"manual/guide.txt": "v1\n"}, "tidy", "mallory-r")
 	rid := sv.open("mallory", r, "tidy")
 	sv.mustAs("ann", "pr", "review", rid, "--approve")
 	before := sv.refs()
@@ -378,13 +378,13 @@ func TestOwnersMergedMainE2E(t *testing.T) {
 	for _, f := range rep.Unjustified {
 		switch f.Commit {
 		case r:
-			flagged = f.Code == "owners" && strings.Contains(f.Reason, "docs/guide.md")
+			flagged = f.Code == "owners" && strings.Contains(f.Reason, "manual/guide.txt")
 		case m1, m2:
 		default:
 			ok = false
 		}
 	}
 	if !ok || !flagged {
-		t.Fatalf("verify on a mirror with the rollback on main: exit %d; want %s unjustified [owners] naming docs/guide.md (and nothing but mallory's own commits below it)\n%s", vcode, r, vout)
+		t.Fatalf("verify on a mirror with the rollback on main: exit %d; want %s unjustified [owners] naming manual/guide.txt (and nothing but mallory's own commits below it)\n%s", vcode, r, vout)
 	}
 }
