@@ -6,11 +6,11 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v7\n" + trust tip)
-//	entry: "gpts" 7 | trust tip (20) | repo id | name | rules id (20) |
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v8\n" + trust tip)
+//	entry: "gpts" 8 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       team count | per team: name | member count | members |
-//	       branch count | per branch: pattern | flags | approvals | depth |
+//	       branch count | per branch: pattern | flags | more flags | approvals | depth |
 //	       check timeout (nanoseconds) | check every |
 //	       check count + 1 (0: none) | checks |
 //	       approver count + 1 (0: none) | approvers |
@@ -23,7 +23,8 @@ package policy
 // (strings as in the log entries of cache.go; flags one byte, bit 0
 // requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
 // queueCandidates, 4 blockOnChangesRequested, 5 allowBypass false, 6
-// requireLinearHistory, 7 mergeMethod squash; integers signed varints).
+// requireLinearHistory, 7 mergeMethod squash; more flags one byte, bit 0
+// requireSandbox; integers signed varints).
 // Keys are parsed from their
 // lines as the fold parses them. An entry that does not decode, or decodes
 // to a state for another tip, is a miss and the log is folded. Like every
@@ -42,11 +43,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x07")
+var trustStateMagic = []byte("gpts\x08")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v7\n", t[:])
+	return derivedKey("gitplus trust state v8\n", t[:])
 }
 
 const (
@@ -58,6 +59,11 @@ const (
 	flagForbidBypass
 	flagLinearHistory
 	flagSquash
+)
+
+// The bits of a branch's second flags byte.
+const (
+	flagRequireSandbox = 1 << iota
 )
 
 func encodeTrustState(st *trust.State) []byte {
@@ -113,6 +119,11 @@ func encodeTrustState(st *trust.State) []byte {
 		}
 		f |= landingFlags(br.Landing)
 		b = append(b, f)
+		var more byte
+		if br.RequireSandbox {
+			more |= flagRequireSandbox
+		}
+		b = append(b, more)
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
 		b = binary.AppendVarint(b, int64(br.QueueDepth))
 		b = binary.AppendVarint(b, int64(br.CheckTimeout))
@@ -230,7 +241,12 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		}
 		f := r.b[0]
 		r.b = r.b[1:]
-		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
+		more := r.bytesN(1)
+		if len(more) != 1 || more[0]&^flagRequireSandbox != 0 {
+			r.bad = true
+			break
+		}
+		br := trust.Branch{RequireSandbox: more[0]&flagRequireSandbox != 0, RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
 			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0,
 			BlockOnChangesRequested: f&flagBlockOnChanges != 0, ForbidBypass: f&flagForbidBypass != 0}
 		br.Landing = landingOf(f)
