@@ -4,6 +4,8 @@ package main
 // sandbox is package receive/sandbox, composed by receive/checkrun.
 
 import (
+	"path/filepath"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/receive/checkrun"
@@ -44,6 +46,13 @@ func sandboxOptions(c *cli.Context) (checkrun.Sandbox, error) {
 		}
 		sb.Caches = append(sb.Caches, ch)
 	}
-	sb.Reads = c.StringSlice("read")
+	for _, r := range c.StringSlice("read") {
+		// The command runs elsewhere: a relative path is the caller's.
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return sb, usageErr("--read %s: %v", r, err)
+		}
+		sb.Reads = append(sb.Reads, abs)
+	}
 	return sb, nil
 }

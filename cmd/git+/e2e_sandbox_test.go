@@ -50,6 +50,20 @@ try list-ssh ls WORKER_HOME/.ssh
 try worker-environ cat /proc/$worker/environ
 try worker-mem sh -c "exec 3</proc/$worker/mem"
 try worker-maps cat /proc/$worker/maps
+# The member token of the worker's remote, on a command line of one of its
+# git processes (it lists the candidate branches every second while a
+# command runs): any process reads any other's command line.
+children() { awk -v p="$1" '$4 == p { split(FILENAME, a, "/"); print a[3] }' /proc/[0-9]*/stat 2>/dev/null; }
+found=none; i=0
+while [ $i -lt 60 ] && [ "$found" = none ]; do
+  for k in $(children $worker); do
+    for p in $k $(children $k); do
+      { tr '\0' ' ' </proc/$p/cmdline | grep -qE '://[^/ :@]+:[^/ @]+@' && found=found; } 2>/dev/null
+    done
+  done
+  sleep 0.05; i=$((i+1))
+done
+echo "token-in-cmdline: $found"
 # The worker's repositories: the job slot and the clone, found through the
 # objects the checkout borrows.
 slotobj=$(head -n 1 .git/objects/info/alternates)
@@ -75,8 +89,10 @@ echo "in-scratch: $(echo x >"$HOME/f" && echo ok)"
 
 // TestSandboxHostilePR (docs/ci.md): a pull request nobody approved
 // carries a test that tries, under a real check worker, everything that
-// would let it sign its own verdict or tamper with the worker; each attempt
-// fails, and the same test still builds and runs a Go program with the
+// would let it sign its own verdict or tamper with the worker — the key
+// file, the worker's environment, memory and member token, its
+// repositories, files outside its scratch directory, a signal — each
+// attempt fails, and the same test still builds and runs a Go program with the
 // declared caches and reads its checkout's history with git. The result is
 // recorded "sandbox": "landlock-<ABI>".
 func TestSandboxHostilePR(t *testing.T) {
@@ -149,7 +165,7 @@ func TestSandboxHostilePR(t *testing.T) {
 		"cmdline-key": "set", "read-key": "denied",
 		"env-gitplus-key": "unset", "env-agent": "unset", "env-token": "unset", "read-env-key": "denied",
 		"read-ssh": "denied", "list-ssh": "denied",
-		"worker-environ": "denied", "worker-mem": "denied", "worker-maps": "denied",
+		"worker-environ": "denied", "worker-mem": "denied", "worker-maps": "denied", "token-in-cmdline": "none",
 		"write-slot-ref": "denied", "write-clone-ref": "denied", "write-objects": "denied", "write-clone-tree": "denied",
 		"write-tmp": "denied", "write-beside": "denied",
 		"check-vars": "ci landlock-" + fmt.Sprint(abi),

@@ -43,6 +43,10 @@
 //     decided once when the worker starts: under --sandbox required a
 //     kernel without Landlock stops the worker there. The worker makes
 //     itself non-dumpable and keeps its clone out of the commands' reach.
+//   - The remote's password (a member token) is on no command line: its
+//     git processes get the URL without it and the password through a
+//     credential helper in their environment (credentials.go), since any
+//     process reads any other's command line.
 //   - check.completed carries the tail of the command's output (at most
 //     hubrefs.MaxCheckOutput bytes, valid UTF-8) and Options.URL with {pr},
 //     {rev} and {name} replaced.
@@ -170,7 +174,12 @@ func Run(ctx context.Context, o Options) error {
 	}
 	o.Sandbox.Quiet = true
 	o.Sandbox.Deny = append(o.Sandbox.Deny, o.GitDir)
-	w := &worker{o: o, url: url, log: &lockedWriter{w: o.Log, secret: url, shown: redact(url)}}
+	// The remote's password leaves every command line (credentials.go).
+	bare, creds := hideCredentials(url, os.Getenv)
+	if err := useCredentials(creds); err != nil {
+		return err
+	}
+	w := &worker{o: o, url: bare, log: &lockedWriter{w: o.Log, secret: url, shown: redact(url)}}
 	w.logf("check worker %s: check %s from %s, %d job(s): %s", repo.Fingerprint(o.Key.Signer.PublicKey()), o.Name, url, o.Jobs, strings.Join(o.Argv, " "))
 	var caches []string
 	for _, c := range o.Sandbox.Caches {
