@@ -44,7 +44,8 @@ type confined struct {
 	cred    *syscall.Credential
 	user    string
 	environ []string
-	deny    []string
+	hidden  []string // no grant may reach these (Policy.Without)
+	noWrite []string // nor write these
 }
 
 // prepare decides the run's confinement (sandbox.ErrUnconfinable under
@@ -75,21 +76,27 @@ func (o Options) prepare(s *repo.Signing) (*confined, error) {
 			return nil, fmt.Errorf("making the worker non-dumpable: %w", err)
 		}
 	}
-	c.deny = append(c.deny, sb.Deny...)
-	c.deny = append(c.deny, s.Repo.GitDir)
+	// Out of reach whatever the flags say: the signing key's file, the
+	// repository (the worker's clone), the worker's home (~/.ssh, and the
+	// credentials other tools keep there), the agent's socket. Read and
+	// run grants beneath the home stay (a toolchain there), and writable
+	// ones (a cache there), but for ~/.ssh.
+	c.noWrite = append(append(c.noWrite, sb.Deny...), s.Repo.GitDir)
 	if k := s.Key.Source; k != "" && k != "ssh-agent" {
-		c.deny = append(c.deny, k)
+		c.noWrite = append(c.noWrite, k)
 	}
 	for _, kv := range c.environ {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
 		case v == "":
 		case k == "HOME":
-			c.deny = append(c.deny, filepath.Join(v, ".ssh"))
+			c.hidden = append(c.hidden, v)
+			c.noWrite = append(c.noWrite, filepath.Join(v, ".ssh"))
 		case k == "SSH_AUTH_SOCK" || k == "GITPLUS_KEY":
-			c.deny = append(c.deny, v)
+			c.noWrite = append(c.noWrite, v)
 		}
 	}
+	c.hidden = append(c.hidden, c.noWrite...)
 	if !sb.Quiet {
 		fmt.Fprintf(o.Log, "check %s: %s\n", o.Name, c.conf.Describe(sandbox.Policy{Caches: cacheDirs(sb.Caches)}))
 	}
@@ -177,9 +184,9 @@ func (c *confined) command(o Options, tree, scratch string, vars []string) (sand
 		p.Exec = append(p.Exec, o.Argv[0]) // the operator's own command, wherever it lives
 	}
 	var dropped []string
-	cmd.Policy, dropped = p.Without(c.deny)
+	cmd.Policy, dropped = p.Without(c.hidden, c.noWrite)
 	for _, d := range dropped {
-		fmt.Fprintf(o.Log, "check %s: not letting the command reach %s: it holds or lies in what must stay out of reach (the signing key, ~/.ssh, the agent's socket, the worker's repository)\n", o.Name, d)
+		fmt.Fprintf(o.Log, "check %s: not letting the command reach %s: it holds, or lies in, what must stay out of reach (the signing key, the worker's home, ~/.ssh, the agent's socket, the worker's repository)\n", o.Name, d)
 	}
 	return cmd, nil
 }

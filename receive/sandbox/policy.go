@@ -95,30 +95,37 @@ func goRoot(dir string) string {
 	return root
 }
 
-// Without returns p without the grants that would reach a path of deny —
-// a grant of the path itself or of a directory above it; for Write and
-// Caches also a directory beneath it — and the grants it dropped. Reading
-// beneath a denied path stays possible (the checkout's borrowed objects lie
-// in the worker's repository). Paths are compared with their symbolic
-// links resolved, as Landlock sees them.
-func (p Policy) Without(deny []string) (Policy, []string) {
-	var ds []string
-	for _, d := range deny {
-		if d != "" {
-			ds = append(ds, resolve(d))
+// Without returns p without the grants that would reach a path of hidden —
+// a grant of the path itself or of a directory above it — or write one of
+// noWrite — a writable grant (Write, Caches) of it, above it or beneath it
+// — and the grants it dropped. Reading beneath a hidden path stays
+// possible (the checkout's borrowed objects lie in the worker's
+// repository; a toolchain may lie in the worker's home), and so does
+// writing beneath a hidden path that is not in noWrite (a cache in the
+// worker's home). Paths are compared with their symbolic links resolved,
+// as Landlock sees them.
+func (p Policy) Without(hidden, noWrite []string) (Policy, []string) {
+	resolveAll := func(ps []string) []string {
+		var out []string
+		for _, d := range ps {
+			if d != "" {
+				out = append(out, resolve(d))
+			}
 		}
+		return out
 	}
+	hs, ws := resolveAll(hidden), resolveAll(noWrite)
 	var dropped []string
-	keep := func(grants []string, below bool) []string {
+	keep := func(grants []string, writes bool) []string {
 		var out []string
 		for _, g := range grants {
 			r := resolve(g)
 			bad := false
-			for _, d := range ds {
-				if within(d, r) || below && within(r, d) {
-					bad = true
-					break
-				}
+			for _, d := range hs {
+				bad = bad || within(d, r)
+			}
+			for _, d := range ws {
+				bad = bad || writes && (within(d, r) || within(r, d))
 			}
 			if bad {
 				dropped = append(dropped, g)

@@ -155,19 +155,20 @@ func TestWithout(t *testing.T) {
 	if err := os.Symlink(filepath.Join(base, "clone"), link); err != nil {
 		t.Fatal(err)
 	}
+	home := filepath.Join(base, "home")
 	p := Policy{
-		Exec:   []string{"/usr", "/", base, "/usr/bin"},
-		Read:   []string{objects, link, "/etc/passwd"},
+		Exec:   []string{"/usr", "/", base, "/usr/bin", filepath.Join(home, "go", "bin")},
+		Read:   []string{objects, link, "/etc/passwd", home},
 		Write:  []string{filepath.Join(base, "scratch"), filepath.Join(repo, "refs")},
-		Caches: []string{repo, filepath.Join(base, "cache")},
+		Caches: []string{repo, filepath.Join(base, "cache"), filepath.Join(home, ".cache", "go-build")},
 	}
-	got, dropped := p.Without([]string{repo, "/root/.ssh"})
-	want := Policy{Exec: []string{"/usr", "/usr/bin"}, Read: []string{objects, "/etc/passwd"},
-		Write: []string{filepath.Join(base, "scratch")}, Caches: []string{filepath.Join(base, "cache")}}
+	got, dropped := p.Without([]string{repo, home, filepath.Join(home, ".ssh")}, []string{repo, filepath.Join(home, ".ssh")})
+	want := Policy{Exec: []string{"/usr", "/usr/bin", filepath.Join(home, "go", "bin")}, Read: []string{objects, "/etc/passwd"},
+		Write: []string{filepath.Join(base, "scratch")}, Caches: []string{filepath.Join(base, "cache"), filepath.Join(home, ".cache", "go-build")}}
 	if !slices.Equal(got.Exec, want.Exec) || !slices.Equal(got.Read, want.Read) || !slices.Equal(got.Write, want.Write) || !slices.Equal(got.Caches, want.Caches) {
 		t.Errorf("Without:\n got %+v\nwant %+v", got, want)
 	}
-	if wantDropped := []string{"/", base, link, filepath.Join(repo, "refs"), repo}; !slices.Equal(dropped, wantDropped) {
+	if wantDropped := []string{"/", base, link, home, filepath.Join(repo, "refs"), repo}; !slices.Equal(dropped, wantDropped) {
 		t.Errorf("dropped %q, want %q", dropped, wantDropped)
 	}
 }
