@@ -10,7 +10,8 @@ package hooks
 //	                              "retry_window_seconds":1800,"backoff_seconds":1,
 //	                              "backoff_max_seconds":60,"format":"gitplus","repo_url":""}]}
 //	hub/wake.json      {"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],
-//	                              "run":["git+","queue","run","--target","main"]}]}
+//	                              "run":["git+","queue","run","--target","main"],
+//	                              "key":"server","env":["HTTPS_PROXY"]}]}
 //
 // Unknown fields are refused (a misspelt "timeout_secnds" would otherwise be
 // silently ignored), and so is a webhook URL that is not http(s) with a host
@@ -110,6 +111,11 @@ type WakeRule struct {
 	Ref  string   `json:"ref"`
 	On   []string `json:"on"`
 	Run  []string `json:"run"`
+	// Key "server" gives the command the server's signing key (wakeenv.go);
+	// absent, it has none.
+	Key string `json:"key,omitempty"`
+	// Env names variables of the hook's environment the command also gets.
+	Env []string `json:"env,omitempty"`
 }
 
 // WakeConfig is hub/wake.json.
@@ -143,6 +149,9 @@ func (r WakeRule) check() error {
 	}
 	if len(r.On) == 0 {
 		return fmt.Errorf(`rule %q without "on" (event types, or "*")`, r.Ref)
+	}
+	if err := r.checkWakeEnv(); err != nil {
+		return err
 	}
 	if len(r.Run) == 0 || r.Run[0] == "" {
 		return fmt.Errorf(`rule %q without "run" (an argv such as ["git+","queue","run","--target","main"])`, r.Ref)

@@ -11,8 +11,9 @@ import (
 // TestNoHostIdentityDownstream: the environments of what a push starts —
 // the post-receive chain's (WithoutPusher), the delivery worker's and a
 // mirror push's (childEnv) and a wake rule's (WakeCommand) — hold no
-// variable that says who pushed, and a wake rule gets gitplus.serverKey as
-// GITPLUS_KEY in place of an inherited one.
+// variable that says who pushed, and a wake rule that names the server's
+// key ("key": "server") gets gitplus.serverKey as GITPLUS_KEY in place of
+// an inherited one; a rule that does not gets no key at all.
 func TestNoHostIdentityDownstream(t *testing.T) {
 	identity := []string{"GL_USER=alice", "GL_TID=1", "GL_REPO=team", "GL_ID=key-1", "GL_USERNAME=alice", "GL_REPOSITORY=project-1",
 		"GL_PROJECT_PATH=g/p", "GL_PROTOCOL=ssh", "REMOTE_USER=alice", "AUTH_TYPE=Basic", "REMOTE_IDENT=alice", "SSH_USER_AUTH=/tmp/x",
@@ -41,7 +42,7 @@ func TestNoHostIdentityDownstream(t *testing.T) {
 
 	gitDir := t.TempDir()
 	os.WriteFile(filepath.Join(gitDir, "config"), []byte("[gitplus]\n\tserverKey = keys/server\n"), 0o644)
-	cmd := WakeCommand(gitDir, "/bin/git+", WakeRule{Name: "q", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"git+", "queue", "run"}},
+	cmd := WakeCommand(gitDir, "/bin/git+", WakeRule{Name: "q", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"git+", "queue", "run"}, Key: WakeKeyServer},
 		append(environ, "GITPLUS_KEY=/home/op/.ssh/id"))
 	check("WakeCommand", cmd.Env)
 	var key string
@@ -55,5 +56,13 @@ func TestNoHostIdentityDownstream(t *testing.T) {
 	}
 	if want := filepath.Join(gitDir, "keys", "server"); key != want {
 		t.Errorf("the wake command's GITPLUS_KEY = %q, want %q", key, want)
+	}
+	cmd = WakeCommand(gitDir, "/bin/git+", WakeRule{Name: "q", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"git+", "queue", "run"}},
+		append(environ, "GITPLUS_KEY=/home/op/.ssh/id", "SSH_AUTH_SOCK=/tmp/agent"))
+	check("WakeCommand without a key", cmd.Env)
+	for _, e := range cmd.Env {
+		if strings.HasPrefix(e, "GITPLUS_KEY=") || strings.HasPrefix(e, "SSH_AUTH_SOCK=") {
+			t.Errorf("a wake rule without \"key\" got %s", e)
+		}
 	}
 }

@@ -4,17 +4,17 @@ package hooks
 //
 // Decisions:
 //   - gitplus.serverKey in the repository's config names a private SSH key
-//     file (absolute, or relative to the git directory). A wake rule's
-//     command runs with GITPLUS_KEY set to it (replacing one inherited from
-//     the hook's environment), so `git+ queue run` and `git+ check run`
-//     sign their events and pushes as the server; mirror pushes are signed
+//     file (absolute, or relative to the git directory). A wake rule that
+//     says "key": "server" runs with GITPLUS_KEY set to it (wakeenv.go), so
+//     `git+ queue run` and `git+ check run` sign their events and pushes as
+//     the server; mirror pushes are signed
 //     with it (git push --signed=if-asked, git+ answering `-Y sign`), so a
 //     mirror that runs git+'s hooks with the replicated rules takes them.
 //   - The key is the operator's: it must belong to a member holding what
 //     the server's pushes need (hub.queue, hub.check, and source.push for a
 //     mirror's branches).
-//   - Unset: wake commands inherit GITPLUS_KEY (or ssh-agent) as before, and
-//     mirror pushes are unsigned.
+//   - Unset: a rule with "key": "server" gets the hook's own GITPLUS_KEY
+//     and SSH_AUTH_SOCK, and mirror pushes are unsigned.
 
 import (
 	"path/filepath"

@@ -10,8 +10,9 @@ package hooks
 //     <gitdir>/gitplus/log/wake-<id>.log, current directory the git
 //     directory. The hook does not wait for it: a server that kills the
 //     hook's process group when the request ends (gitkit) leaves it running.
-//   - The child's environment is the hook's minus what describes this push
-//     (GIT_DIR, the quarantine and object-directory variables,
+//   - The child's environment is an allowlist of the hook's (wakeenv.go:
+//     no key unless the rule says "key": "server"), without what describes
+//     this push (GIT_DIR, the quarantine and object-directory variables,
 //     GIT_PUSH_OPTION_*, GITPLUS_WAKE_RULE), plus GITPLUS_WAKE_RULE=<id> and
 //     push.pushOption=gitplus-wake=<id> through GIT_CONFIG_COUNT/KEY/VALUE,
 //     so every git push the verb makes carries the tag without the verb's
@@ -39,7 +40,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -280,13 +280,7 @@ func WakeCommand(gitDir, binary string, r WakeRule, environ []string) *exec.Cmd 
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = gitDir
-	cmd.Env = childEnv(environ, [][2]string{{"push.pushOption", WakeOptionPrefix + r.ID()}}, WakeEnv+"="+r.ID())
-	if key := ServerKey(gitDir); key != "" {
-		// The server's own identity for the rule's pushes (serverkey.go),
-		// in place of any key the hook's environment carried.
-		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, EnvKey+"=") })
-		cmd.Env = append(cmd.Env, EnvKey+"="+key)
-	}
+	cmd.Env = wakeEnv(gitDir, r, environ)
 	return cmd
 }
 

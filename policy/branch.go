@@ -413,6 +413,9 @@ func checks(st *pr.State, b trust.Branch, rev string, what string) error {
 	if len(v.Failed) > 0 {
 		return refuse(CodeChecksFailed, "required checks %s failed on %s %s (pull request %s); fix it and run them again", strings.Join(v.Failed, ", "), what, rev[:12], st.ID)
 	}
+	if len(v.Missing) > 0 && b.RequireSandbox {
+		return refuse(CodeChecksMissing, "required checks %s have not succeeded in a confined run on %s %s (pull request %s): the branch has requireSandbox, so only a completion whose command ran under Landlock (\"sandbox\": \"landlock-N\") counts; run them with git+ check run --pr %s --rev %s on a worker whose kernel has Landlock", strings.Join(v.Missing, ", "), what, rev[:12], st.ID, st.ID, rev)
+	}
 	if len(v.Missing) > 0 {
 		return refuse(CodeChecksMissing, "required checks %s have not succeeded on %s %s (pull request %s); run them with git+ check run --pr %s --rev %s", strings.Join(v.Missing, ", "), what, rev[:12], st.ID, st.ID, rev)
 	}

@@ -8,11 +8,12 @@ package policy
 // request ref and tip, for one trust tip, in the fold cache, so a warm push
 // reads no pull request log at all:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus pr index v3\n" + trust tip)
-//	entry: "gpix" 3 | trust tip (20) | count |
+//	key:   the first 20 bytes of SHA-256("gitplus pr index v4\n" + trust tip)
+//	entry: "gpix" 4 | trust tip (20) | count |
 //	       per pull request: ref | tip (20) | id | state | base | head |
 //	       approval count | approvals | unresolved threads |
 //	       check count | per check: name | revision | conclusion |
+//	       conclusion among confined runs ("" when none: requireSandbox) |
 //	       draft (one byte) | team count | per approver in a team: name | teams |
 //	       veto count | vetoes |
 //	       bypass count | per bypass counting: event (20) | by | head | base | reason
@@ -25,7 +26,7 @@ package policy
 // folded is never indexed.
 //
 // The open index is the same for the open pull requests alone, under
-// SHA-256("gitplus open pr index v3\n" + trust tip) with magic "gpio" 3 (a base
+// SHA-256("gitplus open pr index v4\n" + trust tip) with magic "gpio" 4 (a base
 // and patches, indexpatch.go):
 // what a landing judged from the index reads (Input.PRRefs), so that its
 // cost follows the pull requests open, not every one ever opened (a
@@ -62,14 +63,16 @@ type prSummary struct {
 	Bypassed      []pr.Bypass
 }
 
-type checkResult struct{ Name, Revision, Conclusion string }
+// checkResult is a check's latest conclusion at a revision, and its latest
+// among runs that ran confined (pr.State.Confined; "" when none).
+type checkResult struct{ Name, Revision, Conclusion, Confined string }
 
 func summarize(ref string, tip plumbing.Hash, st *pr.State) prSummary {
 	s := prSummary{Ref: ref, Tip: tip, ID: st.ID, State: st.State, Base: st.Base, Head: st.Head,
 		Approvals: st.Approvals, Unresolved: st.UnresolvedThreads,
 		Draft: st.Draft, ApproverTeams: st.ApproverTeams, Vetoes: st.Vetoes, Bypassed: st.Bypassed}
 	for k, c := range st.Checks {
-		s.Checks = append(s.Checks, checkResult{k.Name, k.Revision, c})
+		s.Checks = append(s.Checks, checkResult{k.Name, k.Revision, c, st.Confined[k]})
 	}
 	sort.Slice(s.Checks, func(a, b int) bool {
 		if s.Checks[a].Name != s.Checks[b].Name {
@@ -89,23 +92,29 @@ func (s prSummary) state() *pr.State {
 		Draft: s.Draft, ApproverTeams: s.ApproverTeams, Vetoes: s.Vetoes, Bypassed: s.Bypassed}
 	for _, c := range s.Checks {
 		st.Checks[pr.CheckKey{Name: c.Name, Revision: c.Revision}] = c.Conclusion
+		if c.Confined != "" {
+			if st.Confined == nil {
+				st.Confined = map[pr.CheckKey]string{}
+			}
+			st.Confined[pr.CheckKey{Name: c.Name, Revision: c.Revision}] = c.Confined
+		}
 	}
 	return st
 }
 
 var (
-	indexMagic     = []byte("gpix\x03")
-	openIndexMagic = []byte("gpio\x03")
+	indexMagic     = []byte("gpix\x04")
+	openIndexMagic = []byte("gpio\x04")
 )
 
 // indexKey is the cache key of the index for trust tip t.
 func indexKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus pr index v3\n", t[:])
+	return derivedKey("gitplus pr index v4\n", t[:])
 }
 
 // openIndexKey is the cache key of the open index for trust tip t.
 func openIndexKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus open pr index v3\n", t[:])
+	return derivedKey("gitplus open pr index v4\n", t[:])
 }
 
 // derivedKey is the fold-cache key of an entry kind for the ids in parts:
@@ -159,6 +168,7 @@ func encodeIndexAs(magic []byte, t plumbing.Hash, sums []prSummary) []byte {
 			b = appendBytes(b, []byte(c.Name))
 			b = appendBytes(b, []byte(c.Revision))
 			b = appendBytes(b, []byte(c.Conclusion))
+			b = appendBytes(b, []byte(c.Confined))
 		}
 		b = appendApprovalRules(b, s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed)
 	}
@@ -259,10 +269,10 @@ func decodeIndexAs(magic []byte, t plumbing.Hash, b []byte) (map[string]prSummar
 			return nil, false
 		}
 		s.Unresolved = int(unresolved)
-		if nc := r.count(3); nc > 0 {
+		if nc := r.count(4); nc > 0 {
 			s.Checks = make([]checkResult, nc)
 			for k := range s.Checks {
-				s.Checks[k] = checkResult{string(r.bytes()), string(r.bytes()), string(r.bytes())}
+				s.Checks[k] = checkResult{string(r.bytes()), string(r.bytes()), string(r.bytes()), string(r.bytes())}
 			}
 		}
 		s.Draft, s.ApproverTeams, s.Vetoes, s.Bypassed = readApprovalRules(r, func() string { return string(r.bytes()) }, r.strings)

@@ -9,15 +9,16 @@ package policy
 // the summaries of the pull requests it moved, under the next patch number
 // of the index. The index is a base and the patches after it:
 //
-//	base:  key SHA-256("gitplus open pr index v3\n" + trust tip)
-//	       "gpio" 3 | trust tip (20) | first patch number | summaries
-//	patch: key SHA-256("gitplus open pr index patch v2\n" + trust tip + n)
-//	       "gpip" 2 | key (20) | summaries (a pull request no longer open
+//	base:  key SHA-256("gitplus open pr index v4\n" + trust tip)
+//	       "gpio" 4 | trust tip (20) | first patch number | summaries
+//	patch: key SHA-256("gitplus open pr index patch v3\n" + trust tip + n)
+//	       "gpip" 3 | key (20) | summaries (a pull request no longer open
 //	       is removed)
-//	head:  key SHA-256("gitplus open pr index head v2\n" + trust tip)
-//	       "gpih" 2 | key (20) | the base's first patch number | next free
+//	head:  key SHA-256("gitplus open pr index head v3\n" + trust tip)
+//	       "gpih" 3 | key (20) | the base's first patch number | next free
 //
-// (v3/v2: summaries carry drafts, vetoes and approvers' teams, index.go.)
+// (v4/v3: summaries carry drafts, vetoes, approvers' teams and the
+// conclusions of confined runs, index.go.)
 //
 // A reader takes the base and applies patches from its first number up to
 // the first one missing. A writer reads the head, takes the first free
@@ -40,8 +41,8 @@ import (
 )
 
 var (
-	indexPatchMagic = []byte("gpip\x02")
-	indexHeadMagic  = []byte("gpih\x02")
+	indexPatchMagic = []byte("gpip\x03")
+	indexHeadMagic  = []byte("gpih\x03")
 )
 
 // maxIndexPatches is how many patches a base may have before a writer folds
@@ -49,18 +50,18 @@ var (
 var maxIndexPatches = 64
 
 func indexPatchKey(t plumbing.Hash, n uint64) plumbing.Hash {
-	return derivedKey("gitplus open pr index patch v2\n", t[:], binary.BigEndian.AppendUint64(nil, n))
+	return derivedKey("gitplus open pr index patch v3\n", t[:], binary.BigEndian.AppendUint64(nil, n))
 }
 
 func indexHeadKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus open pr index head v2\n", t[:])
+	return derivedKey("gitplus open pr index head v3\n", t[:])
 }
 
 // encodeOpenIndex is the base entry: the open summaries, patches from next.
 func encodeOpenIndex(t plumbing.Hash, next uint64, sums []prSummary) []byte {
 	b := encodeIndexAs(openIndexMagic, t, sums)
 	// The patch number goes after the header so the summaries keep the
-	// index's layout: "gpio" 2 | t | next | count | ...
+	// index's layout: "gpio" 4 | t | next | count | ...
 	hdr := len(openIndexMagic) + len(t)
 	out := make([]byte, 0, len(b)+10)
 	out = append(out, b[:hdr]...)

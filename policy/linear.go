@@ -24,14 +24,14 @@ func landingFlags(l trust.Landing) byte {
 // landingFlags2 is the second flags byte: bit 0 deleteSourceBranch.
 func landingFlags2(l trust.Landing) byte {
 	if l.DeleteSourceBranch {
-		return 1
+		return flag2DeleteSourceBranch
 	}
 	return 0
 }
 
 func landingOf(f, f2 byte) trust.Landing {
 	var l trust.Landing
-	l.DeleteSourceBranch = f2&1 != 0
+	l.DeleteSourceBranch = f2&flag2DeleteSourceBranch != 0
 	l.RequireLinearHistory = f&flagLinearHistory != 0
 	if f&flagSquash != 0 {
 		l.MergeMethod = trust.MergeMethodSquash

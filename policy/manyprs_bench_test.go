@@ -37,7 +37,7 @@ func BenchmarkLandingManyPRs(b *testing.B) {
 		for i := 0; i < n; i++ {
 			id := fmt.Sprintf("01900000-0000-7000-9000-%012x", i)
 			s := prSummary{Ref: hubrefs.PRRefPrefix + id, Tip: plumbing.NewHash(fmt.Sprintf("%040x", i+1)), ID: id, State: pr.Merged,
-				Base: main, Head: fmt.Sprintf("%040x", i+7), Approvals: []string{"bob"}, Checks: []checkResult{{"ci", fmt.Sprintf("%040x", i+7), "success"}}}
+				Base: main, Head: fmt.Sprintf("%040x", i+7), Approvals: []string{"bob"}, Checks: []checkResult{{"ci", fmt.Sprintf("%040x", i+7), "success", ""}}}
 			sums = append(sums, s)
 			all[s.Ref] = s.Tip
 		}

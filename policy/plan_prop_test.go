@@ -84,6 +84,7 @@ type propWorld struct {
 	*world
 	rng  *rand.Rand
 	orng *rand.Rand // the owners' draws, apart so rng's stream is as before
+	srng *rand.Rand // requireSandbox and how each check ran, apart too
 	seed int64
 	seen *propSeen
 	gone map[string]bool // members removed
@@ -109,6 +110,7 @@ type propRules struct {
 	veto                    bool     // blockOnChangesRequested
 	squash                  bool     // mergeMethod squash
 	owners                  string   // the "owners" JSON, "" for none
+	sandbox                 bool     // requireSandbox
 }
 
 func (r propRules) json() string {
@@ -126,6 +128,9 @@ func (r propRules) json() string {
 	}
 	if r.owners != "" {
 		extra += `,"owners":` + r.owners
+	}
+	if r.sandbox {
+		extra += `,"requireSandbox":true`
 	}
 	return fmt.Sprintf(`{"protected":{"refs/heads/main":{"requiredApprovals":%d,"requiredChecks":%s,"requireResolvedThreads":%v,"queueCandidates":true,"queueDepth":%d,"checkEvery":%d%s}}}`,
 		r.approvals, checks, r.threads, r.depth, r.every, extra)
@@ -158,6 +163,7 @@ func (w *propWorld) randRules() propRules {
 		}
 		r.owners = "[" + strings.Join(entries, ",") + "]"
 	}
+	r.sandbox = w.srng.Intn(3) == 0
 	if w.batch {
 		r.every = 3 + w.rng.Intn(2)
 		r.depth = r.every + 1
@@ -187,7 +193,7 @@ func (w *propWorld) fatalf(format string, args ...any) {
 
 func plannerHook(t *testing.T, seed int64, seen *propSeen, squash bool) {
 	rng := rand.New(rand.NewSource(seed))
-	w := &propWorld{rng: rng, orng: rand.New(rand.NewSource(seed + 1<<32)), seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}, squash: squash}
+	w := &propWorld{rng: rng, orng: rand.New(rand.NewSource(seed + 1<<32)), srng: rand.New(rand.NewSource(seed + 2<<32)), seed: seed, seen: seen, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}, squash: squash}
 	w.green = []int{11, 15}[rng.Intn(2)]
 	w.innerSkip = 2
 	if w.batch = rng.Intn(3) == 0; w.batch {
@@ -568,13 +574,16 @@ func (w *propWorld) runCI(plan queue.Plan) {
 		}
 		p := w.find(st.PR)
 		for _, name := range []string{"ci", "lint"} {
+			// How the run says its command ran: requireSandbox counts
+			// only the landlock ones.
+			box := []string{"", "off", "env-only", "landlock-7", "landlock-7", "landlock-6"}[w.srng.Intn(6)]
 			switch r := w.rng.Intn(20); {
 			case r < w.green:
-				p.check(name, plumbing.NewHash(st.Commit), pr.Success)
+				p.checkRan(name, plumbing.NewHash(st.Commit), pr.Success, box)
 			case r < w.green+3:
-				p.check(name, plumbing.NewHash(st.Commit), pr.Failure)
+				p.checkRan(name, plumbing.NewHash(st.Commit), pr.Failure, box)
 			case r < w.green+5:
-				p.check(name, plumbing.NewHash(st.Commit), pr.Cancelled)
+				p.checkRan(name, plumbing.NewHash(st.Commit), pr.Cancelled, box)
 			}
 		}
 	}

@@ -10,8 +10,8 @@ package policy
 // view, so that listing N pull requests reads one file and folds only the
 // pull requests whose ref moved:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus pr view v2\n" + trust tip)
-//	entry: "gpvw" 2 | trust tip (20) | count |
+//	key:   the first 20 bytes of SHA-256("gitplus pr view v3\n" + trust tip)
+//	entry: "gpvw" 3 | trust tip (20) | count |
 //	       per pull request: ref | tip (20) | event count | folded state
 //
 // A folded state is a pure function of the pull request's log (its tip)
@@ -147,10 +147,10 @@ func (r *Reader) PRs(trustTip plumbing.Hash, t *trust.State, refs map[string]plu
 	return out
 }
 
-var prViewMagic = []byte("gpvw\x02")
+var prViewMagic = []byte("gpvw\x03")
 
 // prViewKey is the cache key of the pull request view for trust tip t.
-func prViewKey(t plumbing.Hash) plumbing.Hash { return derivedKey("gitplus pr view v2\n", t[:]) }
+func prViewKey(t plumbing.Hash) plumbing.Hash { return derivedKey("gitplus pr view v3\n", t[:]) }
 
 // prView is one record of the view.
 type prView struct {
@@ -193,7 +193,7 @@ func encodePRView(t plumbing.Hash, folds []PRFold) []byte {
 		b = appendStrings(b, s.Approvals)
 		checks := make([]checkResult, 0, len(s.Checks))
 		for k, c := range s.Checks {
-			checks = append(checks, checkResult{k.Name, k.Revision, c})
+			checks = append(checks, checkResult{k.Name, k.Revision, c, s.Confined[k]})
 		}
 		sort.Slice(checks, func(x, y int) bool {
 			if checks[x].Name != checks[y].Name {
@@ -206,6 +206,7 @@ func encodePRView(t plumbing.Hash, folds []PRFold) []byte {
 			b = appendBytes(b, []byte(c.Name))
 			b = appendBytes(b, []byte(c.Revision))
 			b = appendBytes(b, []byte(c.Conclusion))
+			b = appendBytes(b, []byte(c.Confined))
 		}
 		threads := make([]string, 0, len(s.Threads))
 		for th := range s.Threads {
@@ -238,6 +239,7 @@ func encodePRView(t plumbing.Hash, folds []PRFold) []byte {
 			b = appendBytes(b, []byte(run.Revision))
 			b = appendBytes(b, []byte(run.Conclusion))
 			b = appendBytes(b, []byte(run.URL))
+			b = appendBytes(b, []byte(run.Sandbox))
 		}
 		b = binary.AppendUvarint(b, uint64(len(s.Merged)))
 		for _, m := range s.Merged {
@@ -305,11 +307,17 @@ func decodePRView(t plumbing.Hash, b []byte, fresh bool) (map[string]prView, boo
 		s.Opener.Key = key()
 		s.Heads = strs()
 		s.Approvals = strs()
-		nc := r.count(3)
+		nc := r.count(4)
 		s.Checks = make(map[pr.CheckKey]string, nc)
 		for k := 0; k < nc && !r.bad; k++ {
-			name, rev := str(), str()
-			s.Checks[pr.CheckKey{Name: name, Revision: rev}] = str()
+			ck := pr.CheckKey{Name: str(), Revision: str()}
+			s.Checks[ck] = str()
+			if c := str(); c != "" {
+				if s.Confined == nil {
+					s.Confined = map[pr.CheckKey]string{}
+				}
+				s.Confined[ck] = c
+			}
 		}
 		nt := r.count(2)
 		s.Threads = make(map[string]bool, nt)
@@ -325,10 +333,10 @@ func decodePRView(t plumbing.Hash, b []byte, fresh bool) (map[string]prView, boo
 				s.Reviews[k] = pr.Review{Event: r.hash(), Key: key(), Head: str(), Base: str(), Verdict: str()}
 			}
 		}
-		if nr := r.count(20 + 6); nr > 0 {
+		if nr := r.count(20 + 7); nr > 0 {
 			s.Runs = make([]pr.CheckRun, nr)
 			for k := range s.Runs {
-				s.Runs[k] = pr.CheckRun{Event: r.hash(), Key: key(), Name: str(), Revision: str(), Conclusion: str(), URL: str()}
+				s.Runs[k] = pr.CheckRun{Event: r.hash(), Key: key(), Name: str(), Revision: str(), Conclusion: str(), URL: str(), Sandbox: str()}
 			}
 		}
 		if nm := r.count(20 + 3); nm > 0 {

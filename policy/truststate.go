@@ -24,7 +24,7 @@ package policy
 // requirePullRequest, 1 requireResolvedThreads, 2 requireProvenance, 3
 // queueCandidates, 4 blockOnChangesRequested, 5 allowBypass false, 6
 // requireLinearHistory, 7 mergeMethod squash; flags2 bit 0
-// deleteSourceBranch; integers signed varints).
+// deleteSourceBranch, bit 1 requireSandbox; integers signed varints).
 // Keys are parsed from their
 // lines as the fold parses them. An entry that does not decode, or decodes
 // to a state for another tip, is a miss and the log is folded. Like every
@@ -60,6 +60,19 @@ const (
 	flagLinearHistory
 	flagSquash
 )
+
+// The bits of a branch's second flags byte (flags2).
+const (
+	flag2DeleteSourceBranch = 1 << iota
+	flag2RequireSandbox
+)
+
+func sandboxFlag2(require bool) byte {
+	if require {
+		return flag2RequireSandbox
+	}
+	return 0
+}
 
 func encodeTrustState(st *trust.State) []byte {
 	b := appendEntryHeader(make([]byte, 0, 512), trustStateMagic, st.Tip)
@@ -113,7 +126,7 @@ func encodeTrustState(st *trust.State) []byte {
 			f |= flagForbidBypass
 		}
 		f |= landingFlags(br.Landing)
-		b = append(b, f, landingFlags2(br.Landing))
+		b = append(b, f, landingFlags2(br.Landing)|sandboxFlag2(br.RequireSandbox))
 		b = binary.AppendVarint(b, int64(br.RequiredApprovals))
 		b = binary.AppendVarint(b, int64(br.QueueDepth))
 		b = binary.AppendVarint(b, int64(br.CheckTimeout))
@@ -235,7 +248,11 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		}
 		f, f2 := r.b[0], r.b[1]
 		r.b = r.b[2:]
-		br := trust.Branch{RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
+		if f2&^(flag2DeleteSourceBranch|flag2RequireSandbox) != 0 {
+			r.bad = true
+			break
+		}
+		br := trust.Branch{RequireSandbox: f2&flag2RequireSandbox != 0, RequirePullRequest: f&flagRequirePR != 0, RequireResolvedThreads: f&flagResolvedThreads != 0,
 			RequireProvenance: f&flagProvenance != 0, QueueCandidates: f&flagQueueCandidates != 0,
 			BlockOnChangesRequested: f&flagBlockOnChanges != 0, ForbidBypass: f&flagForbidBypass != 0}
 		br.Landing = landingOf(f, f2)

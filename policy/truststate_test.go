@@ -40,6 +40,7 @@ func TestTrustStateRoundTrip(t *testing.T) {
 	states["squash, linear"] = foldedTrust(t, rulesLinear)
 	states["squash"] = foldedTrust(t, `{"protected":{"refs/heads/main":{"mergeMethod":"squash"}}}`)
 	states["owners"] = foldedTrust(t, ownersRules)
+	states["requireSandbox"] = foldedTrust(t, `{"protected":{"refs/heads/main":{"requireSandbox":true}}}`)
 	for name, st := range states {
 		got, ok := decodeTrustState(st.Tip, encodeTrustState(st))
 		if !ok {
@@ -67,7 +68,7 @@ func TestTrustStateCodecCoversEveryField(t *testing.T) {
 		reflect.TypeOf(trust.State{}):    8,  // RepoID Name Members Teams Rules RulesID Tip Skipped
 		reflect.TypeOf(trust.Member{}):   5,  // Name Key KeyLine Caps wire (wire is derived from Key)
 		reflect.TypeOf(trust.Rules{}):    3,  // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   14, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass Landing Owners
+		reflect.TypeOf(trust.Branch{}):   15, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass Landing Owners RequireSandbox
 		reflect.TypeOf(trust.Landing{}):  3,  // MergeMethod RequireLinearHistory (flag bits) DeleteSourceBranch (flags2)
 		reflect.TypeOf(trust.Ceilings{}): 3,
 		reflect.TypeOf(trust.Skip{}):     3,

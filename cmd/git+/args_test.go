@@ -198,6 +198,7 @@ func flagValue(name string) string {
 		"timeout": "1s", "below-wait": "1s", "lease": "1s", "depth": "1", "retries": "1", "max-rounds": "1",
 		"name": "ci", "key": "/nonexistent/key", "id": "abc123", "queue": testUUID, "pr": testUUID, "initial-branch": "main",
 		"ref": "refs/heads/main", "url": "http://127.0.0.1:1/", "remote": "origin", "jobs": "1", "poll": "1s", "listen": "127.0.0.1:0", "secret": "s",
+		"sandbox": "best-effort", "pass-env": "HOME", "cache": "/nonexistent/cache", "read": "/usr", "run-as": "nobody",
 	}[name]; ok {
 		return v
 	}

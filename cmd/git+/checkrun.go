@@ -30,7 +30,7 @@ func init() {
 			Name:      "run",
 			Usage:     "check REV out into a temporary worktree, run CMD there, record check.started and check.completed",
 			ArgsUsage: "-- CMD [ARGS...]",
-			Flags: []cli.Flag{
+			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "pr", Usage: "the pull request the check belongs to"},
 				&cli.StringFlag{Name: "rev", Usage: "the revision to test (a candidate branch or commit)"},
 				&cli.StringFlag{Name: "name", Usage: "the check name (needs hub.check:NAME)"},
@@ -42,7 +42,7 @@ func init() {
 				&cli.DurationFlag{Name: "lease", Usage: "how long another worker's check.started holds the check (default: (retries+1) × timeout + retries × below-wait + 1m, or 30m without a timeout)"},
 				&cli.StringFlag{Name: "url", Usage: "a link to the run's full log, recorded in check.completed (pr show and the page link it)"},
 				remoteFlag(),
-			},
+			}, sandboxFlags()...),
 			Action: checkRun,
 		},
 		checkWorkerCommand(),
@@ -53,12 +53,16 @@ func checkRun(c *cli.Context) error {
 	id, rev, name := c.String("pr"), c.String("rev"), c.String("name")
 	argv := c.Args().Slice()
 	if id == "" || rev == "" || name == "" || len(argv) == 0 || c.Int("retries") < 0 {
-		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--below-wait D] [--lease D] [--url URL] -- CMD [ARGS...]")
+		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--below-wait D] [--lease D] [--url URL] [--sandbox required|best-effort|off] [--pass-env NAME] [--cache [NAME=]DIR] [--read DIR] [--run-as USER] -- CMD [ARGS...]")
 	}
 	if err := trust.ValidCheckName(name); err != nil {
 		return usageErr("--name: %v", err)
 	}
-	id, err := resolveArgID(c, hubrefs.PRRefPrefix, "pull request", id) // a full id or an unambiguous prefix
+	sb, err := sandboxOptions(c)
+	if err != nil {
+		return err
+	}
+	id, err = resolveArgID(c, hubrefs.PRRefPrefix, "pull request", id) // a full id or an unambiguous prefix
 	if err != nil {
 		return err
 	}
@@ -86,7 +90,7 @@ func checkRun(c *cli.Context) error {
 	res, err := checkrun.Run(w.Signing, checkrun.Options{PR: id, Rev: commit, Name: name, Argv: argv,
 		Timeout: c.Duration("timeout"), Retries: c.Int("retries"), Lease: c.Duration("lease"), BelowWait: belowWait(c), EveryStep: c.Bool("every-step"), RetrySearch: c.Bool("retry-search"),
 		Stdin: os.Stdin, Stdout: output, Stderr: output,
-		URL: c.String("url"), Output: tail.String})
+		URL: c.String("url"), Output: tail.String, Sandbox: sb})
 	if err != nil {
 		return fail(1, err)
 	}

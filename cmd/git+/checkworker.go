@@ -29,7 +29,7 @@ func checkWorkerCommand() *cli.Command {
 		Name:      "worker",
 		Usage:     "run check NAME on every published queue candidate, record it, cancel superseded runs; until SIGTERM",
 		ArgsUsage: "-- CMD [ARGS...]",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "the check name (needs hub.check:NAME)"},
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "candidates run at once"},
 			&cli.IntFlag{Name: "retries", Usage: "run a failed command again up to N times (the rules of check run)"},
@@ -41,7 +41,7 @@ func checkWorkerCommand() *cli.Command {
 			&cli.StringFlag{Name: "listen", Usage: "also look at once when a webhook delivery (git+'s or GitHub's format, signed with --secret) arrives at this address, e.g. 127.0.0.1:9090"},
 			&cli.StringFlag{Name: "secret", Usage: "the webhook's secret (with --listen)"},
 			remoteFlag(),
-		},
+		}, sandboxFlags()...),
 		Action: checkWorker,
 	}
 }
@@ -49,10 +49,14 @@ func checkWorkerCommand() *cli.Command {
 func checkWorker(c *cli.Context) error {
 	name, argv := c.String("name"), c.Args().Slice()
 	if name == "" || len(argv) == 0 || c.Int("jobs") < 1 || c.Int("retries") < 0 {
-		return usageErr("usage: git+ check worker --name NAME [--remote R] [--jobs K] [--retries N] [--timeout D] [--lease D] [--poll D] [--url U] -- CMD [ARGS...]")
+		return usageErr("usage: git+ check worker --name NAME [--remote R] [--jobs K] [--retries N] [--timeout D] [--lease D] [--poll D] [--url U] [--sandbox required|best-effort|off] [--pass-env NAME] [--cache [NAME=]DIR] [--read DIR] [--run-as USER] -- CMD [ARGS...]")
 	}
 	if err := trust.ValidCheckName(name); err != nil {
 		return usageErr("--name: %v", err)
+	}
+	sb, err := sandboxOptions(c)
+	if err != nil {
+		return err
 	}
 	key, err := loadKey(c)
 	if err != nil {
@@ -92,7 +96,8 @@ func checkWorker(c *cli.Context) error {
 	}
 	err = checkworker.Run(ctx, checkworker.Options{GitDir: gitDir, Remote: remote, Key: key, Name: name, Argv: argv,
 		Jobs: c.Int("jobs"), Retries: c.Int("retries"), Timeout: c.Duration("timeout"), Lease: c.Duration("lease"),
-		PollMax: c.Duration("poll"), URL: c.String("url"), EveryStep: c.Bool("every-step"), Log: c.App.ErrWriter, Wake: wake})
+		PollMax: c.Duration("poll"), URL: c.String("url"), EveryStep: c.Bool("every-step"), Log: c.App.ErrWriter, Wake: wake,
+		Sandbox: sb})
 	if err != nil {
 		return fail(1, err)
 	}

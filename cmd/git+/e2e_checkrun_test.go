@@ -48,7 +48,9 @@ func TestCheckRunRetriesAndLease(t *testing.T) {
 	// Fails on its first run, succeeds on the second: a flake.
 	flaky := `n=$(cat "$0" 2>/dev/null || echo 0); echo $((n+1)) >"$0"; [ "$n" -ge 1 ]`
 	check := func(extra ...string) (string, int) {
-		args := append([]string{"check", "run", "--pr", p.ID, "--rev", h, "--name", "ci"}, extra...)
+		// The command keeps its count outside its checkout: a directory
+		// the sandbox lets it write (--cache).
+		args := append([]string{"check", "run", "--pr", p.ID, "--rev", h, "--name", "ci", "--cache", dir}, extra...)
 		args = append(args, "--", "sh", "-c", flaky, count)
 		out, errs, code := w.gp("ci", w.origin, "", args...)
 		return out + errs, code
@@ -108,7 +110,7 @@ func TestCheckRunNoRetryBelowRed(t *testing.T) {
 	dir := t.TempDir()
 	// Each run appends a line to its count file, then fails.
 	failing := func(count string) []string {
-		return []string{"--", "sh", "-c", `echo run >>"$0"; false`, count}
+		return []string{"--cache", filepath.Dir(count), "--", "sh", "-c", `echo run >>"$0"; false`, count}
 	}
 	runs := func(count string) int {
 		b, _ := os.ReadFile(count)
@@ -179,7 +181,7 @@ func TestCheckRunNoRetryOfSearchSteps(t *testing.T) {
 	}
 	end := rep.Published[1]
 	count := filepath.Join(t.TempDir(), "runs")
-	failing := []string{"--", "sh", "-c", `echo run >>"$0"; false`, count}
+	failing := []string{"--cache", filepath.Dir(count), "--", "sh", "-c", `echo run >>"$0"; false`, count}
 	runs := func() int {
 		b, _ := os.ReadFile(count)
 		return strings.Count(string(b), "run")

@@ -131,7 +131,10 @@ func TestCheckWorkerSupersededAndKilled(t *testing.T) {
 		}
 	})
 	envA := append(append([]string{}, w.env...), "SLOW=1", "MARK="+marks)
-	a := startCheckWorker(t, w.bin, envA, clones[0], w.keys["ci"].Path, []string{"--lease", "4s"}, cmd...)
+	// The command records its pid in MARK's directory and reads SLOW: the
+	// worker hands over both (--pass-env, --cache).
+	handOver := []string{"--pass-env", "MARK", "--pass-env", "SLOW", "--cache", filepath.Dir(marks)}
+	a := startCheckWorker(t, w.bin, envA, clones[0], w.keys["ci"].Path, append([]string{"--lease", "4s"}, handOver...), cmd...)
 	if !waitFor(60*time.Second, func() bool { return len(pids()) == 1 }) {
 		t.Fatalf("worker A did not start the command on %s:\n%s", c1, a.Log())
 	}
@@ -156,7 +159,7 @@ func TestCheckWorkerSupersededAndKilled(t *testing.T) {
 	_ = a.cmd.Process.Kill()
 	_ = a.cmd.Wait()
 	envB := append(append([]string{}, w.env...), "MARK="+marks)
-	b := startCheckWorker(t, w.bin, envB, clones[1], w.keys["ci"].Path, []string{"--lease", "4s", "--url", "https://ci.example/{pr}/{rev}"}, cmd...)
+	b := startCheckWorker(t, w.bin, envB, clones[1], w.keys["ci"].Path, append([]string{"--lease", "4s", "--url", "https://ci.example/{pr}/{rev}"}, handOver...), cmd...)
 	if !waitFor(90*time.Second, func() bool {
 		return countLines(checkEvents(t, w.origin, p.Ref()), "check.completed success "+c2) == 1
 	}) {
@@ -267,7 +270,10 @@ for f in FLAKY-*; do
   [ "$n" -ge 2 ] || { echo flaked; exit 1; }
 done
 echo passed`
-	wq := newWorkerQueue(t, nWorkers, ci, append(fixtures.GitEnv(t.TempDir()), "STATE="+state), "--retries", "1", "--jobs", "2")
+	// The command reaches $STATE only because the worker hands it over:
+	// the variable by --pass-env, the directory by --cache.
+	wq := newWorkerQueue(t, nWorkers, ci, append(fixtures.GitEnv(t.TempDir()), "STATE="+state), "--retries", "1", "--jobs", "2",
+		"--pass-env", "STATE", "--cache", state)
 	e, bare, work, qid, workers := wq.e, wq.bare, wq.work, wq.qid, wq.workers
 	dumpLogs := func() string {
 		var logs string
@@ -465,7 +471,7 @@ for f in FLAKY-*; do
   : >"$STATE/$c"; echo flaked; exit 1
 done
 echo passed`
-	wq := newWorkerQueue(t, 1, ci, append(fixtures.GitEnv(t.TempDir()), "STATE="+state))
+	wq := newWorkerQueue(t, 1, ci, append(fixtures.GitEnv(t.TempDir()), "STATE="+state), "--pass-env", "STATE", "--cache", state)
 	a := wq.open(t, "a", "BROKEN-a")
 	b := wq.open(t, "b", "BROKEN-b")
 	c := wq.open(t, "c", "FLAKY-c")

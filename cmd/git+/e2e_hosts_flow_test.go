@@ -52,9 +52,9 @@ func checkHostFlow(t *testing.T, w *e2e, f hostFlow, c0 string) {
 	run := func(args ...string) []string { return append(append([]string{}, gp...), args...) }
 	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},
-			Run: run("check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci", "--", "true")},
-		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: run("queue", "run", "--target", "main")},
-		{Name: "queue-entered", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: run("queue", "run", "--target", "main")},
+			Run: run("check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci", "--", "true"), Key: hooks.WakeKeyServer},
+		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: run("queue", "run", "--target", "main"), Key: hooks.WakeKeyServer},
+		{Name: "queue-entered", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: run("queue", "run", "--target", "main"), Key: hooks.WakeKeyServer},
 	}})
 
 	// alice and rev work in a clone of the host's URL: plain git pushes

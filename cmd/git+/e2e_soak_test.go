@@ -33,7 +33,8 @@ import (
 // soakRules are the README's wake rules ("Running the queue unattended":
 // CI on published candidates, `queue run` on a completed check and on
 // queue.entered), read from README.md, with the CI command replaced by
-// ciScript. With gate set, the CI job waits for that file to exist before
+// ciScript, which logs its runs beside itself: check run's sandbox lets it
+// write there (--cache, docs/ci.md). With gate set, the CI job waits for that file to exist before
 // it starts check run (bin, the git+ binary the wake rule's "git+" names).
 func soakRules(t *testing.T, ciScript, gate, bin string) hooks.WakeConfig {
 	t.Helper()
@@ -51,7 +52,11 @@ func soakRules(t *testing.T, ciScript, gate, bin string) hooks.WakeConfig {
 	for i, r := range cfg.Rules {
 		switch {
 		case r.Ref == "refs/hub/queue/*" && slices.Equal(r.On, []string{hubrefs.TypeQueueCandidate}) && slices.Contains(r.Run, "check"):
-			cfg.Rules[i].Run = append(r.Run[:len(r.Run)-1:len(r.Run)-1], "sh", ciScript)
+			dashes := slices.Index(r.Run, "--")
+			if dashes < 0 || dashes != len(r.Run)-2 {
+				t.Fatalf("README.md's CI rule does not end with -- and its command: %q", r.Run)
+			}
+			cfg.Rules[i].Run = append(append(slices.Clone(r.Run[:dashes]), "--cache", filepath.Dir(ciScript), "--"), "sh", ciScript)
 			if gate != "" {
 				wait := fmt.Sprintf(`while [ ! -e %q ]; do sleep 0.2; done; exec "$@"`, gate)
 				run := append([]string{"sh", "-c", wait, "gate"}, cfg.Rules[i].Run...)
@@ -189,7 +194,7 @@ func soak(t *testing.T, rules string, batch bool, workers int) (*e2e, string) {
 		for i := 0; i < workers; i++ {
 			dir := filepath.Join(t.TempDir(), fmt.Sprintf("ci%d", i))
 			w.git(filepath.Dir(dir), "clone", "-q", strings.Replace(url, "http://", "http://bot:"+botToken+"@", 1), dir)
-			ciWorkers = append(ciWorkers, startCheckWorker(t, w.bin, w.env, dir, w.keys["bot"].Path, []string{"--retries", "1"}, "sh", ciScript))
+			ciWorkers = append(ciWorkers, startCheckWorker(t, w.bin, w.env, dir, w.keys["bot"].Path, []string{"--retries", "1", "--cache", logDir}, "sh", ciScript))
 		}
 	}
 

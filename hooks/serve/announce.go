@@ -9,10 +9,12 @@ package serve
 //     then its HTTP URL and, with SSH, its ssh:// URL (user git). An
 //     address listening on every interface is named by the host's name.
 //   - A repository with hub/wake.json is checked the way its rules will
-//     run: a wake rule's command signs with gitplus.serverKey (a readable
-//     file) or else with the key serve's own environment hands down
-//     (GITPLUS_KEY, or ssh-agent); with none, every rule would fail into
-//     gitplus/log/wake-*.log while the page waits. A rule whose first
+//     run: a rule with "key": "server" signs with gitplus.serverKey (a
+//     readable file) or else with the key serve's own environment hands
+//     down (GITPLUS_KEY, or ssh-agent); with none, every such rule would
+//     fail into gitplus/log/wake-*.log while the page waits. A rule that
+//     runs git+ without "key" gets no key at all (hooks/wakeenv.go): a
+//     rule written before rules had to name it is named. A rule whose first
 //     word is "git+" runs the binary the hooks run; one that runs git+
 //     from a shell (sh -c "git+ ...") needs it on serve's PATH. And
 //     wake.json must load. Each gap is one warning line naming the fix;
@@ -90,7 +92,21 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 	if len(rules) == 0 {
 		return nil
 	}
+	keyed := false
+	for _, r := range rules {
+		if r.Key == hooks.WakeKeyServer {
+			keyed = true
+			continue
+		}
+		for _, a := range r.Run {
+			if filepath.Base(a) == "git+" || strings.Contains(a, "git+ ") {
+				out = append(out, fmt.Sprintf("wake rule %s runs git+ without \"key\": \"server\" in %s, so it has no signing key (a rule gets the server's key only by naming it; docs/ci.md): add \"key\": \"server\" if its command signs (queue run, check run)", r.ID(), hooks.WakeFile))
+				break
+			}
+		}
+	}
 	switch key := hooks.ServerKey(gitDir); {
+	case !keyed:
 	case key != "":
 		if f, err := os.Open(key); err != nil {
 			out = append(out, fmt.Sprintf("%s names %s, which cannot be read (%v): its wake rules cannot sign; make it readable by the user serve runs as", hooks.ServerKeyConfig, key, err))

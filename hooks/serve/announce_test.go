@@ -9,8 +9,10 @@ import (
 	"github.com/gitplus/gitplus/hooks"
 )
 
-// A repository with wake rules and no key for them is warned about at
-// start; a key in serve's environment or gitplus.serverKey silences it.
+// A repository with wake rules that name the server's key and no key for
+// them is warned about at start; a key in serve's environment or
+// gitplus.serverKey silences it. A rule running git+ without "key" is
+// warned about too: it gets no key.
 func TestWakeWarningsNoKey(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "hub"), 0o755); err != nil {
@@ -24,7 +26,7 @@ func TestWakeWarningsNoKey(t *testing.T) {
 	if w := wakeWarnings(dir, getenv); len(w) != 0 {
 		t.Fatalf("no wake.json: %q", w)
 	}
-	rules := `{"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["pr.reviewed"],"run":["sh","-c","true"]}]}`
+	rules := `{"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["pr.reviewed"],"run":["sh","-c","true"],"key":"server"}]}`
 	if err := os.WriteFile(filepath.Join(dir, hooks.WakeFile), []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -42,5 +44,12 @@ func TestWakeWarningsNoKey(t *testing.T) {
 	}
 	if w := wakeWarnings(dir, getenv); len(w) != 1 || !strings.Contains(w[0], "cannot be read") {
 		t.Fatalf("serverKey missing: %q", w)
+	}
+	rules = `{"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],"run":["git+","queue","run","--target","main"]}]}`
+	if err := os.WriteFile(filepath.Join(dir, hooks.WakeFile), []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w := wakeWarnings(dir, getenv); len(w) != 1 || !strings.Contains(w[0], `wake rule queue runs git+ without "key": "server"`) {
+		t.Fatalf("a rule running git+ without a key: %q", w)
 	}
 }

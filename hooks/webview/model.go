@@ -96,6 +96,7 @@ type CheckRun struct {
 	Conclusion string // "" for a start (check.started)
 	URL        string
 	Output     string // check.completed's tail of the command's output
+	Sandbox    string // how check.completed says its command ran (docs/ci.md)
 	Counts     bool   // the signer holds hub.check:<name> now
 }
 
@@ -286,6 +287,7 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			Conclusion string `json:"conclusion"`
 			URL        string `json:"url"`
 			Output     string `json:"output"`
+			Sandbox    string `json:"sandbox"`
 			Revision   string `json:"revision"`
 			Branch     string `json:"branch"`
 			Commit     string `json:"commit"`
@@ -343,7 +345,7 @@ func loadPR(rd *policy.Reader, tip plumbing.Hash, t *trust.State) (*PR, error) {
 			} else {
 				it.Text = fmt.Sprintf("check %s on %s: %s", f.Name, short(f.Head), concl)
 			}
-			p.Runs = append(p.Runs, CheckRun{Item: it, Name: f.Name, Revision: f.Head, Conclusion: concl, URL: f.URL, Output: f.Output, Counts: t.Has(ev.Signer, trust.CheckCap(f.Name))})
+			p.Runs = append(p.Runs, CheckRun{Item: it, Name: f.Name, Revision: f.Head, Conclusion: concl, URL: f.URL, Output: f.Output, Sandbox: f.Sandbox, Counts: t.Has(ev.Signer, trust.CheckCap(f.Name))})
 		default:
 			it.Text = ev.Type
 		}

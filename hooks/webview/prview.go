@@ -27,7 +27,7 @@ func (p *PR) View() repo.PRView {
 	j.Runs = []repo.PRRun{}
 	for _, rr := range p.RunsByRevision() {
 		for _, r := range rr.Runs {
-			j.Runs = append(j.Runs, repo.PRRun{Name: r.Name, Revision: r.Revision, Conclusion: r.Conclusion, By: r.Who, Counts: r.Counts, URL: r.URL, Output: r.Output, Time: r.Time.Unix()})
+			j.Runs = append(j.Runs, repo.PRRun{Name: r.Name, Revision: r.Revision, Conclusion: r.Conclusion, By: r.Who, Counts: r.Counts, URL: r.URL, Output: r.Output, Sandbox: r.Sandbox, Time: r.Time.Unix()})
 		}
 	}
 	if q := p.Queue; q != nil {

@@ -91,6 +91,7 @@ type payload struct {
 	verdict                     string
 	thread                      string
 	name, conclusion, url       string
+	sandbox                     string // check.completed: how the command ran
 	revision, branch, commit    string
 	trust                       string // pr.merged: the trust tip it names
 	source                      string
@@ -267,8 +268,15 @@ func decode(ev hubrefs.Event, repoID string) (payload, error) {
 			return p, field("worker", fmt.Errorf("%w: %d bytes, at most 128", ErrMalformed, len(v.Worker)))
 		case len(v.Output) > hubrefs.MaxCheckOutput:
 			return p, field("output", fmt.Errorf("%w: %d bytes, at most %d (the tail of the output)", ErrMalformed, len(v.Output), hubrefs.MaxCheckOutput))
+		case v.Sandbox != "" && ev.Type != hubrefs.TypeCheckCompleted:
+			return p, field("sandbox", fmt.Errorf("%w: only check.completed says how its command ran", ErrMalformed))
 		}
-		p.name, p.head, p.conclusion, p.url = v.Name, v.Head, v.Conclusion, v.URL
+		if v.Sandbox != "" {
+			if err := ValidSandbox(v.Sandbox); err != nil {
+				return p, field("sandbox", err)
+			}
+		}
+		p.name, p.head, p.conclusion, p.url, p.sandbox = v.Name, v.Head, v.Conclusion, v.URL, v.Sandbox
 	case hubrefs.TypePRMerged:
 		var v hubrefs.PRMerged
 		if err := unmarshal(&v, &v.Base); err != nil {

@@ -57,6 +57,7 @@ type CheckRun struct {
 	Revision   string // the payload's head: any revision
 	Conclusion string
 	URL        string
+	Sandbox    string // how the command ran, as its worker says ("" before git+ said it)
 }
 
 // CheckKey names a check result: a check name at a revision.
@@ -90,6 +91,11 @@ type State struct {
 	// Judged against the trust state given to Fold (or Rejudge).
 	Approvals []string            // member names, sorted
 	Checks    map[CheckKey]string // latest conclusion per (name, revision)
+	// Confined holds, per (name, revision), the latest conclusion among
+	// the completions whose command ran confined ("sandbox":
+	// "landlock-<N>"): what a branch with requireSandbox counts (ChecksOn).
+	// Nil when there is none.
+	Confined map[CheckKey]string
 	// ApproverTeams holds, for each name in Approvals that belongs to a
 	// team, its teams (sorted): what a branch's "approvers" are matched
 	// against (ReviewAt; docs/trust.md, "Who counts").
@@ -281,7 +287,7 @@ func (s *State) applyDecoded(ev hubrefs.Event, repoID string, d *decoded) error 
 			s.UnresolvedThreads--
 		}
 	case hubrefs.TypeCheckCompleted:
-		s.Runs = append(s.Runs, CheckRun{Event: ev.ID, Key: ev.Signer, Name: p.name, Revision: p.head, Conclusion: p.conclusion, URL: p.url})
+		s.Runs = append(s.Runs, CheckRun{Event: ev.ID, Key: ev.Signer, Name: p.name, Revision: p.head, Conclusion: p.conclusion, URL: p.url, Sandbox: p.sandbox})
 	}
 	s.seen[ev.ID] = true
 	s.Tip = ev.ID
@@ -314,9 +320,16 @@ func (s *State) Rejudge(t *trust.State) {
 		}
 	}
 	s.Checks = map[CheckKey]string{}
+	s.Confined = nil
 	for _, r := range s.Runs {
 		if t.Has(r.Key, trust.CheckCap(r.Name)) {
 			s.Checks[CheckKey{r.Name, r.Revision}] = r.Conclusion
+			if Confined(r.Sandbox) {
+				if s.Confined == nil {
+					s.Confined = map[CheckKey]string{}
+				}
+				s.Confined[CheckKey{r.Name, r.Revision}] = r.Conclusion
+			}
 		}
 	}
 }

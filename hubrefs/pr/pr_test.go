@@ -454,6 +454,8 @@ func FuzzPayload(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"type":"pr.opened","repo":"`+repoID+`","id":"`+prID+`","base":"refs/heads/main","head":"`+h1+`","title":"x"}`))
 	f.Add(uint8(6), []byte(`{"type":"review.submitted","repo":"`+repoID+`","head":"`+h1+`","base":"refs/heads/main","verdict":"approve"}`))
 	f.Add(uint8(10), []byte(`{"type":"check.completed","repo":"`+repoID+`","name":"ci","head":"`+h1+`","conclusion":"success"}`))
+	f.Add(uint8(10), []byte(`{"type":"check.completed","repo":"`+repoID+`","name":"ci","head":"`+h1+`","conclusion":"success","sandbox":"landlock-7"}`))
+	f.Add(uint8(9), []byte(`{"type":"check.started","repo":"`+repoID+`","name":"ci","head":"`+h1+`","sandbox":"env-only"}`))
 	f.Add(uint8(5), []byte(`{"type":"pr.merged","repo":"`+repoID+`","revision":"`+h1+`","branch":"refs/heads/main","commit":"`+c1+`"}`))
 	f.Add(uint8(5), []byte(`{"type":"pr.merged","repo":"`+repoID+`","revision":"`+h1+`","branch":"refs/heads/main","commit":"`+c1+`","trust":"`+h1+`"}`))
 	f.Add(uint8(5), []byte(`{"type":"pr.merged","repo":"`+repoID+`","revision":"`+h1+`","branch":"refs/heads/main","commit":"`+c1+`","trust":"x"}`))
@@ -481,6 +483,13 @@ func FuzzPayload(f *testing.F) {
 		case hubrefs.TypeCheckCompleted:
 			if p.conclusion != Success && p.conclusion != Failure && p.conclusion != Cancelled {
 				t.Fatalf("accepted conclusion %q", p.conclusion)
+			}
+			if p.sandbox != "" && ValidSandbox(p.sandbox) != nil {
+				t.Fatalf("accepted sandbox %q", p.sandbox)
+			}
+		case hubrefs.TypeCheckStarted:
+			if p.sandbox != "" {
+				t.Fatalf("check.started accepted sandbox %q", p.sandbox)
 			}
 		case hubrefs.TypePROpened:
 			if trust.ValidUUID(p.id) != nil || trust.ValidBranch(p.base) != nil {

@@ -149,11 +149,17 @@ type ChecksVerdict struct {
 func (v ChecksVerdict) Green() bool { return len(v.Failed) == 0 && len(v.Missing) == 0 }
 
 // ChecksOn judges b's required checks at revision rev: the latest
-// conclusion of each from a current holder of hub.check:<name>.
+// conclusion of each from a current holder of hub.check:<name> — on a
+// branch with requireSandbox, the latest among completions whose command
+// ran confined (Confined; a completion without it counts as no run).
 func (s *State) ChecksOn(b trust.Branch, rev string) ChecksVerdict {
 	v := ChecksVerdict{Rev: rev}
 	for _, name := range b.RequiredChecks {
-		switch c, _ := s.Check(name, rev); c {
+		c, _ := s.Check(name, rev)
+		if b.RequireSandbox {
+			c = s.Confined[CheckKey{name, rev}]
+		}
+		switch c {
 		case Success:
 			v.Passed = append(v.Passed, name)
 		case Failure:

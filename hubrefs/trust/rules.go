@@ -67,6 +67,12 @@ type Branch struct {
 	// Owners (rules "owners"): path owners, each entry's paths needing
 	// its own approvals (docs/trust.md, "Path owners"; owners.go).
 	Owners []Owner
+	// RequireSandbox (rules "requireSandbox"): a required check counts
+	// only from completions whose worker says the command ran confined by
+	// Landlock ("sandbox": "landlock-<N>"; docs/ci.md). The worker's
+	// attestation: it keeps honest but misconfigured workers out, not a
+	// stolen key.
+	RequireSandbox bool
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -126,7 +132,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass", "owners"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass", "owners", "requireSandbox"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -262,6 +268,7 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 		{"queueDepth", &b.QueueDepth},
 		{"checkEvery", &b.CheckEvery},
 		{"blockOnChangesRequested", &b.BlockOnChangesRequested},
+		{"requireSandbox", &b.RequireSandbox},
 	} {
 		if err := field(m, f.name, path, f.dst); err != nil {
 			return Branch{}, err
@@ -407,7 +414,8 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		BlockOnChanges         bool     `json:"blockOnChangesRequested"`
 		AllowBypass            bool     `json:"allowBypass"`
 		landingJSON
-		Owners ownerSet `json:"owners,omitempty"`
+		Owners         ownerSet `json:"owners,omitempty"`
+		RequireSandbox bool     `json:"requireSandbox"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -428,7 +436,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckTimeout > 0 {
 			timeout = b.CheckTimeout.String()
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json(), ownersJSON(b.Owners)}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json(), ownersJSON(b.Owners), b.RequireSandbox}
 	}
 	return json.Marshal(out)
 }

@@ -16,6 +16,14 @@
 //     after: exit status 0 → success, a timeout (Options.Timeout) →
 //     cancelled, any other status or a command that cannot start → failure.
 //     Both events are judged with pr.Authorize first (hub.check:N).
+//   - The command is the code under test and runs in a sandbox (sandbox.go,
+//     receive/sandbox, docs/ci.md): an environment allowlist with a fresh
+//     scratch HOME and TMPDIR beside the checkout, no capabilities, and
+//     under Landlock only its checkout, scratch directory, caches and the
+//     system and toolchain trees. How it will run is decided before
+//     check.started: under Options.Sandbox.Mode required a kernel without
+//     Landlock returns sandbox.ErrUnconfinable and nothing is recorded.
+//     check.completed says how it ran ("sandbox").
 //   - The command inherits the given standard input, output and error, runs
 //     in its own process group, and the whole group is killed on timeout.
 //   - Options.Retries runs a failed (or timed-out) command again, up to N
@@ -129,6 +137,8 @@ type Options struct {
 	// random id), so that two runs signing with one key never write the
 	// same event.
 	Worker string
+	// Sandbox is how the command is confined (sandbox.go, docs/ci.md).
+	Sandbox Sandbox
 }
 
 func (o Options) ctx() context.Context {
@@ -155,6 +165,12 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 		o.Log = o.Stderr
 	}
 	if err := repo.NeedCap(s.Member, trust.CheckCap(o.Name)); err != nil {
+		return nil, err
+	}
+	// How the command will run, decided before anything is recorded:
+	// --sandbox required on a kernel that cannot confine it stops here.
+	box, err := o.prepare(s)
+	if err != nil {
 		return nil, err
 	}
 	// The queue records naming the revision, read once for the batch skip
@@ -197,11 +213,15 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 			o.Retries = 0
 		}
 	}
+	base := ""
+	if st, _, err := s.Repo.PRState(o.PR, s.Trust); err == nil {
+		base = st.Base
+	}
 	res := &Result{Conclusion: pr.Failure}
 	for res.Attempts < o.Retries+1 {
 		res.Attempts++
 		stop := renew(s, o)
-		res.Conclusion, err = runOnce(s.Repo.GitDir, o)
+		res.Conclusion, err = runOnce(s.Repo.GitDir, o, box, checkVars(o, base, res.Attempts, box.conf))
 		stop()
 		if err != nil {
 			return nil, err
@@ -222,7 +242,8 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: s.Trust.RepoID}, Name: o.Name, Head: o.Rev, Conclusion: res.Conclusion, URL: o.URL}
+	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: s.Trust.RepoID}, Name: o.Name, Head: o.Rev, Conclusion: res.Conclusion, URL: o.URL,
+		Sandbox: box.conf.String()}
 	if o.Output != nil {
 		done.Output = o.Output()
 	}
@@ -367,8 +388,10 @@ func searchStep(recs []queueRecord) string {
 }
 
 // runOnce checks o.Rev out into a fresh temporary directory and runs the
-// command there; the conclusion is success, failure or cancelled (timeout).
-func runOnce(gitDir string, o Options) (string, error) {
+// command there, confined as box says, with a scratch directory of its own
+// beside the checkout; the conclusion is success, failure or cancelled
+// (timeout).
+func runOnce(gitDir string, o Options, box *confined, vars []string) (string, error) {
 	tmp, err := os.MkdirTemp("", "gitplus-check-")
 	if err != nil {
 		return "", err
@@ -378,16 +401,24 @@ func runOnce(gitDir string, o Options) (string, error) {
 	if err := Checkout(gitDir, wt, o.Rev); err != nil {
 		return "", fmt.Errorf("checking %s out into a temporary directory: %w", o.Rev, err)
 	}
+	sc, err := box.command(o, wt, filepath.Join(tmp, "scratch"), vars)
+	if err != nil {
+		return "", err
+	}
 	ctx := o.ctx()
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
-	cmd.Dir = wt
+	cmd, release, err := sc.Cmd(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	cmd.Env = sc.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr.Setpgid = true
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	runErr := cmd.Run()

@@ -42,6 +42,14 @@
 //     no lease is left behind.
 //   - The check is also run at the heads of pull requests whose base
 //     requires it without queue candidates (heads.go).
+//   - Every command runs in checkrun's sandbox (Options.Sandbox, docs/ci.md),
+//     decided once when the worker starts: under --sandbox required a
+//     kernel without Landlock stops the worker there. The worker makes
+//     itself non-dumpable and keeps its clone out of the commands' reach.
+//   - The remote's password (a member token) is on no command line: its
+//     git processes get the URL without it and the password through a
+//     credential helper in their environment (credentials.go), since any
+//     process reads any other's command line.
 //   - check.completed carries the tail of the command's output (at most
 //     hubrefs.MaxCheckOutput bytes, valid UTF-8) and Options.URL with {pr},
 //     {rev} and {name} replaced.
@@ -69,6 +77,7 @@ import (
 	"github.com/gitplus/gitplus/receive/checkrun"
 	"github.com/gitplus/gitplus/receive/gitio"
 	"github.com/gitplus/gitplus/receive/repo"
+	"github.com/gitplus/gitplus/receive/sandbox"
 )
 
 // CandidatePrefix is where the queue publishes candidates.
@@ -98,6 +107,9 @@ type Options struct {
 	// NoHeads checks queue candidates only, not the heads of pull requests
 	// whose base requires the check without queue candidates (heads.go).
 	NoHeads bool
+	// Sandbox is how every run's command is confined (checkrun.Sandbox,
+	// docs/ci.md); the clone's git directory is kept out of its reach.
+	Sandbox checkrun.Sandbox
 }
 
 // maxRunsPerCandidate bounds one worker's runs of one candidate commit: a
@@ -152,8 +164,31 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	w := &worker{o: o, url: url, log: &lockedWriter{w: o.Log, secret: url, shown: redact(url)}, seen: checkrun.NewSightings(max(10*o.Lease, time.Hour))}
+	// How the commands will run, said once: --sandbox required on a kernel
+	// that cannot confine them stops the worker before it takes anything.
+	box, err := sandbox.Decide(o.Sandbox.Mode)
+	if err != nil {
+		return err
+	}
+	if !box.Off {
+		if err := sandbox.ProtectSelf(); err != nil {
+			return fmt.Errorf("making the worker non-dumpable: %w", err)
+		}
+	}
+	o.Sandbox.Quiet = true
+	o.Sandbox.Deny = append(o.Sandbox.Deny, o.GitDir)
+	// The remote's password leaves every command line (credentials.go).
+	bare, creds := hideCredentials(url, os.Getenv)
+	if err := useCredentials(creds); err != nil {
+		return err
+	}
+	w := &worker{o: o, url: bare, log: &lockedWriter{w: o.Log, secret: url, shown: redact(url)}, seen: checkrun.NewSightings(max(10*o.Lease, time.Hour))}
 	w.logf("check worker %s: check %s from %s, %d job(s): %s", repo.Fingerprint(o.Key.Signer.PublicKey()), o.Name, url, o.Jobs, strings.Join(o.Argv, " "))
+	var caches []string
+	for _, c := range o.Sandbox.Caches {
+		caches = append(caches, c.Dir)
+	}
+	w.logf("%s", box.Describe(sandbox.Policy{Caches: caches}))
 	return w.loop(ctx)
 }
 
@@ -362,7 +397,7 @@ func (w *worker) runOne(ctx context.Context, n int, c candidate) bool {
 	w.logf("running check %s on %s (pull request %s at %s)", w.o.Name, c.branch, c.pr, c.commit)
 	res, err := checkrun.Run(s, checkrun.Options{PR: c.pr, Rev: c.commit, Name: w.o.Name, Argv: w.o.Argv,
 		Timeout: w.o.Timeout, Retries: w.o.Retries, Lease: w.o.Lease, Seen: w.seen, Renew: w.o.Lease / 3, EveryStep: w.o.EveryStep,
-		Context: ctx, URL: url, Output: tail.String, Stdout: tail, Stderr: tail, Log: w.log})
+		Context: ctx, URL: url, Output: tail.String, Stdout: tail, Stderr: tail, Log: w.log, Sandbox: w.o.Sandbox})
 	switch {
 	case err != nil:
 		w.logf("check %s at %s: %v", w.o.Name, c.commit, err)

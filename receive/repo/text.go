@@ -111,6 +111,9 @@ func (j PRView) WriteText(wr io.Writer) {
 		if r.URL != "" {
 			fmt.Fprintf(wr, " %s", r.URL)
 		}
+		if r.Sandbox != "" {
+			fmt.Fprintf(wr, " (sandbox %s)", r.Sandbox)
+		}
 		fmt.Fprintln(wr)
 		if r.Output != "" && r.Conclusion != "" && r.Conclusion != "success" {
 			// What a failure printed last, as the check recorded it:

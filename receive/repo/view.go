@@ -57,7 +57,8 @@ type PRRun struct {
 	By         string `json:"by"`
 	Counts     bool   `json:"counts"` // its signer holds hub.check:<name> now
 	URL        string `json:"url,omitempty"`
-	Output     string `json:"output,omitempty"` // the tail of the command's output (check run, check worker)
+	Output     string `json:"output,omitempty"`  // the tail of the command's output (check run, check worker)
+	Sandbox    string `json:"sandbox,omitempty"` // how the command ran, as its worker says (docs/ci.md)
 	Time       int64  `json:"time"`
 }
 

@@ -1,0 +1,25 @@
+package pr
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ValidSandbox checks check.completed's "sandbox" (docs/events.md): "off",
+// "env-only", or "landlock-<N>", N the Landlock ABI version from 1 to 99
+// written without leading zeros.
+func ValidSandbox(s string) error {
+	if s == "off" || s == "env-only" {
+		return nil
+	}
+	if n, ok := strings.CutPrefix(s, "landlock-"); ok && len(n) >= 1 && len(n) <= 2 && n[0] != '0' && strings.Trim(n, "0123456789") == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %q; use \"landlock-<ABI version>\", \"env-only\" or \"off\"", ErrMalformed, s)
+}
+
+// Confined reports whether a check.completed's "sandbox" says its command
+// ran confined by Landlock: what requireSandbox counts (docs/ci.md).
+func Confined(sandbox string) bool {
+	return strings.HasPrefix(sandbox, "landlock-")
+}
