@@ -88,10 +88,12 @@ func Chown(dir string, uid, gid int) error {
 // GOCACHE=/var/cache/ci/go-build).
 type Cache struct{ Env, Dir string }
 
-// ParseCache reads --cache: DIR or NAME=DIR, DIR absolute.
+// ParseCache reads --cache: DIR or NAME=DIR, DIR absolute. A value that
+// starts with "/" is a directory whatever it holds ("/tmp/a=b" is one):
+// no variable name starts with "/".
 func ParseCache(s string) (Cache, error) {
 	var c Cache
-	if name, dir, ok := strings.Cut(s, "="); ok {
+	if name, dir, ok := strings.Cut(s, "="); ok && !strings.HasPrefix(s, "/") {
 		if err := childenv.ValidName(name); err != nil {
 			return c, fmt.Errorf("--cache %s: %w", s, err)
 		}

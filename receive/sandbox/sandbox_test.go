@@ -220,3 +220,32 @@ func TestLauncherRevealsNothing(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestParseCache(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		want    Cache
+		wantErr string
+	}{
+		{in: "/var/cache/go", want: Cache{Dir: "/var/cache/go"}},
+		{in: "GOCACHE=/var/cache/go-build", want: Cache{Env: "GOCACHE", Dir: "/var/cache/go-build"}},
+		// A directory whose name holds "=" (t.TempDir of a subtest named
+		// "bound=true") is a directory, not NAME=DIR.
+		{in: "/tmp/TestX/bound=true/008", want: Cache{Dir: "/tmp/TestX/bound=true/008"}},
+		{in: "GOCACHE=/tmp/a=b/", want: Cache{Env: "GOCACHE", Dir: "/tmp/a=b"}},
+		{in: "relative/dir", wantErr: "absolute path"},
+		{in: "GOCACHE=relative", wantErr: "absolute path"},
+		{in: "1BAD=/x", wantErr: "not an environment variable name"},
+	} {
+		got, err := ParseCache(c.in)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("ParseCache(%q) = %v, %v; want an error saying %q", c.in, got, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("ParseCache(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+		}
+	}
+}
