@@ -22,27 +22,11 @@ package hooks
 // (docs/delivery.md).
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
-	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
-)
-
-// Configuration files, relative to the git directory.
-const (
-	RemotesFile  = "hub/remotes.json"
-	WebhooksFile = "hub/webhooks.json"
-	WakeFile     = "hub/wake.json"
 )
 
 // Defaults of the chain's bounds.
@@ -54,9 +38,6 @@ const (
 	DefaultWebhookBackoff = time.Minute      // longest wait between two webhook attempts
 	DefaultMirrorBackoff  = 5 * time.Minute  // longest wait between two syncs of a failing mirror
 )
-
-// ErrConfig reports a configuration file that cannot be used.
-var ErrConfig = errors.New("bad after-push configuration")
 
 // Remote is one mirror.
 type Remote struct {
@@ -101,143 +82,6 @@ type Webhook struct {
 // WebhooksConfig is hub/webhooks.json.
 type WebhooksConfig struct {
 	Hooks []Webhook `json:"hooks"`
-}
-
-// WakeRule runs Run when a push updates a ref matching Ref (path.Match
-// syntax) with a new event whose type is in On ("*" in On: any update of a
-// matching ref, events or not). Run[0] "git+" means this binary.
-type WakeRule struct {
-	Name string   `json:"name,omitempty"`
-	Ref  string   `json:"ref"`
-	On   []string `json:"on"`
-	Run  []string `json:"run"`
-	// Key "server" gives the command the server's signing key (wakeenv.go);
-	// absent, it has none.
-	Key string `json:"key,omitempty"`
-	// Env names variables of the hook's environment the command also gets.
-	Env []string `json:"env,omitempty"`
-}
-
-// WakeConfig is hub/wake.json.
-type WakeConfig struct {
-	Rules []WakeRule `json:"rules"`
-}
-
-var ruleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// ID names the rule in logs, in GITPLUS_WAKE_RULE and in the gitplus-wake
-// push option: its name, else "r" and the first 12 hex digits of the SHA-256
-// of its ref, on and run (stable while the rule is unchanged).
-func (r WakeRule) ID() string {
-	if r.Name != "" {
-		return r.Name
-	}
-	b, _ := json.Marshal([]any{r.Ref, r.On, r.Run})
-	s := sha256.Sum256(b)
-	return "r" + hex.EncodeToString(s[:6])
-}
-
-func (r WakeRule) check() error {
-	if r.Name != "" && !ruleNameRE.MatchString(r.Name) {
-		return fmt.Errorf("rule name %q: use letters, digits, '.', '_', '-' (at most 64)", r.Name)
-	}
-	if r.Ref == "" {
-		return errors.New(`rule without "ref" (a glob such as "refs/hub/pr/*")`)
-	}
-	if _, err := path.Match(r.Ref, "refs/x"); err != nil {
-		return fmt.Errorf("rule ref %q is not a valid glob: %v", r.Ref, err)
-	}
-	if len(r.On) == 0 {
-		return fmt.Errorf(`rule %q without "on" (event types, or "*")`, r.Ref)
-	}
-	if err := r.checkWakeEnv(); err != nil {
-		return err
-	}
-	if len(r.Run) == 0 || r.Run[0] == "" {
-		return fmt.Errorf(`rule %q without "run" (an argv such as ["git+","queue","run","--target","main"])`, r.Ref)
-	}
-	return nil
-}
-
-// readJSON decodes gitDir/name strictly into v and returns the file's bytes.
-// A missing file returns (nil, false, nil); a file that does not decode
-// returns an error naming the file, line and column.
-func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
-	p := filepath.Join(gitDir, name)
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", p, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	extraAt := int64(-1)
-	if err == nil {
-		var extra any
-		extraAt = dec.InputOffset()
-		if dec.Decode(&extra) != io.EOF {
-			err = errors.New("more than one JSON value")
-		}
-	}
-	if err != nil {
-		off := dec.InputOffset()
-		end, located := jsonErrorEnd(err)
-		switch {
-		case extraAt >= 0:
-			off = extraAt + int64(len(data[extraAt:])-len(bytes.TrimLeft(data[extraAt:], " \t\r\n")))
-		case located:
-			off = end - 1 // the offset counts the byte at fault
-			var se *json.SyntaxError
-			if at, closer, ok := trailingComma(data, end); ok && errors.As(err, &se) {
-				off, err = at, fmt.Errorf("a trailing comma before %q (JSON allows none; delete it): %w", closer, err)
-			}
-		default:
-			if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-				if i := keyOffset(data, f); i >= 0 {
-					off = int64(i)
-				}
-				err = fmt.Errorf("%w (%s)", err, fieldsHelp(v))
-			}
-		}
-		return nil, false, fmt.Errorf("%s: %v (fix the file; the shapes are in docs/delivery.md): %w", position(p, data, off), err, ErrConfig)
-	}
-	return data, true, nil
-}
-
-// keyOffset is the offset of the first object key spelt quoted (a JSON
-// string with its quotes) in data, or -1.
-func keyOffset(data []byte, quoted string) int {
-	for i := 0; ; {
-		j := bytes.Index(data[i:], []byte(quoted))
-		if j < 0 {
-			return -1
-		}
-		k := i + j + len(quoted)
-		rest := bytes.TrimLeft(data[k:], " \t\r\n")
-		if len(rest) > 0 && rest[0] == ':' {
-			return i + j
-		}
-		i = k
-	}
-}
-
-// valueOffset is the offset of the JSON string value s in data, or 0.
-func valueOffset(data []byte, s string) int64 {
-	q, _ := json.Marshal(s)
-	if i := bytes.Index(data, q); i >= 0 {
-		return int64(i)
-	}
-	return 0
-}
-
-// position renders "file:line:column" for byte offset off of data (the
-// offset of the first byte at fault, lines and columns from 1).
-func position(p string, data []byte, off int64) string {
-	line, col := lineCol(data, off)
-	return fmt.Sprintf("%s:%d:%d", p, line, col)
 }
 
 // checkWebhookURL accepts absolute http and https URLs with a host.
@@ -330,25 +174,6 @@ func LoadWebhooks(gitDir string) ([]Webhook, error) {
 		}
 	}
 	return c.Hooks, nil
-}
-
-// LoadWake reads hub/wake.json (nil, nil when absent).
-func LoadWake(gitDir string) ([]WakeRule, error) {
-	var c WakeConfig
-	if _, ok, err := readJSON(gitDir, WakeFile, &c); !ok {
-		return nil, err
-	}
-	seen := map[string]int{}
-	for i, r := range c.Rules {
-		if err := r.check(); err != nil {
-			return nil, fmt.Errorf("%s: rule %d: %v: %w", filepath.Join(gitDir, WakeFile), i, err, ErrConfig)
-		}
-		if j, dup := seen[r.ID()]; dup {
-			return nil, fmt.Errorf("%s: rules %d and %d have the same id %s: give them different names: %w", filepath.Join(gitDir, WakeFile), j, i, r.ID(), ErrConfig)
-		}
-		seen[r.ID()] = i
-	}
-	return c.Rules, nil
 }
 
 func seconds(s float64, def time.Duration) time.Duration {

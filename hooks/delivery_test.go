@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // testSend is a Sender for these tests (the real one, webhookpost.Attempt,
@@ -36,17 +38,6 @@ func testSend(ctx context.Context, h Webhook, id string, body []byte) (string, e
 	return resp.Status, nil
 }
 
-func writeConfig(t *testing.T, gitDir, name, text string) {
-	t.Helper()
-	p := filepath.Join(gitDir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestConfigErrorPositions(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, text, want string
@@ -64,7 +55,7 @@ func TestConfigErrorPositions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeConfig(t, dir, tc.file, tc.text)
+			fixtures.WriteFile(t, dir, tc.file, tc.text)
 			var err error
 			switch tc.file {
 			case WebhooksFile:
@@ -103,7 +94,7 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		for _, name := range []string{WebhooksFile, RemotesFile} {
-			writeConfig(t, dir, name, string(data))
+			fixtures.WriteFile(t, dir, name, string(data))
 		}
 		check := func(err error, name string) {
 			if err == nil {
@@ -195,7 +186,7 @@ func TestWorkerOrderAndRetry(t *testing.T) {
 		seq = append(seq, r.URL.Path+":"+string(body))
 	}))
 	defer srv.Close()
-	writeConfig(t, dir, WebhooksFile, `{"hooks":[
+	fixtures.WriteFile(t, dir, WebhooksFile, `{"hooks":[
 		{"name":"a","url":"`+srv.URL+`/a","secret":"k-a","backoff_seconds":0.02,"backoff_max_seconds":0.05},
 		{"name":"b","url":"`+srv.URL+`/b","secret":"k-b"}]}`)
 	now := time.Now()

@@ -279,10 +279,10 @@ func (p GitHubPush) body(h Webhook, repo string) ([]byte, error) {
 // spoolGitHub spools hook h's GitHub-format deliveries of push d: one per
 // branch update (payloads built once per push in cache), and one in git+'s
 // format when h names hub events d carries.
-func spoolGitHub(ctx context.Context, o Options, h Webhook, d *Delivery, gitPlusBody []byte, cache map[string]*GitHubPush, now time.Time) ([]string, []string) {
+func spoolGitHub(ctx context.Context, gitDir string, h Webhook, d *Delivery, gitPlusBody []byte, cache map[string]*GitHubPush, now time.Time) ([]string, []string) {
 	var ids, fails []string
 	add := func(j *WebhookJob) {
-		if err := spoolJob(o.GitDir, j); err != nil {
+		if err := spoolJob(gitDir, j); err != nil {
 			fails = append(fails, fmt.Sprintf("spooling the delivery to webhook %s: %v", h.Name, err))
 			return
 		}
@@ -293,7 +293,7 @@ func spoolGitHub(ctx context.Context, o Options, h Webhook, d *Delivery, gitPlus
 			p, ok := cache[u.Ref]
 			if !ok {
 				var err error
-				if p, err = BuildGitHubPush(ctx, o.GitDir, u); err != nil {
+				if p, err = BuildGitHubPush(ctx, gitDir, u); err != nil {
 					fails = append(fails, fmt.Sprintf("webhook %s: building the GitHub push of %s: %v", h.Name, u.Ref, err))
 				}
 				cache[u.Ref] = p

@@ -63,19 +63,6 @@ var Names = []string{"pre-receive", "post-receive"}
 // ErrInstall reports a hook installation that could not be completed.
 var ErrInstall = errors.New("hook installation failed")
 
-// Executable returns the absolute, symlink-resolved path of the running
-// binary: what the hook scripts exec.
-func Executable() (string, error) {
-	p, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("finding the git+ binary: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	return filepath.Abs(p)
-}
-
 // Install writes the pre-receive and post-receive scripts into the hooks
 // directory of the git directory gitDir, each exec'ing binary (made
 // absolute) as `<binary> hook <name>`, and sets receive.advertisePushOptions.

@@ -2,8 +2,6 @@ package hooks
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,21 +25,5 @@ func TestLocateJSONErrorTrailingComma(t *testing.T) {
 	doc := `{"a" 1}`
 	if err := LocateJSONError([]byte(doc), json.Unmarshal([]byte(doc), &v)); strings.Contains(err.Error(), "comma") {
 		t.Errorf("%q: %v names a comma", doc, err)
-	}
-}
-
-// The after-push configuration files name a trailing comma too.
-func TestConfigTrailingComma(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "hub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	doc := "{\"rules\": [\n  {\"ref\": \"refs/heads/*\", \"on\": [\"*\"], \"run\": [\"true\"]},\n]}\n"
-	if err := os.WriteFile(filepath.Join(dir, WakeFile), []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := LoadWake(dir)
-	if err == nil || !strings.Contains(err.Error(), WakeFile+":2:56: a trailing comma before ']'") {
-		t.Fatalf("LoadWake: %v", err)
 	}
 }

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -48,26 +45,6 @@ func TestLocateJSONError(t *testing.T) {
 	plain := errors.New("not a json error")
 	if got := LocateJSONError(nil, plain); got != plain {
 		t.Fatalf("an error without an offset became %v", got)
-	}
-}
-
-// TestConfigSyntaxErrorPosition: a configuration file with a syntax error
-// is reported with its path, line and column.
-func TestConfigSyntaxErrorPosition(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(WakeFile)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	doc := "{\n  \"rules\": [\n    {\"ref\": \"refs/heads/main\",}\n  ]\n}\n"
-	if err := os.WriteFile(filepath.Join(dir, WakeFile), []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := LoadWake(dir)
-	if err == nil || !errors.Is(err, ErrConfig) {
-		t.Fatalf("LoadWake: %v, want ErrConfig", err)
-	}
-	if !strings.Contains(err.Error(), WakeFile+":3:30: a trailing comma") { // the comma, not the brace after it
-		t.Fatalf("error does not name the file and position: %v", err)
 	}
 }
 

@@ -46,10 +46,6 @@ import (
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
-// NoNotifyOption is the push option that skips the webhooks of a push of
-// branches alone, honoured only from git+'s own pushes (pushopts.go).
-const NoNotifyOption = "gitplus.no-notify"
-
 // Options are what the post-receive chain runs with.
 type Options struct {
 	GitDir  string
@@ -101,7 +97,7 @@ func PostReceive(o Options) (*Report, error) {
 		}
 	}
 	if len(unjudged) > 0 {
-		rep.Alarms = raiseUnjudged(o, unjudged)
+		rep.Alarms = raiseUnjudged(o.GitDir, o.Stderr, unjudged)
 	}
 	defer func() { rep.Failures = fails; logChain(o, rep, remote) }()
 	if len(remotes)+len(webhooks)+len(rules) == 0 {
@@ -197,7 +193,7 @@ func PostReceive(o Options) (*Report, error) {
 			ghCache := map[string]*GitHubPush{}
 			for _, h := range webhooks {
 				if h.isGitHub() {
-					ids, fs := spoolGitHub(context.Background(), o, h, d, body, ghCache, now)
+					ids, fs := spoolGitHub(context.Background(), o.GitDir, h, d, body, ghCache, now)
 					rep.Spooled, fails = append(rep.Spooled, ids...), append(fails, fs...)
 					continue
 				}

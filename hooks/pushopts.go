@@ -79,3 +79,7 @@ func quietable(ups []RefUpdate) bool {
 	}
 	return true
 }
+
+// NoNotifyOption is the push option that skips the webhooks of a push of
+// branches alone, honoured only from git+'s own pushes (pushopts.go).
+const NoNotifyOption = "gitplus.no-notify"

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gitplus/gitplus/fixtures"
 )
 
 // TestAttemptBudget: a webhook gets the attempts its backoff schedule
@@ -81,7 +83,7 @@ func TestWorkerClockSkew(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			writeConfig(t, dir, WebhooksFile, fmt.Sprintf(`{"hooks":[{"name":"h","url":%q,"secret":"k","backoff_seconds":0.02,"backoff_max_seconds":0.05,"retry_window_seconds":2}]}`, srv.URL))
+			fixtures.WriteFile(t, dir, WebhooksFile, fmt.Sprintf(`{"hooks":[{"name":"h","url":%q,"secret":"k","backoff_seconds":0.02,"backoff_max_seconds":0.05,"retry_window_seconds":2}]}`, srv.URL))
 			at := time.Now().Add(tc.spooled).UTC()
 			j := &WebhookJob{ID: newJobID(time.Now()), Hook: "h", URL: srv.URL, Created: at, NextAttempt: at, State: StatePending, Body: []byte(`{}`)}
 			if err := spoolJob(dir, j); err != nil {

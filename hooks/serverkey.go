@@ -17,6 +17,8 @@ package hooks
 //     and SSH_AUTH_SOCK, and mirror pushes are unsigned.
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -59,4 +61,17 @@ func serverSigning(gitDir string) (global, push []string) {
 		global = append(global, "-c", "gpg.ssh.program="+bin) // git+ answers -Y sign
 	}
 	return global, []string{"--signed=if-asked"}
+}
+
+// Executable returns the absolute, symlink-resolved path of the running
+// binary: what the hook scripts exec.
+func Executable() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the git+ binary: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Abs(p)
 }

@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -122,21 +123,6 @@ func findUnjudged(gitDir string, ups []policy.Update, pusher string, now time.Ti
 	return out, rerr
 }
 
-// hostPusherOf is what the push's environment says of the pusher, for the
-// alarm: the first of the host identity variables that is set.
-func hostPusherOf(environ []string) string {
-	env := envMap(environ)
-	for _, k := range []string{"GL_USER", "REMOTE_USER", "GITEA_PUSHER_NAME", "GL_USERNAME", "GITKIT_KEY"} {
-		if v := env[k]; v != "" {
-			return k + "=" + v
-		}
-	}
-	if v := env["SSH_CONNECTION"]; v != "" {
-		return "ssh from " + strings.Fields(v)[0]
-	}
-	return ""
-}
-
 // RecordUnjudged appends the alarms to gitDir's records.
 func RecordUnjudged(gitDir string, us []Unjudged) error {
 	if len(us) == 0 {
@@ -217,22 +203,22 @@ func UnjudgedLabel(ref string) string {
 	return ref
 }
 
-// raiseUnjudged raises the alarms of one post-receive: the pusher's line,
-// the log's (returned), the record, the status ref. The delivery event is
-// the caller's.
-func raiseUnjudged(o Options, us []Unjudged) (logLines []string) {
-	if err := RecordUnjudged(o.GitDir, us); err != nil {
+// raiseUnjudged raises the alarms of one post-receive into gitDir: the
+// pusher's line (on stderr), the log's (returned), the record, the status
+// ref. The delivery event is the caller's.
+func raiseUnjudged(gitDir string, stderr io.Writer, us []Unjudged) (logLines []string) {
+	if err := RecordUnjudged(gitDir, us); err != nil {
 		logLines = append(logLines, err.Error())
 	}
 	for _, u := range us {
 		line := u.Line()
 		logLines = append(logLines, "ALARM: "+line)
-		if o.Stderr != nil {
-			fmt.Fprintf(o.Stderr, "git+: ALARM: %s. The server's operator must put git+ back (git+ hook check says how) and audit the branch (git+ verify --branch %s).\n",
+		if stderr != nil {
+			fmt.Fprintf(stderr, "git+: ALARM: %s. The server's operator must put git+ back (git+ hook check says how) and audit the branch (git+ verify --branch %s).\n",
 				line, strings.TrimPrefix(u.Ref, "refs/heads/"))
 		}
 	}
-	if err := PublishStatus(o.GitDir); err != nil {
+	if err := PublishStatus(gitDir); err != nil {
 		logLines = append(logLines, err.Error())
 	}
 	return logLines

@@ -68,10 +68,3 @@ func TestChildEnv(t *testing.T) {
 		t.Fatalf("PushOptions from GITPLUS_PUSH_OPTIONS = %v", o)
 	}
 }
-
-func TestSignature(t *testing.T) {
-	sig := Sign("k", []byte("body"))
-	if !strings.HasPrefix(sig, "sha256=") || !VerifySignature("k", []byte("body"), sig) || VerifySignature("k2", []byte("body"), sig) {
-		t.Fatalf("signature %s", sig)
-	}
-}
