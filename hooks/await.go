@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // DefaultAwait bounds how long a verb waits for its deliveries: above a
@@ -88,7 +90,7 @@ func AwaitDeliveries(ctx context.Context, gitDir string, spec AwaitSpec, bound t
 	for _, e := range []struct {
 		err  error
 		file string
-	}{{rerr, RemotesFile}, {herr, WebhooksFile}} {
+	}{{rerr, config.RemotesFile}, {herr, config.WebhooksFile}} {
 		if e.err != nil {
 			out = append(out, Undelivered{Kind: "config", Name: filepath.Join(gitDir, e.file), State: "bad", Error: e.err.Error()})
 		}

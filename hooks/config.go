@@ -27,6 +27,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // Defaults of the chain's bounds.
@@ -111,25 +113,25 @@ func checkMirrorURL(u string) error {
 // LoadRemotes reads hub/remotes.json (nil, nil when absent).
 func LoadRemotes(gitDir string) ([]Remote, error) {
 	var c RemotesConfig
-	data, ok, err := readJSON(gitDir, RemotesFile, &c)
+	data, ok, err := config.ReadJSON(gitDir, config.RemotesFile, &c)
 	if !ok {
 		return nil, err
 	}
-	p := filepath.Join(gitDir, RemotesFile)
+	p := filepath.Join(gitDir, config.RemotesFile)
 	seen := map[string]bool{}
 	for i, r := range c.Remotes {
 		if r.URL == "" {
-			return nil, fmt.Errorf("%s: remote %d (%q) has no url: %w", position(p, data, valueOffset(data, r.Name)), i, r.Name, ErrConfig)
+			return nil, fmt.Errorf("%s: remote %d (%q) has no url: %w", config.At(p, data, config.ValueOffset(data, r.Name)), i, r.Name, config.ErrConfig)
 		}
 		if err := checkMirrorURL(r.URL); err != nil {
-			return nil, fmt.Errorf("%s: remote %d: %v: %w", position(p, data, valueOffset(data, r.URL)), i, err, ErrConfig)
+			return nil, fmt.Errorf("%s: remote %d: %v: %w", config.At(p, data, config.ValueOffset(data, r.URL)), i, err, config.ErrConfig)
 		}
 		name := r.Name
 		if name == "" {
 			name = r.URL
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("%s: two remotes are named %q: give them different names: %w", position(p, data, valueOffset(data, name)), name, ErrConfig)
+			return nil, fmt.Errorf("%s: two remotes are named %q: give them different names: %w", config.At(p, data, config.ValueOffset(data, name)), name, config.ErrConfig)
 		}
 		seen[name] = true
 		if r.Name == "" {
@@ -142,31 +144,31 @@ func LoadRemotes(gitDir string) ([]Remote, error) {
 // LoadWebhooks reads hub/webhooks.json (nil, nil when absent).
 func LoadWebhooks(gitDir string) ([]Webhook, error) {
 	var c WebhooksConfig
-	data, ok, err := readJSON(gitDir, WebhooksFile, &c)
+	data, ok, err := config.ReadJSON(gitDir, config.WebhooksFile, &c)
 	if !ok {
 		return nil, err
 	}
-	p := filepath.Join(gitDir, WebhooksFile)
+	p := filepath.Join(gitDir, config.WebhooksFile)
 	seen := map[string]bool{}
 	for i, h := range c.Hooks {
 		if h.URL == "" {
-			return nil, fmt.Errorf("%s: hook %d has no url: %w", position(p, data, valueOffset(data, h.Name)), i, ErrConfig)
+			return nil, fmt.Errorf("%s: hook %d has no url: %w", config.At(p, data, config.ValueOffset(data, h.Name)), i, config.ErrConfig)
 		}
 		if err := checkWebhookURL(h.URL); err != nil {
-			return nil, fmt.Errorf("%s: hook %d: %v: %w", position(p, data, valueOffset(data, h.URL)), i, err, ErrConfig)
+			return nil, fmt.Errorf("%s: hook %d: %v: %w", config.At(p, data, config.ValueOffset(data, h.URL)), i, err, config.ErrConfig)
 		}
 		if h.Secret == "" {
-			return nil, fmt.Errorf("%s: hook %s has no secret (deliveries are always signed): %w", position(p, data, valueOffset(data, h.URL)), h.URL, ErrConfig)
+			return nil, fmt.Errorf("%s: hook %s has no secret (deliveries are always signed): %w", config.At(p, data, config.ValueOffset(data, h.URL)), h.URL, config.ErrConfig)
 		}
 		if h.Format != "" && h.Format != FormatGitPlus && h.Format != FormatGitHub {
-			return nil, fmt.Errorf("%s: hook %s: format %q is not %q or %q: %w", position(p, data, valueOffset(data, h.Format)), h.URL, h.Format, FormatGitPlus, FormatGitHub, ErrConfig)
+			return nil, fmt.Errorf("%s: hook %s: format %q is not %q or %q: %w", config.At(p, data, config.ValueOffset(data, h.Format)), h.URL, h.Format, FormatGitPlus, FormatGitHub, config.ErrConfig)
 		}
 		name := h.Name
 		if name == "" {
 			name = h.URL
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("%s: two hooks are named %q: give them different names: %w", position(p, data, valueOffset(data, name)), name, ErrConfig)
+			return nil, fmt.Errorf("%s: two hooks are named %q: give them different names: %w", config.At(p, data, config.ValueOffset(data, name)), name, config.ErrConfig)
 		}
 		seen[name] = true
 		if h.Name == "" {

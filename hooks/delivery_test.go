@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // testSend is a Sender for these tests (the real one, webhookpost.Attempt,
@@ -42,30 +43,30 @@ func TestConfigErrorPositions(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, text, want string
 	}{
-		{"syntax", WebhooksFile, "{\"hooks\": [\n  {\"url\": \"http://x\",,}\n]}", WebhooksFile + ":2:22: invalid character ','"},
-		{"unknown field", WebhooksFile, "{\"hooks\": [{\"url\": \"http://x\", \"secret\": \"s\",\n\t\"attempt\": 2}]}", WebhooksFile + ":2:2: json: unknown field \"attempt\""},
-		{"unknown field also a value", RemotesFile, "{\"remotes\": [{\"url\": \"nam\",\n \"nam\": 1}]}", RemotesFile + ":2:2: json: unknown field \"nam\""},
-		{"type", RemotesFile, "{\"remotes\": [{\"url\": 5}]}", RemotesFile + ":1:22: json: cannot unmarshal number"},
-		{"webhook scheme", WebhooksFile, "{\"hooks\": [\n {\"url\": \"ftp://x/y\", \"secret\": \"s\"}]}", WebhooksFile + ":2:10: hook 0: url \"ftp://x/y\" is not an http:// or https:// URL with a host"},
-		{"webhook no host", WebhooksFile, "{\"hooks\": [{\"url\": \"http:///y\", \"secret\": \"s\"}]}", WebhooksFile + ":1:20: hook 0: url"},
-		{"no secret", WebhooksFile, "{\"hooks\": [{\"url\": \"http://h/y\"}]}", "has no secret"},
-		{"mirror option", RemotesFile, "{\"remotes\": [{\"url\": \"-oProxy\"}]}", RemotesFile + ":1:22: remote 0: url \"-oProxy\" starts with '-'"},
-		{"duplicate mirror", RemotesFile, "{\"remotes\": [{\"name\": \"a\", \"url\": \"/x\"}, {\"name\": \"a\", \"url\": \"/y\"}]}", "two remotes are named \"a\""},
-		{"two values", WakeFile, "{\"rules\": []} {}", WakeFile + ":1:15: more than one JSON value"},
+		{"syntax", config.WebhooksFile, "{\"hooks\": [\n  {\"url\": \"http://x\",,}\n]}", config.WebhooksFile + ":2:22: invalid character ','"},
+		{"unknown field", config.WebhooksFile, "{\"hooks\": [{\"url\": \"http://x\", \"secret\": \"s\",\n\t\"attempt\": 2}]}", config.WebhooksFile + ":2:2: json: unknown field \"attempt\""},
+		{"unknown field also a value", config.RemotesFile, "{\"remotes\": [{\"url\": \"nam\",\n \"nam\": 1}]}", config.RemotesFile + ":2:2: json: unknown field \"nam\""},
+		{"type", config.RemotesFile, "{\"remotes\": [{\"url\": 5}]}", config.RemotesFile + ":1:22: json: cannot unmarshal number"},
+		{"webhook scheme", config.WebhooksFile, "{\"hooks\": [\n {\"url\": \"ftp://x/y\", \"secret\": \"s\"}]}", config.WebhooksFile + ":2:10: hook 0: url \"ftp://x/y\" is not an http:// or https:// URL with a host"},
+		{"webhook no host", config.WebhooksFile, "{\"hooks\": [{\"url\": \"http:///y\", \"secret\": \"s\"}]}", config.WebhooksFile + ":1:20: hook 0: url"},
+		{"no secret", config.WebhooksFile, "{\"hooks\": [{\"url\": \"http://h/y\"}]}", "has no secret"},
+		{"mirror option", config.RemotesFile, "{\"remotes\": [{\"url\": \"-oProxy\"}]}", config.RemotesFile + ":1:22: remote 0: url \"-oProxy\" starts with '-'"},
+		{"duplicate mirror", config.RemotesFile, "{\"remotes\": [{\"name\": \"a\", \"url\": \"/x\"}, {\"name\": \"a\", \"url\": \"/y\"}]}", "two remotes are named \"a\""},
+		{"two values", config.WakeFile, "{\"rules\": []} {}", config.WakeFile + ":1:15: more than one JSON value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			fixtures.WriteFile(t, dir, tc.file, tc.text)
 			var err error
 			switch tc.file {
-			case WebhooksFile:
+			case config.WebhooksFile:
 				_, err = LoadWebhooks(dir)
-			case RemotesFile:
+			case config.RemotesFile:
 				_, err = LoadRemotes(dir)
 			default:
 				_, err = LoadWake(dir)
 			}
-			if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			if err == nil || !errors.Is(err, config.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant an ErrConfig containing %q", err, tc.want)
 			}
 		})
@@ -93,14 +94,14 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte(`{"remotes":[{"url":"-x"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
-		for _, name := range []string{WebhooksFile, RemotesFile} {
+		for _, name := range []string{config.WebhooksFile, config.RemotesFile} {
 			fixtures.WriteFile(t, dir, name, string(data))
 		}
 		check := func(err error, name string) {
 			if err == nil {
 				return
 			}
-			if !errors.Is(err, ErrConfig) {
+			if !errors.Is(err, config.ErrConfig) {
 				t.Fatalf("%s: error without ErrConfig: %v", name, err)
 			}
 			if !strings.Contains(err.Error(), filepath.Join(dir, name)+":") {
@@ -108,9 +109,9 @@ func FuzzLoadConfig(f *testing.F) {
 			}
 		}
 		_, err := LoadWebhooks(dir)
-		check(err, WebhooksFile)
+		check(err, config.WebhooksFile)
 		_, err = LoadRemotes(dir)
-		check(err, RemotesFile)
+		check(err, config.RemotesFile)
 	})
 }
 
@@ -186,7 +187,7 @@ func TestWorkerOrderAndRetry(t *testing.T) {
 		seq = append(seq, r.URL.Path+":"+string(body))
 	}))
 	defer srv.Close()
-	fixtures.WriteFile(t, dir, WebhooksFile, `{"hooks":[
+	fixtures.WriteFile(t, dir, config.WebhooksFile, `{"hooks":[
 		{"name":"a","url":"`+srv.URL+`/a","secret":"k-a","backoff_seconds":0.02,"backoff_max_seconds":0.05},
 		{"name":"b","url":"`+srv.URL+`/b","secret":"k-b"}]}`)
 	now := time.Now()

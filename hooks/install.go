@@ -48,6 +48,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -274,7 +275,7 @@ func script(name, bin, lean string) string {
 `)
 	if name == "post-receive" {
 		fmt.Fprintf(&b, "\tgitdir=${GIT_DIR:-.}\n\t[ -e \"$gitdir/%s\" ] || [ -e \"$gitdir/%s\" ] || [ -e \"$gitdir/%s\" ] || exit 0\n",
-			RemotesFile, WebhooksFile, WakeFile)
+			config.RemotesFile, config.WebhooksFile, config.WakeFile)
 	}
 	b.WriteString(`	exec ` + run + `
 fi

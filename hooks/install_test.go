@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // TestPostReceiveStartsNothingWithoutConfiguration: the post-receive script
@@ -42,7 +44,7 @@ func TestPostReceiveStartsNothingWithoutConfiguration(t *testing.T) {
 	if got := run(); got != "" {
 		t.Fatalf("with no configuration post-receive started %q", got)
 	}
-	for _, f := range []string{RemotesFile, WebhooksFile, WakeFile} {
+	for _, f := range []string{config.RemotesFile, config.WebhooksFile, config.WakeFile} {
 		p := filepath.Join(gitDir, f)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {

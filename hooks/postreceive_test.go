@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // A GitHub-format hook gets one delivery per branch update, in GitHub's
 // format (which events it takes: TestGitHubFormatWants).
 func TestPostReceiveGitHubFormat(t *testing.T) {
 	gitDir, ids := fixtures.BranchedRepo(t)
-	fixtures.WriteFile(t, gitDir, WebhooksFile, `{"hooks":[
+	fixtures.WriteFile(t, gitDir, config.WebhooksFile, `{"hooks":[
 		{"name":"gh","url":"http://127.0.0.1:1/","secret":"k","format":"github","repo_url":"https://git.example/w.git"},
 		{"name":"plain","url":"http://127.0.0.1:1/p","secret":"k"}]}`)
 	in := ids["c1"] + " " + ids["c2"] + " refs/heads/main\n" + ids["c2"] + " " + ids["c3"] + " refs/heads/topic\n"

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // git+'s options count only from the environment channel of a push that
@@ -41,8 +42,8 @@ func TestPostReceiveHonouredOptions(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			fixtures.WriteFile(t, dir, WebhooksFile, `{"hooks":[{"name":"h","url":"http://127.0.0.1:1/","secret":"s"}]}`)
-			fixtures.WriteFile(t, dir, WakeFile, `{"rules":[{"name":"w","ref":"refs/heads/*","on":["*"],"run":["true"]},`+
+			fixtures.WriteFile(t, dir, config.WebhooksFile, `{"hooks":[{"name":"h","url":"http://127.0.0.1:1/","secret":"s"}]}`)
+			fixtures.WriteFile(t, dir, config.WakeFile, `{"rules":[{"name":"w","ref":"refs/heads/*","on":["*"],"run":["true"]},`+
 				`{"name":"other","ref":"refs/heads/*","on":["*"],"run":["true"]}]}`)
 			var in strings.Builder
 			for _, r := range c.refs {

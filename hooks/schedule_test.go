@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // TestAttemptBudget: a webhook gets the attempts its backoff schedule
@@ -83,7 +84,7 @@ func TestWorkerClockSkew(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			fixtures.WriteFile(t, dir, WebhooksFile, fmt.Sprintf(`{"hooks":[{"name":"h","url":%q,"secret":"k","backoff_seconds":0.02,"backoff_max_seconds":0.05,"retry_window_seconds":2}]}`, srv.URL))
+			fixtures.WriteFile(t, dir, config.WebhooksFile, fmt.Sprintf(`{"hooks":[{"name":"h","url":%q,"secret":"k","backoff_seconds":0.02,"backoff_max_seconds":0.05,"retry_window_seconds":2}]}`, srv.URL))
 			at := time.Now().Add(tc.spooled).UTC()
 			j := &WebhookJob{ID: newJobID(time.Now()), Hook: "h", URL: srv.URL, Created: at, NextAttempt: at, State: StatePending, Body: []byte(`{}`)}
 			if err := spoolJob(dir, j); err != nil {

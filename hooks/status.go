@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -156,7 +157,7 @@ func (st MirrorStatus) WriteText(out io.Writer, gitDir string) {
 		fmt.Fprintf(out, "config error: %s\n", e)
 	}
 	if len(st.Mirrors) == 0 && st.remotesOK {
-		fmt.Fprintf(out, "no mirrors in %s\n", filepath.Join(gitDir, RemotesFile))
+		fmt.Fprintf(out, "no mirrors in %s\n", filepath.Join(gitDir, config.RemotesFile))
 	}
 	for _, v := range st.Mirrors {
 		state := "in step"
@@ -203,9 +204,9 @@ func SyncMirrors(ctx context.Context, gitDir, name string, environ []string, out
 	}
 	if len(picked) == 0 {
 		if name != "" {
-			return fmt.Errorf("no mirror %q in %s (mirrors: %s)", name, filepath.Join(gitDir, RemotesFile), strings.Join(names, ", "))
+			return fmt.Errorf("no mirror %q in %s (mirrors: %s)", name, filepath.Join(gitDir, config.RemotesFile), strings.Join(names, ", "))
 		}
-		fmt.Fprintf(out, "no mirrors in %s: nothing to do\n", filepath.Join(gitDir, RemotesFile))
+		fmt.Fprintf(out, "no mirrors in %s: nothing to do\n", filepath.Join(gitDir, config.RemotesFile))
 		return nil
 	}
 	failed := 0

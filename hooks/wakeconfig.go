@@ -11,6 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // WakeRule runs Run when a push updates a ref matching Ref (path.Match
@@ -72,16 +74,16 @@ func (r WakeRule) check() error {
 // LoadWake reads hub/wake.json (nil, nil when absent).
 func LoadWake(gitDir string) ([]WakeRule, error) {
 	var c WakeConfig
-	if _, ok, err := readJSON(gitDir, WakeFile, &c); !ok {
+	if _, ok, err := config.ReadJSON(gitDir, config.WakeFile, &c); !ok {
 		return nil, err
 	}
 	seen := map[string]int{}
 	for i, r := range c.Rules {
 		if err := r.check(); err != nil {
-			return nil, fmt.Errorf("%s: rule %d: %v: %w", filepath.Join(gitDir, WakeFile), i, err, ErrConfig)
+			return nil, fmt.Errorf("%s: rule %d: %v: %w", filepath.Join(gitDir, config.WakeFile), i, err, config.ErrConfig)
 		}
 		if j, dup := seen[r.ID()]; dup {
-			return nil, fmt.Errorf("%s: rules %d and %d have the same id %s: give them different names: %w", filepath.Join(gitDir, WakeFile), j, i, r.ID(), ErrConfig)
+			return nil, fmt.Errorf("%s: rules %d and %d have the same id %s: give them different names: %w", filepath.Join(gitDir, config.WakeFile), j, i, r.ID(), config.ErrConfig)
 		}
 		seen[r.ID()] = i
 	}

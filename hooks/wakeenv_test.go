@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // TestWakeEnv (wakeenv.go): a wake rule's command gets the allowlist, the
@@ -78,16 +80,16 @@ func TestWakeRuleKeyAndEnvChecked(t *testing.T) {
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, "hub"), 0o755)
 		doc := `{"rules":[{"name":"q","ref":"refs/hub/pr/*","on":["*"],"run":["git+","queue","run"],` + tc.field + `}]}`
-		if err := os.WriteFile(filepath.Join(dir, WakeFile), []byte(doc), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, config.WakeFile), []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadWake(dir); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+		if _, err := LoadWake(dir); !errors.Is(err, config.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a configuration error saying %q", tc.field, err, tc.want)
 		}
 	}
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "hub"), 0o755)
-	os.WriteFile(filepath.Join(dir, WakeFile), []byte(`{"rules":[{"name":"q","ref":"refs/hub/pr/*","on":["*"],"run":["git+","queue","run"],"key":"server","env":["HTTPS_PROXY"]}]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, config.WakeFile), []byte(`{"rules":[{"name":"q","ref":"refs/hub/pr/*","on":["*"],"run":["git+","queue","run"],"key":"server","env":["HTTPS_PROXY"]}]}`), 0o644)
 	if rules, err := LoadWake(dir); err != nil || rules[0].Key != WakeKeyServer || rules[0].Env[0] != "HTTPS_PROXY" {
 		t.Errorf("a rule with key and env: %+v %v", rules, err)
 	}

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // WakeByHand is one `git+ wake`.
@@ -41,7 +43,7 @@ func (w WakeByHand) Run(gitDir string) error {
 		return err
 	}
 	if len(rules) == 0 {
-		fmt.Fprintf(w.Stdout, "no wake rules in %s/%s: nothing to do\n", gitDir, WakeFile)
+		fmt.Fprintf(w.Stdout, "no wake rules in %s/%s: nothing to do\n", gitDir, config.WakeFile)
 		return nil
 	}
 	picked := rules
@@ -60,7 +62,7 @@ func (w WakeByHand) Run(gitDir string) error {
 			}
 		}
 		if len(one) == 0 && !strings.Contains(" "+strings.Join(known, " ")+" ", " "+id+" ") {
-			return fmt.Errorf("no wake rule %q in %s/%s (rules: %s)", id, gitDir, WakeFile, strings.Join(known, ", "))
+			return fmt.Errorf("no wake rule %q in %s/%s (rules: %s)", id, gitDir, config.WakeFile, strings.Join(known, ", "))
 		}
 		picked = one
 	}

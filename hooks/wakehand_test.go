@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // TestWakeByHand runs rules of a wake.json with sh: which rules each
@@ -30,7 +32,7 @@ func TestWakeByHand(t *testing.T) {
  {"name": "bad", "ref": "refs/hub/pr/*", "on": ["pr.opened"], "run": ["sh", "-c", "echo oops >&2; exit 3"]},
  {"name": "per", "ref": "refs/hub/queue/*", "on": ["queue.candidate"], "run": ["sh", "-c", "echo {event.pr}"]}
 ]}`
-	if err := os.WriteFile(filepath.Join(gitDir, WakeFile), []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(gitDir, config.WakeFile), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := run(WakeByHand{Ref: "refs/heads/main", Events: []string{"x"}})

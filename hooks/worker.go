@@ -42,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/receive/clock"
 )
 
@@ -401,7 +402,7 @@ func (w *Worker) round(ctx context.Context, running map[string]bool, done chan<-
 func (w *Worker) settleOrphan(j *WebhookJob) {
 	_ = withLock(hookLock(w.GitDir, j.Hook), func() error {
 		now := w.now().UTC()
-		j.State, j.LastError, j.Settled = StateFailed, "hook "+j.Hook+" is no longer in "+WebhooksFile, &now
+		j.State, j.LastError, j.Settled = StateFailed, "hook "+j.Hook+" is no longer in "+config.WebhooksFile, &now
 		if err := saveJob(w.GitDir, j); err != nil {
 			w.logf("%v", err)
 		}
@@ -518,7 +519,7 @@ func Redeliver(ctx context.Context, gitDir, id string, send Sender) (*WebhookJob
 		}
 	}
 	if h == nil {
-		return j, fmt.Errorf("delivery %s is for hook %s, which is no longer in %s: add it back to redeliver", id, j.Hook, filepath.Join(gitDir, WebhooksFile))
+		return j, fmt.Errorf("delivery %s is for hook %s, which is no longer in %s: add it back to redeliver", id, j.Hook, filepath.Join(gitDir, config.WebhooksFile))
 	}
 	var aerr error
 	err = withLock(hookLock(gitDir, h.Name), func() error {

@@ -34,6 +34,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 func run(b *testing.B, env []string, dir string, args ...string) string {
@@ -88,7 +89,7 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 		for _, h := range []string{"pre-receive", "post-receive"} {
 			body := "#!/bin/sh\n" + hooks.Marker + "\n"
 			if h == "post-receive" {
-				body += "[ -e \"$GIT_DIR/" + hooks.RemotesFile + "\" ] || [ -e \"$GIT_DIR/" + hooks.WebhooksFile + "\" ] || exit 0\n"
+				body += "[ -e \"$GIT_DIR/" + config.RemotesFile + "\" ] || [ -e \"$GIT_DIR/" + config.WebhooksFile + "\" ] || exit 0\n"
 			}
 			body += "exec '" + lean + "' " + h
 			if h == "post-receive" {
@@ -103,10 +104,10 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 	if err := os.MkdirAll(cfg, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(repos["hole"], hooks.WebhooksFile), []byte(`{"hooks":[{"name":"hole","url":"http://`+hole+`/hook","secret":"s","timeout_seconds":60}]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(repos["hole"], config.WebhooksFile), []byte(`{"hooks":[{"name":"hole","url":"http://`+hole+`/hook","secret":"s","timeout_seconds":60}]}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(repos["hole"], hooks.RemotesFile), []byte(`{"remotes":[{"name":"hole","url":"http://`+hole+`/m.git","timeout_seconds":60}]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(repos["hole"], config.RemotesFile), []byte(`{"remotes":[{"name":"hole","url":"http://`+hole+`/m.git","timeout_seconds":60}]}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	defer func() {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -208,7 +209,7 @@ func newWorkerQueue(t *testing.T, nWorkers int, ci string, env []string, workerF
 	}
 	t.Cleanup(func() { stopWorker(t, bare) })
 	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
-	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(bare, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
 		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
 	}})
@@ -396,7 +397,7 @@ func TestCheckWorkerWokenByWebhook(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(wk.Log(), "woken") {
 		t.Fatalf("a delivery without a valid signature: %s\n%s", resp.Status, wk.Log())
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "worker", URL: addr, Secret: "k", Format: hooks.FormatGitHub, Events: []string{"push"}},
 	}})
 	c1 := w.candidate(base, h, "candidate")

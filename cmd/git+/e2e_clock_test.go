@@ -22,6 +22,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/receive/clock"
 )
 
@@ -214,7 +215,7 @@ func TestMirrorCatchUpOldRecords(t *testing.T) {
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "clone", "-q", "--mirror", w.origin, mirror)
 	w.mustGP("", mirror, "", "--repo", mirror, "hook", "install")
-	remotes := filepath.Join(w.origin, hooks.RemotesFile)
+	remotes := filepath.Join(w.origin, config.RemotesFile)
 	sync := func() {
 		t.Helper()
 		writeJSONFile(t, remotes, hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
@@ -298,7 +299,7 @@ func TestDeliveryClockSkew(t *testing.T) {
 				}
 			}))
 			t.Cleanup(srv.Close)
-			writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+			writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 				{Name: "h", URL: srv.URL, Secret: "k", BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2, RetryWindowSeconds: 5},
 			}})
 			lock := holdWorkerLock(t, w.origin)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // stopWorker ends the delivery worker the test's pushes started in gitDir
@@ -109,7 +110,7 @@ func TestDeliverySlowReceiver(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(open) // runs before srv.Close
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "slow", URL: srv.URL, Secret: "k", TimeoutSeconds: 120},
 	}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -168,7 +169,7 @@ func TestDeliveryRetries(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "flaky", URL: srv.URL, Secret: "k", BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2, RetryWindowSeconds: 60},
 	}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -228,7 +229,7 @@ func TestDeliveryFailsThenRedeliver(t *testing.T) {
 		got++
 	}))
 	t.Cleanup(srv.Close)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "down", URL: srv.URL, Secret: "k", BackoffSeconds: 0.05, BackoffMaxSeconds: 0.1, RetryWindowSeconds: 0.6},
 	}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -284,7 +285,7 @@ func TestDeliveryMirrorOutage(t *testing.T) {
 	dir := t.TempDir()
 	mirror := filepath.Join(dir, "mirror.git")
 	w.git(dir, "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
 		{Name: "m", URL: mirror, BackoffSeconds: 0.05, BackoffMaxSeconds: 0.3},
 	}})
 	c := w.commit(nil, map[string]string{"a": "0"}, "c0")
@@ -367,7 +368,7 @@ func TestDeliveryConcurrentPushes(t *testing.T) {
 	dir := t.TempDir()
 	mirror := filepath.Join(dir, "mirror.git")
 	w.git(dir, "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
 	maintainBeside(t, w.origin, mirror)
 	base := w.commit(nil, map[string]string{"a": "0"}, "base")
 	commits := make([]string, 10)
@@ -415,10 +416,10 @@ func TestDeliveryBadConfig(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(w.origin, "hub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(w.origin, hooks.WebhooksFile), []byte("{\"hooks\": [\n  {\"url\": \"http://127.0.0.1:1/x\", \"secret\": \"s\",\n   \"timout_seconds\": 3}\n]}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.origin, config.WebhooksFile), []byte("{\"hooks\": [\n  {\"url\": \"http://127.0.0.1:1/x\", \"secret\": \"s\",\n   \"timout_seconds\": 3}\n]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(w.origin, hooks.RemotesFile), []byte("{\"remotes\": [\n  {\"name\": \"m\", \"url\": \"--upload-pack=evil\"}]}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.origin, config.RemotesFile), []byte("{\"remotes\": [\n  {\"name\": \"m\", \"url\": \"--upload-pack=evil\"}]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -426,8 +427,8 @@ func TestDeliveryBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("push with a bad configuration failed: %v\n%s", err, out)
 	}
-	hookPos := hooks.WebhooksFile + ":3:4: json: unknown field \"timout_seconds\""
-	remotePos := hooks.RemotesFile + ":2:24: remote 0: url \"--upload-pack=evil\" starts with '-'"
+	hookPos := config.WebhooksFile + ":3:4: json: unknown field \"timout_seconds\""
+	remotePos := config.RemotesFile + ":2:24: remote 0: url \"--upload-pack=evil\" starts with '-'"
 	if !strings.Contains(out, hookPos) || !strings.Contains(out, remotePos) {
 		t.Fatalf("push output does not name the errors (%q, %q):\n%s", hookPos, remotePos, out)
 	}
@@ -471,8 +472,8 @@ func TestDeliveryVerbWaits(t *testing.T) {
 	dir := t.TempDir()
 	mirror := filepath.Join(dir, "mirror.git")
 	w.git(dir, "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{Name: "good", URL: srv.URL, Secret: "k"}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{Name: "good", URL: srv.URL, Secret: "k"}}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
 	if out, err := w.push("origin", c1+":refs/heads/main"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)
@@ -495,7 +496,7 @@ func TestDeliveryVerbWaits(t *testing.T) {
 	mu.Unlock()
 
 	// A black-holed webhook: reported, bounded, not a failure.
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "hole", URL: "http://" + blackHole(t) + "/hook", Secret: "k", TimeoutSeconds: 60}}})
 	c3 := w.commit([]string{c2}, map[string]string{"a": "3"}, "c3")
 	w.git(w.work, "push", "-q", "origin", c3+":refs/heads/feature3")
@@ -541,7 +542,7 @@ func TestDeliveryWorkerKilled(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { stopWorker(t, w.origin) }) // before srv.Close: a held request ends with its worker
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "h", URL: srv.URL, Secret: "k", TimeoutSeconds: 120}}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
 	if out, err := w.push("origin", c1+":refs/heads/main"); err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/receive/hookrec"
 )
 
@@ -118,7 +119,7 @@ func TestDiskFullMirrorFollowsRefs(t *testing.T) {
 	t.Cleanup(func() { stopWorker(t, w.origin) })
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
 		{Name: "m", URL: mirror, BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2},
 	}})
 	status := func() mirrorOut {
@@ -256,7 +257,7 @@ func TestDiskFullWebhookNotResent(t *testing.T) {
 	var once sync.Once
 	open := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(open)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "h", URL: srv.URL, Secret: "k", TimeoutSeconds: 120, BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2},
 	}})
 	c := w.commit(nil, map[string]string{"a": "0"}, "c0")

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
@@ -74,7 +75,7 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	}) {
 		t.Fatalf("the webhook daemon did not listen:\n%s", log.String())
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "gh", URL: url, Secret: secret, Format: hooks.FormatGitHub, Events: []string{"push"}},
 	}})
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // gitoliteHost is a running gitolite: its home (the hosting user's $HOME
@@ -213,7 +214,7 @@ func TestHostGitolite(t *testing.T) {
 	// unreviewed push to main raises the alarm everywhere.
 	t.Run("unjudged", func(t *testing.T) {
 		sink := newWebhookSink(t)
-		writeJSONFile(t, filepath.Join(origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+		writeJSONFile(t, filepath.Join(origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
 		t.Cleanup(func() { stopWorker(t, origin) })
 		h.configure(t, "team", "option hook.pre-receive = lint", "option hook.post-receive = gitplus-post-receive")
 		if out, errs, code := w.gp("admin", w.work, "", "--repo", origin, "hook", "check"); code != 1 || !strings.Contains(out, "problem: pushes are not judged") {
@@ -238,7 +239,7 @@ func TestHostGitolite(t *testing.T) {
 // the host is shown by queue show in a fresh clone of the host's URL.
 func checkHostWakeFailure(t *testing.T, w *e2e, url string, env []string, push func(string, ...string) (string, error)) {
 	t.Helper()
-	p := filepath.Join(w.origin, hooks.WakeFile)
+	p := filepath.Join(w.origin, config.WakeFile)
 	saved, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

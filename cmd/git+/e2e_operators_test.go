@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hooks/metrics"
 	"github.com/gitplus/gitplus/hooks/serve"
 	"github.com/gitplus/gitplus/hooks/webview"
@@ -76,7 +77,7 @@ func TestE2EHookCheckWarnsWakeKey(t *testing.T) {
 	if err := os.Remove(w.keys["server"].Path + ".pub"); err != nil { // read from the private key file's public half
 		t.Fatal(err)
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},
 			Run: []string{"env", "GL_BYPASS_ACCESS_CHECKS=1", w.bin, "check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci", "--", "true"}},
 		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: []string{"git+", "queue", "run", "--target", "main"}},
@@ -122,7 +123,7 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "queue", "open", "--target", "main")
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "ci", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "echo running; echo 'ci: cannot reach the runner' >&2; exit 3"}},
 		{Name: "gone", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"/nonexistent/ci-runner"}},
 	}})
@@ -181,7 +182,7 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	}
 
 	// The rule mended: its next run succeeds and queue show says nothing.
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "ci", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"true"}}}})
 	w.git(w.work, "commit", "-q", "--allow-empty", "-m", "mended")
 	w.git(w.work, "push", "-q", "origin", "HEAD:refs/heads/topic")
@@ -262,7 +263,7 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 	writeRules(t, rules, `{"requireKnownPusher":true,"protected":{"refs/heads/main":{}}}`)
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "rules", "set", rules)
 	sink := newWebhookSink(t)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
 	t.Cleanup(func() { stopWorker(t, w.origin) }) // before the directories go
 
 	// Judged pushes, several at once: no alarm.

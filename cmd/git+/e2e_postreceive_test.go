@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -132,17 +133,17 @@ func TestPostReceiveChain(t *testing.T) {
 
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
 		{Name: "m1", URL: mirror},
 		{Name: "down", URL: "http://" + closedPort(t) + "/x.git", TimeoutSeconds: 3},
 		{Name: "hole", URL: "http://" + blackHole(t) + "/x.git", TimeoutSeconds: 2},
 	}})
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "good", URL: srv.URL, Secret: secret, Events: []string{"*"}},
 		{Name: "hole", URL: "http://" + blackHole(t) + "/hook", Secret: "x", TimeoutSeconds: 1, Attempts: 2},
 	}})
 	probe := `s=$(cat /proc/$$/stat); set -- $s; echo "pid=$1 pgrp=$5 sid=$6 rule=$GITPLUS_WAKE_RULE cwd=$(pwd)"`
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "probe", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", probe}},
 		{Name: "pr", Ref: "refs/hub/pr/*", On: []string{hubrefs.TypePROpened}, Run: []string{"sh", "-c", "echo woke"}},
 		{Name: "never", Ref: "refs/hub/pr/*", On: []string{hubrefs.TypeCheckCompleted}, Run: []string{"sh", "-c", "echo never"}},
@@ -235,7 +236,7 @@ func TestPostReceiveChain(t *testing.T) {
 func TestPostReceiveWakeNoRetrigger(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		// self pushes a new branch into its own repository (through
 		// receive-pack, so the hooks run) each time it runs.
 		{Name: "self", Ref: "refs/heads/*", On: []string{"*"},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -42,10 +43,10 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "audit", URL: srv.URL, Secret: secret, Events: []string{"*"}},
 	}})
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "trustwatch", Ref: hubrefs.TrustRef, On: []string{hubrefs.TypeMemberAdded}, Run: []string{"sh", "-c", "echo woke"}},
 	}})
 	s := startServe(t, w.bin, w.env, filepath.Dir(w.origin))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // TestServeResumesDeliveries: refs that moved without post-receive (a
@@ -20,7 +21,7 @@ func TestServeResumesDeliveries(t *testing.T) {
 	t.Cleanup(func() { stopWorker(t, w.origin) })
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
 	c := w.commit(nil, map[string]string{"a": "0"}, "c0")
 	if out, err := w.push("origin", c+":refs/heads/main"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)

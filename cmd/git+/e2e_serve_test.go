@@ -16,6 +16,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // gpServer is a running `git+ serve`.
@@ -112,7 +113,7 @@ func TestServe(t *testing.T) {
 	nested := filepath.Join(root, "team", "nested.git")
 	w.mustGP("admin", root, "", "init", nested)
 	os.RemoveAll(filepath.Join(nested, "hooks", "pre-receive"))
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "late", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "sleep 1; echo survived"}},
 	}})
 	s := startServe(t, w.bin, w.env, root)
@@ -192,10 +193,10 @@ func TestServeClosedLoop(t *testing.T) {
 	}
 	mirror := filepath.Join(settlingDir(t), "mirror.git")
 	fixtures.Git(t, filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(bare, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(bare, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
 	t.Cleanup(func() { stopWorker(t, bare) })
 	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
-	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(bare, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
 		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},
 			Run: []string{"git+", "--key", e.keys["ci"].Path, "check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci",
 				"--timeout", "30s", "--", "sh", "-c", "test ! -e fail.txt"}},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // TestServerIdentity (docs/serving.md "The server's own pushes"): what a
@@ -28,10 +29,10 @@ func TestServerIdentity(t *testing.T) {
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "clone", "-q", "--mirror", w.origin, mirror)
 	w.mustGP("", mirror, "", "--repo", mirror, "hook", "install")
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
 	rule := hooks.WakeRule{Name: "env", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "env"}, Key: hooks.WakeKeyServer}
 	nokey := hooks.WakeRule{Name: "nokey", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "env"}}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{rule, nokey}})
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{rule, nokey}})
 
 	c := w.commit(nil, map[string]string{"a.txt": "a\n"}, "one")
 	leaks := []string{"GL_USER=alice", "GL_ID=user-1", "GL_USERNAME=alice", "GL_REPO=team", "REMOTE_USER=alice", "AUTH_TYPE=Basic",

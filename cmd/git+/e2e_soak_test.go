@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 )
@@ -182,7 +183,7 @@ func soak(t *testing.T, rules string, batch bool, workers int) (*e2e, string) {
 		}
 		wake.Rules = kept
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), wake)
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake)
 	// The wake rules run with the server's environment: its key holds
 	// hub.queue and hub.check:ci.
 	srv := startServe(t, w.bin, append(append([]string{}, w.env...), "GITPLUS_KEY="+w.keys["bot"].Path), filepath.Dir(w.origin))

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // CloneURLs returns the URLs rel ("team/app.git") is cloned by from a
@@ -80,7 +81,7 @@ func (s *Server) announce(log io.Writer, httpAddr, sshAddr net.Addr) {
 // not run as configured (none when it has no hub/wake.json). getenv is
 // serve's environment, which the rules' commands inherit.
 func wakeWarnings(gitDir string, getenv func(string) string) []string {
-	file := filepath.Join(gitDir, hooks.WakeFile)
+	file := filepath.Join(gitDir, config.WakeFile)
 	if _, err := os.Stat(file); err != nil {
 		return nil
 	}
@@ -100,7 +101,7 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 		}
 		for _, a := range r.Run {
 			if filepath.Base(a) == "git+" || strings.Contains(a, "git+ ") {
-				out = append(out, fmt.Sprintf("wake rule %s runs git+ without \"key\": \"server\" in %s, so it has no signing key (a rule gets the server's key only by naming it; docs/ci.md): add \"key\": \"server\" if its command signs (queue run, check run)", r.ID(), hooks.WakeFile))
+				out = append(out, fmt.Sprintf("wake rule %s runs git+ without \"key\": \"server\" in %s, so it has no signing key (a rule gets the server's key only by naming it; docs/ci.md): add \"key\": \"server\" if its command signs (queue run, check run)", r.ID(), config.WakeFile))
 				break
 			}
 		}
@@ -115,7 +116,7 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 		}
 	case getenv(hooks.EnvKey) == "" && getenv("SSH_AUTH_SOCK") == "":
 		out = append(out, fmt.Sprintf("%s exists but no signing key is available to its wake rules: set one with `git -C %s config %s KEYFILE` (a member holding what the rules' commands need, hub.queue or hub.check), or start serve with %s set; until then every rule fails into gitplus/log/wake-*.log",
-			hooks.WakeFile, gitDir, hooks.ServerKeyConfig, hooks.EnvKey))
+			config.WakeFile, gitDir, hooks.ServerKeyConfig, hooks.EnvKey))
 	}
 	// A rule's first word "git+" is the binary the hooks run; git+ named
 	// anywhere else (sh -c "git+ ...") is found on PATH.
@@ -126,7 +127,7 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 		}
 	}
 	if _, err := exec.LookPath("git+"); err != nil && viaPath {
-		out = append(out, fmt.Sprintf("a rule in %s runs git+ from a shell, but git+ is not on serve's PATH: install it (go install ./cmd/...) or add its directory to PATH", hooks.WakeFile))
+		out = append(out, fmt.Sprintf("a rule in %s runs git+ from a shell, but git+ is not on serve's PATH: install it (go install ./cmd/...) or add its directory to PATH", config.WakeFile))
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
 )
 
 // A repository with wake rules that name the server's key and no key for
@@ -27,7 +28,7 @@ func TestWakeWarningsNoKey(t *testing.T) {
 		t.Fatalf("no wake.json: %q", w)
 	}
 	rules := `{"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["pr.reviewed"],"run":["sh","-c","true"],"key":"server"}]}`
-	if err := os.WriteFile(filepath.Join(dir, hooks.WakeFile), []byte(rules), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.WakeFile), []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w := wakeWarnings(dir, getenv)
@@ -46,7 +47,7 @@ func TestWakeWarningsNoKey(t *testing.T) {
 		t.Fatalf("serverKey missing: %q", w)
 	}
 	rules = `{"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],"run":["git+","queue","run","--target","main"]}]}`
-	if err := os.WriteFile(filepath.Join(dir, hooks.WakeFile), []byte(rules), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.WakeFile), []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if w := wakeWarnings(dir, getenv); len(w) != 1 || !strings.Contains(w[0], `wake rule queue runs git+ without "key": "server"`) {

@@ -1,7 +1,7 @@
-package hooks
+package config
 
-// Reading the after-push configuration files (config.go has their shapes):
-// strictly, an error naming the file, line and column (jsonpos.go), the
+// Reading the after-push configuration files (hooks/config.go has their
+// shapes): strictly, an error naming the file, line and column (jsonpos.go), the
 // fields a misspelt one could have been (jsonfields.go).
 
 import (
@@ -25,10 +25,10 @@ const (
 // ErrConfig reports a configuration file that cannot be used.
 var ErrConfig = errors.New("bad after-push configuration")
 
-// readJSON decodes gitDir/name strictly into v and returns the file's bytes.
+// ReadJSON decodes gitDir/name strictly into v and returns the file's bytes.
 // A missing file returns (nil, false, nil); a file that does not decode
 // returns an error naming the file, line and column.
-func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
+func ReadJSON(gitDir, name string, v any) ([]byte, bool, error) {
 	p := filepath.Join(gitDir, name)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
@@ -68,7 +68,7 @@ func readJSON(gitDir, name string, v any) ([]byte, bool, error) {
 				err = fmt.Errorf("%w (%s)", err, fieldsHelp(v))
 			}
 		}
-		return nil, false, fmt.Errorf("%s: %v (fix the file; the shapes are in docs/delivery.md): %w", position(p, data, off), err, ErrConfig)
+		return nil, false, fmt.Errorf("%s: %v (fix the file; the shapes are in docs/delivery.md): %w", At(p, data, off), err, ErrConfig)
 	}
 	return data, true, nil
 }
@@ -90,8 +90,8 @@ func keyOffset(data []byte, quoted string) int {
 	}
 }
 
-// valueOffset is the offset of the JSON string value s in data, or 0.
-func valueOffset(data []byte, s string) int64 {
+// ValueOffset is the offset of the JSON string value s in data, or 0.
+func ValueOffset(data []byte, s string) int64 {
 	q, _ := json.Marshal(s)
 	if i := bytes.Index(data, q); i >= 0 {
 		return int64(i)
@@ -99,9 +99,9 @@ func valueOffset(data []byte, s string) int64 {
 	return 0
 }
 
-// position renders "file:line:column" for byte offset off of data (the
+// At renders "file:line:column" for byte offset off of data (the
 // offset of the first byte at fault, lines and columns from 1).
-func position(p string, data []byte, off int64) string {
+func At(p string, data []byte, off int64) string {
 	line, col := lineCol(data, off)
 	return fmt.Sprintf("%s:%d:%d", p, line, col)
 }
