@@ -40,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/clock"
@@ -59,8 +60,8 @@ type Options struct {
 
 // Report is what a chain run did, for tests and callers.
 type Report struct {
-	Unjudged []Unjudged // updates of protected refs git+'s pre-receive did not judge (unjudged.go)
-	Alarms   []string   // their log lines
+	Unjudged []opstatus.Unjudged // updates of protected refs git+'s pre-receive did not judge (unjudged.go)
+	Alarms   []string            // their log lines
 	Updates  []RefUpdate
 	Woken    []string // ids of the rules started
 	Mirrors  []string // names of the mirrors a change was recorded for
@@ -85,7 +86,7 @@ func PostReceive(o Options) (*Report, error) {
 	}
 	rep := &Report{}
 	// The alarm first (unjudged.go): did git+'s pre-receive judge this push?
-	unjudged, uerr := findUnjudged(o.GitDir, ups, who, time.Now())
+	unjudged, uerr := opstatus.FindUnjudged(o.GitDir, ups, who, time.Now())
 	rep.Unjudged = unjudged
 	remotes, rerr := LoadRemotes(o.GitDir)
 	webhooks, werr := LoadWebhooks(o.GitDir)
@@ -97,7 +98,7 @@ func PostReceive(o Options) (*Report, error) {
 		}
 	}
 	if len(unjudged) > 0 {
-		rep.Alarms = raiseUnjudged(o.GitDir, o.Stderr, unjudged)
+		rep.Alarms = opstatus.RaiseUnjudged(o.GitDir, o.Stderr, unjudged)
 	}
 	defer func() { rep.Failures = fails; logChain(o, rep, remote) }()
 	if len(remotes)+len(webhooks)+len(rules) == 0 {
@@ -140,9 +141,9 @@ func PostReceive(o Options) (*Report, error) {
 			// The alarm travels as an event of the push: webhooks
 			// subscribed to it (or to "*") and wake rules "on" it get it.
 			payload, _ := json.Marshal(a)
-			ru.Types = append(ru.Types, UnjudgedEvent)
-			ru.Events = append(ru.Events, WakeEvent{Type: UnjudgedEvent, Payload: payload})
-			d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, Type: UnjudgedEvent, Payload: payload})
+			ru.Types = append(ru.Types, opstatus.UnjudgedEvent)
+			ru.Events = append(ru.Events, WakeEvent{Type: opstatus.UnjudgedEvent, Payload: payload})
+			d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, Type: opstatus.UnjudgedEvent, Payload: payload})
 		}
 		rep.Updates = append(rep.Updates, ru)
 	}

@@ -45,6 +45,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -323,8 +324,8 @@ func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error)
 	fmt.Fprintf(f, "=== %s wake %s: %s\n", time.Now().UTC().Format(time.RFC3339), r.ID(), strings.Join(r.Run, " "))
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(f, "=== could not start: %v\n", err)
-		_ = RecordWake(gitDir, outcomeOf(r.ID(), err, "", false)) // wakeoutcome.go
-		_ = PublishStatus(gitDir)
+		_ = opstatus.RecordWake(gitDir, outcomeOf(r.ID(), err, "", false)) // wakeoutcome.go
+		_ = opstatus.PublishStatus(gitDir)
 		return 0, fmt.Errorf("starting wake rule %s (%s) in %s: %w", r.ID(), strings.Join(r.Run, " "), gitDir, err)
 	}
 	pid := cmd.Process.Pid

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/opstatus"
 )
 
 // WakeByHand is one `git+ wake`.
@@ -97,8 +98,8 @@ func (w WakeByHand) Run(gitDir string) error {
 		if last == "" {
 			last = out.Last()
 		}
-		_ = RecordWake(gitDir, outcomeOf(r.ID(), err, last, started)) // wakeoutcome.go
-		_ = PublishStatus(gitDir)                                     // opstatus.go
+		_ = opstatus.RecordWake(gitDir, outcomeOf(r.ID(), err, last, started)) // wakeoutcome.go
+		_ = opstatus.PublishStatus(gitDir)                                     // opstatus.go
 		if err != nil {
 			failed++
 			fmt.Fprintf(w.Stderr, "git+: wake %s (%s) in %s: %v\n", r.ID(), strings.Join(r.Run, " "), gitDir, err)

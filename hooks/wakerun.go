@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gitplus/gitplus/hooks/opstatus"
 )
 
 // tailWriter passes writes on and keeps the last non-empty line.
@@ -32,7 +34,7 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 			t.cur = t.cur[:0]
 			continue
 		}
-		if len(t.cur) < 4*maxWakeLine {
+		if len(t.cur) < 4*opstatus.MaxWakeLine {
 			t.cur = append(t.cur, c)
 		}
 	}
@@ -53,8 +55,8 @@ func (t *tailWriter) Last() string {
 }
 
 // outcomeOf is the outcome of a finished (or never started) command.
-func outcomeOf(rule string, err error, line string, started bool) WakeOutcome {
-	o := WakeOutcome{Rule: rule, Time: time.Now().UTC(), OK: err == nil, Line: line}
+func outcomeOf(rule string, err error, line string, started bool) opstatus.WakeOutcome {
+	o := opstatus.WakeOutcome{Rule: rule, Time: time.Now().UTC(), OK: err == nil, Line: line}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -75,9 +77,9 @@ func outcomeOf(rule string, err error, line string, started bool) WakeOutcome {
 // environment, in gitDir) for rule, its output to out (the rule's log),
 // then writes the "=== <time> exit <status>" line and records the outcome.
 // It returns the outcome.
-func SuperviseWake(gitDir, rule string, argv []string, out io.Writer) WakeOutcome {
+func SuperviseWake(gitDir, rule string, argv []string, out io.Writer) opstatus.WakeOutcome {
 	tw := &tailWriter{w: out}
-	var o WakeOutcome
+	var o opstatus.WakeOutcome
 	if len(argv) == 0 {
 		o = outcomeOf(rule, errors.New("the rule has no command"), "", false)
 	} else {
@@ -92,10 +94,10 @@ func SuperviseWake(gitDir, rule string, argv []string, out io.Writer) WakeOutcom
 		}
 	}
 	fmt.Fprintf(out, "=== %s exit %d\n", o.Time.Format(time.RFC3339), o.Exit)
-	if err := RecordWake(gitDir, o); err != nil {
+	if err := opstatus.RecordWake(gitDir, o); err != nil {
 		fmt.Fprintf(out, "=== %v\n", err)
 	}
-	if err := PublishStatus(gitDir); err != nil { // opstatus.go
+	if err := opstatus.PublishStatus(gitDir); err != nil { // opstatus.go
 		fmt.Fprintf(out, "=== %v\n", err)
 	}
 	return o

@@ -19,6 +19,7 @@ import (
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/opstatus"
 )
 
 // gitoliteHost is a running gitolite: its home (the hosting user's $HOME
@@ -228,7 +229,7 @@ func TestHostGitolite(t *testing.T) {
 			t.Fatalf("the unjudged push did not go through: %v\n%s", err, out)
 		}
 		unjudgedAlarm(t, origin, out, "refs/heads/main", c, sink)
-		if a, _ := hooks.ReadUnjudged(origin); len(a) != 1 || a[0].Pusher != "GL_USER=alice" {
+		if a, _ := opstatus.ReadUnjudged(origin); len(a) != 1 || a[0].Pusher != "GL_USER=alice" {
 			t.Fatalf("the alarm records: %+v", a)
 		}
 		h.configure(t, "team", "option hook.pre-receive = gitplus-pre-receive", "option hook.post-receive = gitplus-post-receive")
@@ -252,8 +253,8 @@ func checkHostWakeFailure(t *testing.T, w *e2e, url string, env []string, push f
 		t.Fatalf("push: %v\n%s", err, out)
 	}
 	if !waitFor(20*time.Second, func() bool {
-		fs, _ := hooks.WakeFailingIn(w.origin)
-		return len(fs) == 1 && len(hooks.PublishedWakeFailures(w.origin)) == 1
+		fs, _ := opstatus.WakeFailingIn(w.origin)
+		return len(fs) == 1 && len(opstatus.PublishedWakeFailures(w.origin)) == 1
 	}) {
 		t.Fatal("the wake rule's failure was not recorded")
 	}

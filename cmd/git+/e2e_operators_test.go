@@ -22,6 +22,7 @@ import (
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hooks/metrics"
+	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hooks/serve"
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/receive/repo"
@@ -131,10 +132,10 @@ func TestE2EWakeFailureShown(t *testing.T) {
 		w.git(w.work, "commit", "-q", "--allow-empty", "-m", "wake me")
 		w.git(w.work, "push", "-q", "origin", "HEAD:refs/heads/topic")
 		if !waitFor(20*time.Second, func() bool {
-			fs, _ := hooks.WakeFailingIn(w.origin)
+			fs, _ := opstatus.WakeFailingIn(w.origin)
 			return len(fs) == 2 && fs[0].Failures == i+1 && fs[1].Failures == i+1
 		}) {
-			fs, _ := hooks.WakeFailingIn(w.origin)
+			fs, _ := opstatus.WakeFailingIn(w.origin)
 			t.Fatalf("push %d: the wake failures were not recorded: %+v", i+1, fs)
 		}
 	}
@@ -166,7 +167,7 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	w.git(w.work, "clone", "-q", "file://"+w.origin, other)
 	w.git(other, "remote", "set-url", "origin", "ssh://example.invalid/r.git")
 	w.git(other, "fetch", "-q", w.origin, "+refs/hub/*:refs/hub/*", "+refs/gitplus/status/*:refs/gitplus/status/*")
-	if got := hooks.PublishedWakeFailures(filepath.Join(other, ".git")); len(got) != 2 {
+	if got := opstatus.PublishedWakeFailures(filepath.Join(other, ".git")); len(got) != 2 {
 		t.Fatalf("the published status has %d failing rules, want 2: %+v", len(got), got)
 	}
 
@@ -187,10 +188,10 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	w.git(w.work, "commit", "-q", "--allow-empty", "-m", "mended")
 	w.git(w.work, "push", "-q", "origin", "HEAD:refs/heads/topic")
 	if !waitFor(20*time.Second, func() bool {
-		fs, _ := hooks.WakeFailingIn(w.origin)
-		return len(fs) == 1 && fs[0].Rule == "gone" && len(hooks.PublishedWakeFailures(w.origin)) == 1
+		fs, _ := opstatus.WakeFailingIn(w.origin)
+		return len(fs) == 1 && fs[0].Rule == "gone" && len(opstatus.PublishedWakeFailures(w.origin)) == 1
 	}) {
-		fs, _ := hooks.WakeFailingIn(w.origin)
+		fs, _ := opstatus.WakeFailingIn(w.origin)
 		t.Fatalf("a successful run did not clear the failing rule: %+v", fs)
 	}
 }
@@ -237,8 +238,8 @@ func unjudgedAlarm(t *testing.T, gitDir, pushOut, ref, c string, sink *webhookSi
 	if !strings.Contains(string(log), "ALARM: "+ref+" moved ") {
 		t.Errorf("the post-receive log has no alarm:\n%s", log)
 	}
-	if !waitFor(20*time.Second, func() bool { return sink.has(`"type":"`+hooks.UnjudgedEvent+`"`) && sink.has(c) }) {
-		t.Errorf("no webhook delivery carried the %s event", hooks.UnjudgedEvent)
+	if !waitFor(20*time.Second, func() bool { return sink.has(`"type":"`+opstatus.UnjudgedEvent+`"`) && sink.has(c) }) {
+		t.Errorf("no webhook delivery carried the %s event", opstatus.UnjudgedEvent)
 	}
 	page, expo := pageAndMetrics(t, gitDir)
 	if v, ok := sample(expo, "gitplus_unjudged_updates_total", "repository", "r.git", "ref", ref); !ok || v != 1 {
@@ -277,7 +278,7 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 		}(i, c)
 	}
 	wg.Wait()
-	if a, _ := hooks.ReadUnjudged(w.origin); len(a) != 0 {
+	if a, _ := opstatus.ReadUnjudged(w.origin); len(a) != 0 {
 		t.Fatalf("judged pushes raised alarms: %+v", a)
 	}
 
@@ -297,7 +298,7 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 	if _, errs, _ := w.gitRun(w.work, "", nil, "push", "origin", c1+":refs/heads/free"); strings.Contains(errs, "ALARM") {
 		t.Fatalf("an unprotected branch raised the alarm:\n%s", errs)
 	}
-	if a, _ := hooks.ReadUnjudged(w.origin); len(a) != 1 {
+	if a, _ := opstatus.ReadUnjudged(w.origin); len(a) != 1 {
 		t.Fatalf("%d alarms recorded, want 1: %+v", len(a), a)
 	}
 }

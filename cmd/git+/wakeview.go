@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/receive/gitio"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -57,11 +57,11 @@ func serverGitDir(h *repo.Repo) string {
 // wakeFailures are the failing wake rules of h's server: read from its git
 // directory when it is local, else from the status it publishes.
 func wakeFailures(h *repo.Repo) []repo.WakeFailure {
-	var fs []hooks.WakeFailure
+	var fs []opstatus.WakeFailure
 	if d := serverGitDir(h); d != "" {
-		fs, _ = hooks.WakeFailingIn(d)
+		fs, _ = opstatus.WakeFailingIn(d)
 	} else {
-		fs = hooks.PublishedWakeFailures(h.GitDir)
+		fs = opstatus.PublishedWakeFailures(h.GitDir)
 	}
 	out := make([]repo.WakeFailure, 0, len(fs))
 	for _, f := range fs {

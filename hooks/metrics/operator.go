@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/opstatus"
 )
 
 var (
@@ -20,11 +21,11 @@ var (
 )
 
 func (c *Collector) collectOperator(ch chan<- prometheus.Metric, r Repo) {
-	outcomes, err := hooks.ReadWakeOutcomes(r.GitDir)
+	outcomes, err := opstatus.ReadWakeOutcomes(r.GitDir)
 	if err != nil {
 		c.logf("%s: %v", r.Name, err)
 	}
-	totals := hooks.WakeFailureTotals(outcomes)
+	totals := opstatus.WakeFailureTotals(outcomes)
 	if rules, err := hooks.LoadWake(r.GitDir); err == nil { // every rule, 0 until it fails
 		for _, w := range rules {
 			totals[w.ID()] += 0
@@ -33,7 +34,7 @@ func (c *Collector) collectOperator(ch chan<- prometheus.Metric, r Repo) {
 	for _, rule := range sortedKeys(totals) {
 		ch <- prometheus.MustNewConstMetric(descWakeFailures, prometheus.CounterValue, float64(totals[rule]), r.Name, rule)
 	}
-	alarms, err := hooks.ReadUnjudged(r.GitDir)
+	alarms, err := opstatus.ReadUnjudged(r.GitDir)
 	if err != nil {
 		c.logf("%s: %v", r.Name, err)
 	}
@@ -46,7 +47,7 @@ func (c *Collector) collectOperator(ch chan<- prometheus.Metric, r Repo) {
 		}
 	}
 	for _, a := range alarms {
-		byRef[hooks.UnjudgedLabel(a.Ref)]++
+		byRef[opstatus.UnjudgedLabel(a.Ref)]++
 	}
 	for _, ref := range sortedKeys(byRef) {
 		ch <- prometheus.MustNewConstMetric(descUnjudged, prometheus.CounterValue, float64(byRef[ref]), r.Name, ref)

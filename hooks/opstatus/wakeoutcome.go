@@ -1,4 +1,4 @@
-package hooks
+package opstatus
 
 // Wake rule outcomes (docs/operating.md "Wake rules", "When a wake rule
 // fails"): every run of a wake rule leaves one record of how it ended, so
@@ -43,8 +43,8 @@ const WakeOutcomesFile = "gitplus/wake/outcomes.log"
 // wakeOutcomesMax is the size at which the records rotate.
 const wakeOutcomesMax = 1 << 20
 
-// maxWakeLine bounds the last output line a record keeps.
-const maxWakeLine = 400
+// MaxWakeLine bounds the last output line a record keeps.
+const MaxWakeLine = 400
 
 // WakeOutcome is how one run of a wake rule ended.
 type WakeOutcome struct {
@@ -111,8 +111,8 @@ func RecordWake(gitDir string, o WakeOutcome) error {
 
 func cutLine(s string) string {
 	s = strings.TrimSpace(strings.ToValidUTF8(s, "?"))
-	if len(s) > maxWakeLine {
-		s = strings.ToValidUTF8(s[:maxWakeLine], "") + "…"
+	if len(s) > MaxWakeLine {
+		s = strings.ToValidUTF8(s[:MaxWakeLine], "") + "…"
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package hooks
+package opstatus
 
 // The server's published status (docs/operating.md "Where operators and
 // users see it"): the wake rules failing now and the recent

@@ -1,4 +1,4 @@
-package hooks
+package opstatus
 
 // The unjudged-update alarm (docs/operating.md "When a protected branch
 // moves unjudged"): post-receive notices a protected ref that moved
@@ -85,9 +85,9 @@ func shortID(h string) string {
 	return h
 }
 
-// findUnjudged returns the updates of ups (the post-receive's) that moved a
+// FindUnjudged returns the updates of ups (the post-receive's) that moved a
 // protected ref with no pre-receive record.
-func findUnjudged(gitDir string, ups []policy.Update, pusher string, now time.Time) ([]Unjudged, error) {
+func FindUnjudged(gitDir string, ups []policy.Update, pusher string, now time.Time) ([]Unjudged, error) {
 	recs := make([]judgedrec.Update, len(ups))
 	for i, u := range ups {
 		recs[i] = judgedrec.Update{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
@@ -203,10 +203,10 @@ func UnjudgedLabel(ref string) string {
 	return ref
 }
 
-// raiseUnjudged raises the alarms of one post-receive into gitDir: the
+// RaiseUnjudged raises the alarms of one post-receive into gitDir: the
 // pusher's line (on stderr), the log's (returned), the record, the status
 // ref. The delivery event is the caller's.
-func raiseUnjudged(gitDir string, stderr io.Writer, us []Unjudged) (logLines []string) {
+func RaiseUnjudged(gitDir string, stderr io.Writer, us []Unjudged) (logLines []string) {
 	if err := RecordUnjudged(gitDir, us); err != nil {
 		logLines = append(logLines, err.Error())
 	}
