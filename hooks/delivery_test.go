@@ -17,6 +17,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // testSend is a Sender for these tests (the real one, webhookpost.Attempt,
@@ -64,7 +65,7 @@ func TestConfigErrorPositions(t *testing.T) {
 			case config.RemotesFile:
 				_, err = LoadRemotes(dir)
 			default:
-				_, err = LoadWake(dir)
+				_, err = wake.LoadWake(dir)
 			}
 			if err == nil || !errors.Is(err, config.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant an ErrConfig containing %q", err, tc.want)

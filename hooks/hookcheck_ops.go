@@ -37,6 +37,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive"
@@ -215,11 +216,11 @@ func wakeNeeds(argv []string) (wakeNeed, bool) {
 
 // wakeKeyWarnings checks every wake rule's key against what its verb needs.
 func wakeKeyWarnings(gitDir string, st *trust.State) []string {
-	rules, err := LoadWake(gitDir)
+	rules, err := wake.LoadWake(gitDir)
 	if err != nil || len(rules) == 0 {
 		return nil
 	}
-	server := ServerKey(gitDir)
+	server := wake.ServerKey(gitDir)
 	var out []string
 	for _, r := range rules {
 		n, ok := wakeNeeds(r.Run)

@@ -16,7 +16,7 @@ package hooks
 //     the bound passes. GIT_TERMINAL_PROMPT=0: a mirror never waits for a
 //     password.
 //   - The push runs with the hook's environment minus what describes the
-//     push being received (see childEnv), so no push option and no pusher
+//     push being received (see wake.ChildEnv), so no push option and no pusher
 //     identity reaches a mirror. With gitplus.serverKey set, both pushes are
 //     signed with that key (serverkey.go).
 
@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -41,9 +42,9 @@ var ErrMirror = errors.New("mirror push failed")
 func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) error {
 	ctx, cancel := context.WithTimeout(ctx, seconds(r.TimeoutSeconds, DefaultMirrorTimeout))
 	defer cancel()
-	env := childEnv(environ, nil, "GIT_TERMINAL_PROMPT=0")
+	env := wake.ChildEnv(environ, nil, "GIT_TERMINAL_PROMPT=0")
 	// Signed with the server's key when one is configured (serverkey.go).
-	global, signed := serverSigning(gitDir)
+	global, signed := wake.ServerSigning(gitDir)
 	steps := [][]string{
 		slices.Concat(global, []string{"push", "--quiet"}, signed, []string{r.URL, "refs/hub/*:refs/hub/*"}),
 		slices.Concat(global, []string{"push", "--quiet", "--prune"}, signed, []string{r.URL, "+refs/heads/*:refs/heads/*"}),

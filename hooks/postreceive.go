@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks/opstatus"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/clock"
@@ -62,7 +63,7 @@ type Options struct {
 type Report struct {
 	Unjudged []opstatus.Unjudged // updates of protected refs git+'s pre-receive did not judge (unjudged.go)
 	Alarms   []string            // their log lines
-	Updates  []RefUpdate
+	Updates  []wake.RefUpdate
 	Woken    []string // ids of the rules started
 	Mirrors  []string // names of the mirrors a change was recorded for
 	Spooled  []string // ids of the webhook deliveries spooled
@@ -76,10 +77,10 @@ const LogFile = "gitplus/log/post-receive.log"
 // post-receive hook on o.Stdin. It returns an error only when the input cannot
 // be read.
 func PostReceive(o Options) (*Report, error) {
-	own := HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
-	remote := remotePusher(o.Environ)
-	who := hostPusherOf(o.Environ) // for the alarm (unjudged.go), before the identity is dropped
-	o.Environ = WithoutPusher(o.Environ)
+	own := wake.HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
+	remote := wake.RemotePusher(o.Environ)
+	who := wake.HostPusher(o.Environ) // for the alarm (unjudged.go), before the identity is dropped
+	o.Environ = wake.WithoutPusher(o.Environ)
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the post-receive input: %w", err)
@@ -90,7 +91,7 @@ func PostReceive(o Options) (*Report, error) {
 	rep.Unjudged = unjudged
 	remotes, rerr := LoadRemotes(o.GitDir)
 	webhooks, werr := LoadWebhooks(o.GitDir)
-	rules, kerr := LoadWake(o.GitDir)
+	rules, kerr := wake.LoadWake(o.GitDir)
 	var fails []string
 	for _, e := range []error{uerr, rerr, werr, kerr} {
 		if e != nil {
@@ -103,17 +104,17 @@ func PostReceive(o Options) (*Report, error) {
 	defer func() { rep.Failures = fails; logChain(o, rep, remote) }()
 	if len(remotes)+len(webhooks)+len(rules) == 0 {
 		for _, u := range ups {
-			rep.Updates = append(rep.Updates, RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()})
+			rep.Updates = append(rep.Updates, wake.RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()})
 		}
 		return rep, nil
 	}
-	opts := PushOptions(o.Environ)
+	opts := wake.PushOptions(o.Environ)
 	d := &Delivery{Delivery: randomID(), Repo: repoName(o.GitDir), Time: time.Now().UTC().Format(time.RFC3339),
 		Updates: []DeliveryRef{}, Events: []DeliveryEvent{}, PushOptions: append([]string{}, opts...)}
 	needEvents := len(webhooks)+len(rules) > 0
 	var store *gitio.Store
 	for _, u := range ups {
-		ru := RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
+		ru := wake.RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
 		d.Updates = append(d.Updates, DeliveryRef{Ref: u.Ref, Old: ru.Old, New: ru.New})
 		if needEvents && strings.HasPrefix(u.Ref, "refs/hub/") && !u.New.IsZero() {
 			if store == nil {
@@ -129,7 +130,7 @@ func PostReceive(o Options) (*Report, error) {
 				}
 				for _, ev := range evs {
 					ru.Types = append(ru.Types, ev.Type)
-					ru.Events = append(ru.Events, WakeEvent{ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
+					ru.Events = append(ru.Events, wake.WakeEvent{ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
 					d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
 				}
 			}
@@ -142,7 +143,7 @@ func PostReceive(o Options) (*Report, error) {
 			// subscribed to it (or to "*") and wake rules "on" it get it.
 			payload, _ := json.Marshal(a)
 			ru.Types = append(ru.Types, opstatus.UnjudgedEvent)
-			ru.Events = append(ru.Events, WakeEvent{Type: opstatus.UnjudgedEvent, Payload: payload})
+			ru.Events = append(ru.Events, wake.WakeEvent{Type: opstatus.UnjudgedEvent, Payload: payload})
 			d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, Type: opstatus.UnjudgedEvent, Payload: payload})
 		}
 		rep.Updates = append(rep.Updates, ru)
@@ -152,11 +153,11 @@ func PostReceive(o Options) (*Report, error) {
 	}
 
 	// Wake first: detached, not waited for.
-	for _, r := range Match(rules, rep.Updates, own.SkipWake) {
-		runs := []WakeRule{r}
+	for _, r := range wake.Match(rules, rep.Updates, own.SkipWake) {
+		runs := []wake.WakeRule{r}
 		if r.PerEvent() {
 			runs = nil
-			refs, evs := MatchEvents(r, rep.Updates)
+			refs, evs := wake.MatchEvents(r, rep.Updates)
 			for i, ev := range evs {
 				x, err := r.Expand(refs[i], ev)
 				if err != nil {
@@ -167,7 +168,7 @@ func PostReceive(o Options) (*Report, error) {
 			}
 		}
 		for _, x := range runs {
-			if _, err := StartWake(o.GitDir, o.Binary, x, o.Environ); err != nil {
+			if _, err := wake.StartWake(o.GitDir, o.Binary, x, o.Environ); err != nil {
 				fails = append(fails, err.Error())
 				continue
 			}
@@ -186,7 +187,7 @@ func PostReceive(o Options) (*Report, error) {
 		}
 		rep.Mirrors = append(rep.Mirrors, r.Name)
 	}
-	if len(webhooks) > 0 && !(own.NoNotify && quietable(rep.Updates)) {
+	if len(webhooks) > 0 && !(own.NoNotify && wake.Quietable(rep.Updates)) {
 		body, err := json.Marshal(d)
 		if err != nil {
 			fails = append(fails, fmt.Sprintf("encoding the webhook delivery: %v", err))
@@ -251,7 +252,7 @@ func logChain(o Options, rep *Report, remote bool) {
 		// the log (docs/delivery.md "Configuration errors").
 		fmt.Fprintf(o.Stderr, "git+: post-receive: %d after-push step(s) failed (mirrors, webhooks or wake rules); the push stands. The server's operator finds why in the repository's %s\n", n, LogFile)
 	}
-	f, err := openLog(filepath.Join(o.GitDir, LogFile))
+	f, err := wake.OpenLog(filepath.Join(o.GitDir, LogFile))
 	if err != nil {
 		if o.Stderr != nil {
 			fmt.Fprintf(o.Stderr, "git+: post-receive: %v\n", err)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
 
@@ -239,7 +240,7 @@ func AwaitPushes(gitDir, remote string, since time.Time, environ []string) []str
 			bound = d
 		}
 	}
-	bin, _ := Executable()
+	bin, _ := wake.Executable()
 	var out []string
 	for _, u := range AwaitDeliveries(context.Background(), dir, AwaitSpec{Since: since, Binary: bin, Environ: environ}, bound) {
 		out = append(out, u.String())

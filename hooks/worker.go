@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive/clock"
 )
 
@@ -74,14 +75,14 @@ func StartWorker(gitDir, binary string, environ []string) error {
 	if binary == "" {
 		return fmt.Errorf("starting the delivery worker for %s: the git+ binary is unknown (deliveries stay spooled; run `git+ --repo %s hook deliver`)", gitDir, gitDir)
 	}
-	f, err := openLog(filepath.Join(gitDir, WorkerLog))
+	f, err := wake.OpenLog(filepath.Join(gitDir, WorkerLog))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	cmd := exec.Command(binary, append(append([]string{}, WorkerArgs...), "--repo", gitDir)...)
 	cmd.Dir = gitDir
-	cmd.Env = childEnv(environ, nil)
+	cmd.Env = wake.ChildEnv(environ, nil)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

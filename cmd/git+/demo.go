@@ -12,8 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/demo"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 func init() {
@@ -28,7 +28,7 @@ func init() {
 }
 
 func demoAction(c *cli.Context) error {
-	bin, err := hooks.Executable() // under `go run`, the temporary build, which lives as long as the demo runs
+	bin, err := wake.Executable() // under `go run`, the temporary build, which lives as long as the demo runs
 	if err != nil {
 		return fail(1, err)
 	}

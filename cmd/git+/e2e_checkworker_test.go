@@ -19,6 +19,7 @@ import (
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -209,7 +210,7 @@ func newWorkerQueue(t *testing.T, nWorkers int, ci string, env []string, workerF
 	}
 	t.Cleanup(func() { stopWorker(t, bare) })
 	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
-	writeJSONFile(t, filepath.Join(bare, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(bare, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
 		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
 	}})
@@ -495,7 +496,7 @@ echo passed`
 	if healing != 1 {
 		t.Errorf("%d re-runs of the red first candidate published, want 1\n%s", healing, qlog)
 	}
-	if runs := readFile(hooks.WakeLog(wq.bare, "queue-on-check")) + readFile(hooks.WakeLog(wq.bare, "queue-on-entry")); !strings.Contains(runs, "heal: re-running") {
+	if runs := readFile(wake.WakeLog(wq.bare, "queue-on-check")) + readFile(wake.WakeLog(wq.bare, "queue-on-entry")); !strings.Contains(runs, "heal: re-running") {
 		t.Errorf("no queue run reported the heal:\n%s", runs)
 	}
 	for _, id := range []string{a, b} {

@@ -20,6 +20,7 @@ import (
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hooks/opstatus"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // gitoliteHost is a running gitolite: its home (the hosting user's $HOME
@@ -246,7 +247,7 @@ func checkHostWakeFailure(t *testing.T, w *e2e, url string, env []string, push f
 		t.Fatal(err)
 	}
 	defer os.WriteFile(p, saved, 0o644)
-	writeJSONFile(t, p, hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, p, wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "lint", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "echo 'lint: no runner configured' >&2; exit 1"}}}})
 	c := w.commit(nil, map[string]string{"w.txt": "w\n"}, "wake")
 	if out, err := push("alice", c+":refs/heads/wake-me"); err != nil {

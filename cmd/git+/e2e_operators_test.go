@@ -24,6 +24,7 @@ import (
 	"github.com/gitplus/gitplus/hooks/metrics"
 	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hooks/serve"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -78,7 +79,7 @@ func TestE2EHookCheckWarnsWakeKey(t *testing.T) {
 	if err := os.Remove(w.keys["server"].Path + ".pub"); err != nil { // read from the private key file's public half
 		t.Fatal(err)
 	}
-	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},
 			Run: []string{"env", "GL_BYPASS_ACCESS_CHECKS=1", w.bin, "check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci", "--", "true"}},
 		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: []string{"git+", "queue", "run", "--target", "main"}},
@@ -124,7 +125,7 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "queue", "open", "--target", "main")
-	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "ci", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "echo running; echo 'ci: cannot reach the runner' >&2; exit 3"}},
 		{Name: "gone", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"/nonexistent/ci-runner"}},
 	}})
@@ -183,7 +184,7 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	}
 
 	// The rule mended: its next run succeeds and queue show says nothing.
-	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "ci", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"true"}}}})
 	w.git(w.work, "commit", "-q", "--allow-empty", "-m", "mended")
 	w.git(w.work, "push", "-q", "origin", "HEAD:refs/heads/topic")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -46,7 +47,7 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
 		{Name: "audit", URL: srv.URL, Secret: secret, Events: []string{"*"}},
 	}})
-	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "trustwatch", Ref: hubrefs.TrustRef, On: []string{hubrefs.TypeMemberAdded}, Run: []string{"sh", "-c", "echo woke"}},
 	}})
 	s := startServe(t, w.bin, w.env, filepath.Dir(w.origin))
@@ -58,7 +59,7 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 	ev := w.writeEvent("admin", hubrefs.MemberAdded{Base: w.base(hubrefs.TypeMemberAdded), Name: "newadmin", Key: key,
 		Caps: []string{"repo.admin"}}, w.ref(hubrefs.TrustRef))
 	_, errs, err := w.gitRun(w.work, "", []string{"GIT_TERMINAL_PROMPT=0"}, "push",
-		"-o", hooks.NoNotifyOption, "-o", hooks.WakeOptionPrefix+"trustwatch", url, ev+":"+hubrefs.TrustRef)
+		"-o", wake.NoNotifyOption, "-o", wake.WakeOptionPrefix+"trustwatch", url, ev+":"+hubrefs.TrustRef)
 	if err != nil {
 		t.Fatalf("push of member.added over HTTP: %v\n%s", err, errs)
 	}
@@ -68,10 +69,10 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 	// The chain logs what it did before the push returns.
 	logText := readFile(filepath.Join(w.origin, hooks.LogFile))
 	if !strings.Contains(logText, "woke [trustwatch]") {
-		t.Errorf("-o %strustwatch from a client skipped the rule; post-receive log:\n%s", hooks.WakeOptionPrefix, logText)
+		t.Errorf("-o %strustwatch from a client skipped the rule; post-receive log:\n%s", wake.WakeOptionPrefix, logText)
 	}
 	if !strings.Contains(logText, "deliveries spooled [") || strings.Contains(logText, "deliveries spooled []") {
-		t.Fatalf("-o %s from a client spooled nothing for member.added; post-receive log:\n%s", hooks.NoNotifyOption, logText)
+		t.Fatalf("-o %s from a client spooled nothing for member.added; post-receive log:\n%s", wake.NoNotifyOption, logText)
 	}
 	delivered := func(pred func(hooks.Delivery) bool) bool {
 		mu.Lock()
@@ -87,7 +88,7 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 		return delivered(func(d hooks.Delivery) bool {
 			for _, e := range d.Events {
 				// The client's options are reported, not obeyed.
-				if e.Type == hubrefs.TypeMemberAdded && e.ID == ev && strings.Contains(strings.Join(d.PushOptions, " "), hooks.NoNotifyOption) {
+				if e.Type == hubrefs.TypeMemberAdded && e.ID == ev && strings.Contains(strings.Join(d.PushOptions, " "), wake.NoNotifyOption) {
 					return true
 				}
 			}
@@ -99,7 +100,7 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 
 	// A branch pushed over HTTP with the option is announced too.
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
-	if _, errs, err := w.gitRun(w.work, "", []string{"GIT_TERMINAL_PROMPT=0"}, "push", "-o", hooks.NoNotifyOption, url, c1+":refs/heads/main"); err != nil {
+	if _, errs, err := w.gitRun(w.work, "", []string{"GIT_TERMINAL_PROMPT=0"}, "push", "-o", wake.NoNotifyOption, url, c1+":refs/heads/main"); err != nil {
 		t.Fatalf("push of main over HTTP: %v\n%s", err, errs)
 	}
 	if !waitFor(30*time.Second, func() bool {
@@ -107,6 +108,6 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 			return len(d.Updates) == 1 && d.Updates[0].Ref == "refs/heads/main" && d.Updates[0].New == c1
 		})
 	}) {
-		t.Fatalf("the push of main with -o %s never reached the webhook; worker log:\n%s", hooks.NoNotifyOption, readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("the push of main with -o %s never reached the webhook; worker log:\n%s", wake.NoNotifyOption, readFile(filepath.Join(w.origin, hooks.WorkerLog)))
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webhookpost"
 	"github.com/gitplus/gitplus/receive"
 )
@@ -106,7 +107,7 @@ func hookInstall(c *cli.Context, gitDir string) error {
 
 // installHooks installs the receive hooks running this binary into gitDir.
 func installHooks(gitDir string) (bin string, err error) {
-	if bin, err = hooks.Executable(); err == nil {
+	if bin, err = wake.Executable(); err == nil {
 		err = hooks.Install(gitDir, bin)
 	}
 	return bin, err
@@ -120,7 +121,7 @@ func preReceiveFast() int {
 
 func hookPostReceiveAction(c *cli.Context) error {
 	gitDir := hookGitDir(c, true)
-	bin, _ := hooks.Executable()
+	bin, _ := wake.Executable()
 	_, err := hooks.PostReceive(hooks.Options{GitDir: gitDir, Stdin: os.Stdin, Stderr: c.App.ErrWriter, Environ: os.Environ(), Binary: bin})
 	if err != nil {
 		return fmt.Errorf("post-receive in %s: %w", gitDir, err)
@@ -141,7 +142,7 @@ func wakeRunFast(rule string, argv []string) int {
 	if a, err := filepath.Abs(gitDir); err == nil {
 		gitDir = a
 	}
-	hooks.SuperviseWake(gitDir, rule, argv, os.Stdout)
+	wake.SuperviseWake(gitDir, rule, argv, os.Stdout)
 	return 0
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive/gitio"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -50,7 +51,7 @@ func preflightInstall(dir string, chown bool) (hooks.InstallCheck, error) {
 	if target == "" {
 		target, _ = os.Getwd()
 	}
-	bin, err := hooks.Executable()
+	bin, err := wake.Executable()
 	if err != nil {
 		return hooks.InstallCheck{}, err
 	}

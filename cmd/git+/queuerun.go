@@ -25,7 +25,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive/queuerun"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -76,10 +76,10 @@ func queueRun(c *cli.Context) error {
 	}
 	var pushOpts []string
 	if c.Bool("no-notify") {
-		pushOpts = []string{hooks.NoNotifyOption}
+		pushOpts = []string{wake.NoNotifyOption}
 		// git drops the configured push options (the wake tag a wake rule's
 		// process inherits) once a push names its own: carry the tag too.
-		if tag := hooks.WakeTag(os.Getenv); tag != "" {
+		if tag := wake.WakeTag(os.Getenv); tag != "" {
 			pushOpts = append(pushOpts, tag)
 		}
 	}

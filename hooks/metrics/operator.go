@@ -11,8 +11,8 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/opstatus"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 var (
@@ -26,7 +26,7 @@ func (c *Collector) collectOperator(ch chan<- prometheus.Metric, r Repo) {
 		c.logf("%s: %v", r.Name, err)
 	}
 	totals := opstatus.WakeFailureTotals(outcomes)
-	if rules, err := hooks.LoadWake(r.GitDir); err == nil { // every rule, 0 until it fails
+	if rules, err := wake.LoadWake(r.GitDir); err == nil { // every rule, 0 until it fails
 		for _, w := range rules {
 			totals[w.ID()] += 0
 		}

@@ -29,8 +29,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // CloneURLs returns the URLs rel ("team/app.git") is cloned by from a
@@ -86,7 +86,7 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 		return nil
 	}
 	var out []string
-	rules, err := hooks.LoadWake(gitDir)
+	rules, err := wake.LoadWake(gitDir)
 	if err != nil {
 		return append(out, fmt.Sprintf("%v: no wake rule runs until it is fixed", err))
 	}
@@ -95,7 +95,7 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 	}
 	keyed := false
 	for _, r := range rules {
-		if r.Key == hooks.WakeKeyServer {
+		if r.Key == wake.WakeKeyServer {
 			keyed = true
 			continue
 		}
@@ -106,17 +106,17 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 			}
 		}
 	}
-	switch key := hooks.ServerKey(gitDir); {
+	switch key := wake.ServerKey(gitDir); {
 	case !keyed:
 	case key != "":
 		if f, err := os.Open(key); err != nil {
-			out = append(out, fmt.Sprintf("%s names %s, which cannot be read (%v): its wake rules cannot sign; make it readable by the user serve runs as", hooks.ServerKeyConfig, key, err))
+			out = append(out, fmt.Sprintf("%s names %s, which cannot be read (%v): its wake rules cannot sign; make it readable by the user serve runs as", wake.ServerKeyConfig, key, err))
 		} else {
 			f.Close()
 		}
-	case getenv(hooks.EnvKey) == "" && getenv("SSH_AUTH_SOCK") == "":
+	case getenv(wake.EnvKey) == "" && getenv("SSH_AUTH_SOCK") == "":
 		out = append(out, fmt.Sprintf("%s exists but no signing key is available to its wake rules: set one with `git -C %s config %s KEYFILE` (a member holding what the rules' commands need, hub.queue or hub.check), or start serve with %s set; until then every rule fails into gitplus/log/wake-*.log",
-			config.WakeFile, gitDir, hooks.ServerKeyConfig, hooks.EnvKey))
+			config.WakeFile, gitDir, wake.ServerKeyConfig, wake.EnvKey))
 	}
 	// A rule's first word "git+" is the binary the hooks run; git+ named
 	// anywhere else (sh -c "git+ ...") is found on PATH.

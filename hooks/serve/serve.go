@@ -62,6 +62,7 @@ import (
 	"github.com/sosedoff/gitkit"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
@@ -299,7 +300,7 @@ func gitEnv(extra ...string) []string {
 		switch name {
 		case receive.EnvServed, receive.EnvSSHKey, receive.EnvTokenKey:
 			continue // only serve says who pushes
-		case gitio.EnvPushOptions, hooks.WakeEnv:
+		case gitio.EnvPushOptions, wake.WakeEnv:
 			continue // git+'s own push options never come from a client (docs/serving.md)
 		}
 		env = append(env, kv)

@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 // A wake rule's run supervised (docs/operating.md "When a wake rule
 // fails"): `git+ hook wake-run` runs the rule's command, keeps its last

@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 import (
 	"strings"
@@ -47,9 +47,9 @@ func WithoutPusher(environ []string) []string {
 	return out
 }
 
-// hostPusherOf is what the push's environment says of the pusher, for the
+// HostPusher is what the push's environment says of the pusher, for the
 // alarm: the first of the host identity variables that is set.
-func hostPusherOf(environ []string) string {
+func HostPusher(environ []string) string {
 	env := envMap(environ)
 	for _, k := range []string{"GL_USER", "REMOTE_USER", "GITEA_PUSHER_NAME", "GL_USERNAME", "GITKIT_KEY"} {
 		if v := env[k]; v != "" {

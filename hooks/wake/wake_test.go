@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 import (
 	"encoding/json"
@@ -49,7 +49,7 @@ func TestExpandPerEvent(t *testing.T) {
 }
 
 func TestChildEnv(t *testing.T) {
-	env := childEnv([]string{"PATH=/bin", "GIT_DIR=.", "GIT_PUSH_OPTION_COUNT=1", "GIT_PUSH_OPTION_0=x",
+	env := ChildEnv([]string{"PATH=/bin", "GIT_DIR=.", "GIT_PUSH_OPTION_COUNT=1", "GIT_PUSH_OPTION_0=x",
 		"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=push.pushOption", "GIT_CONFIG_VALUE_0=old",
 		"GIT_CONFIG_KEY_1=user.name", "GIT_CONFIG_VALUE_1=u", "GITPLUS_WAKE_RULE=a",
 		"GIT_PUSH_CERT=abc", "GIT_PUSH_CERT_NONCE=n", "GIT_PUSH_CERT_NONCE_STATUS=OK", "GITKIT_KEY=ssh-ed25519 AAAA",

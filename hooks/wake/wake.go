@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 // Wake rules (docs/operating.md).
 //
@@ -225,9 +225,9 @@ func envMap(environ []string) map[string]string {
 	return m
 }
 
-// childEnv is environ without what describes the push being received, plus
+// ChildEnv is environ without what describes the push being received, plus
 // extra GIT_CONFIG entries (key, value pairs) appended after the ones kept.
-func childEnv(environ []string, config [][2]string, extra ...string) []string {
+func ChildEnv(environ []string, config [][2]string, extra ...string) []string {
 	env := envMap(environ)
 	var kept [][2]string
 	if n, err := strconv.Atoi(env["GIT_CONFIG_COUNT"]); err == nil {
@@ -297,7 +297,7 @@ func WakeLog(gitDir, id string) string {
 // or, without a binary, `sh -c` running the rule and writing that line.
 func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error) {
 	logPath := WakeLog(gitDir, r.ID())
-	f, err := openLog(logPath)
+	f, err := OpenLog(logPath)
 	if err != nil {
 		return 0, err
 	}
@@ -333,9 +333,9 @@ func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error)
 	return pid, nil
 }
 
-// openLog opens (creating its directory) a log file for appending; a file
+// OpenLog opens (creating its directory) a log file for appending; a file
 // over 4 MiB is renamed to <name>.old first.
-func openLog(p string) (*os.File, error) {
+func OpenLog(p string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the log directory %s: %w", filepath.Dir(p), err)
 	}

@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"github.com/gitplus/gitplus/receive"
 )
 
-// remotePusher reports whether the push whose hook has environ came over a
+// RemotePusher reports whether the push whose hook has environ came over a
 // network: through git+ serve (GITPLUS_SERVED), or a host that says which
 // user it authenticated (gitolite's and GitLab's GL_*, a web server's
 // REMOTE_USER, Gitea's and Forgejo's GITEA_PUSHER_*). A push by path is
@@ -15,7 +15,7 @@ import (
 // every shell of that login, so they would not tell the two apart). A remote pusher is told that after-push steps
 // failed but not the server's paths or configuration (docs/delivery.md
 // "Configuration errors").
-func remotePusher(environ []string) bool {
+func RemotePusher(environ []string) bool {
 	for _, kv := range environ {
 		name, v, _ := strings.Cut(kv, "=")
 		if v == "" {

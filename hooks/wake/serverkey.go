@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 // The server's own identity (docs/serving.md "The server's own pushes").
 //
@@ -49,9 +49,9 @@ func ServerKey(gitDir string) string {
 	return v
 }
 
-// serverSigning returns git's global options that sign a push with the
+// ServerSigning returns git's global options that sign a push with the
 // server's key, and the push flag, or nil when no key is configured.
-func serverSigning(gitDir string) (global, push []string) {
+func ServerSigning(gitDir string) (global, push []string) {
 	key := ServerKey(gitDir)
 	if key == "" {
 		return nil, nil

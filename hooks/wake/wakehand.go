@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 // Wake rules run by hand (`git+ wake`, docs/operating.md).
 //

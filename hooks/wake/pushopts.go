@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 // Which push options the after-push chain honours, and from whom
 // (docs/serving.md "Push options: which are honoured from whom").
@@ -69,9 +69,9 @@ func HonouredOptions(environ []string) OwnOptions {
 	return own
 }
 
-// quietable reports whether an honoured gitplus.no-notify may skip the
+// Quietable reports whether an honoured gitplus.no-notify may skip the
 // webhook deliveries of a push of ups: only when it moved no hub ref.
-func quietable(ups []RefUpdate) bool {
+func Quietable(ups []RefUpdate) bool {
 	for _, u := range ups {
 		if strings.HasPrefix(u.Ref, "refs/hub/") {
 			return false

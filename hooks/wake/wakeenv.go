@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 // A wake rule's environment (docs/operating.md "Wake rules", docs/ci.md).
 //
@@ -9,7 +9,7 @@ package hooks
 //     their files — HOME, TMPDIR, SHELL, the XDG base directories, git's
 //     configuration (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL,
 //     GIT_CONFIG_SYSTEM, GIT_EXEC_PATH and the GIT_CONFIG_COUNT entries
-//     childEnv keeps) and git+'s GITPLUS_DELIVERY_WAIT —, what the host's
+//     ChildEnv keeps) and git+'s GITPLUS_DELIVERY_WAIT —, what the host's
 //     own hooks need when the command pushes into the repository
 //     (gitolite's GL_LIBDIR, GL_BINDIR and GL_BYPASS_ACCESS_CHECKS,
 //     Gitea's and Forgejo's GITEA_CUSTOM and GITEA_WORK_DIR), and the wake
@@ -35,7 +35,7 @@ import (
 // WakeKeyServer is the one value of a wake rule's "key".
 const WakeKeyServer = "server"
 
-// wakeVar reports whether a variable of the hook's environment, as childEnv
+// wakeVar reports whether a variable of the hook's environment, as ChildEnv
 // leaves it, reaches every wake rule's command (the package doc).
 func wakeVar(name string) bool {
 	switch name {
@@ -52,7 +52,7 @@ func wakeVar(name string) bool {
 // environ (the package doc).
 func wakeEnv(gitDir string, r WakeRule, environ []string) []string {
 	var env []string
-	for _, kv := range childEnv(environ, [][2]string{{"push.pushOption", WakeOptionPrefix + r.ID()}}, WakeEnv+"="+r.ID()) {
+	for _, kv := range ChildEnv(environ, [][2]string{{"push.pushOption", WakeOptionPrefix + r.ID()}}, WakeEnv+"="+r.ID()) {
 		if k, _, _ := strings.Cut(kv, "="); wakeVar(k) {
 			env = append(env, kv)
 		}

@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 
 // TestNoHostIdentityDownstream: the environments of what a push starts —
 // the post-receive chain's (WithoutPusher), the delivery worker's and a
-// mirror push's (childEnv) and a wake rule's (WakeCommand) — hold no
+// mirror push's (ChildEnv) and a wake rule's (WakeCommand) — hold no
 // variable that says who pushed, and a wake rule that names the server's
 // key ("key": "server") gets gitplus.serverKey as GITPLUS_KEY in place of
 // an inherited one; a rule that does not gets no key at all.
@@ -38,7 +38,7 @@ func TestNoHostIdentityDownstream(t *testing.T) {
 		}
 	}
 	check("WithoutPusher", WithoutPusher(environ))
-	check("childEnv", childEnv(environ, nil))
+	check("childEnv", ChildEnv(environ, nil))
 
 	gitDir := t.TempDir()
 	os.WriteFile(filepath.Join(gitDir, "config"), []byte("[gitplus]\n\tserverKey = keys/server\n"), 0o644)

@@ -1,4 +1,4 @@
-package hooks
+package wake
 
 // hub/wake.json's rules (config.go has the file; wake.go runs them).
 
