@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gitplus/gitplus/hooks/delivery"
 )
 
 // InstallLock is the install lock, relative to the git directory.
@@ -29,7 +31,7 @@ const InstallLock = "gitplus/install.lock"
 
 // withInstallLock runs fn holding gitDir's install lock.
 func withInstallLock(gitDir string, fn func() error) error {
-	return withLock(filepath.Join(gitDir, InstallLock), fn)
+	return delivery.WithLock(filepath.Join(gitDir, InstallLock), fn)
 }
 
 // setConfig sets key to value in gitDir's config file, retrying while

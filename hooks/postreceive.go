@@ -40,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
@@ -89,8 +90,8 @@ func PostReceive(o Options) (*Report, error) {
 	// The alarm first (unjudged.go): did git+'s pre-receive judge this push?
 	unjudged, uerr := opstatus.FindUnjudged(o.GitDir, ups, who, time.Now())
 	rep.Unjudged = unjudged
-	remotes, rerr := LoadRemotes(o.GitDir)
-	webhooks, werr := LoadWebhooks(o.GitDir)
+	remotes, rerr := delivery.LoadRemotes(o.GitDir)
+	webhooks, werr := delivery.LoadWebhooks(o.GitDir)
 	rules, kerr := wake.LoadWake(o.GitDir)
 	var fails []string
 	for _, e := range []error{uerr, rerr, werr, kerr} {
@@ -109,13 +110,13 @@ func PostReceive(o Options) (*Report, error) {
 		return rep, nil
 	}
 	opts := wake.PushOptions(o.Environ)
-	d := &Delivery{Delivery: randomID(), Repo: repoName(o.GitDir), Time: time.Now().UTC().Format(time.RFC3339),
-		Updates: []DeliveryRef{}, Events: []DeliveryEvent{}, PushOptions: append([]string{}, opts...)}
+	d := &delivery.Delivery{Delivery: randomID(), Repo: repoName(o.GitDir), Time: time.Now().UTC().Format(time.RFC3339),
+		Updates: []delivery.DeliveryRef{}, Events: []delivery.DeliveryEvent{}, PushOptions: append([]string{}, opts...)}
 	needEvents := len(webhooks)+len(rules) > 0
 	var store *gitio.Store
 	for _, u := range ups {
 		ru := wake.RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
-		d.Updates = append(d.Updates, DeliveryRef{Ref: u.Ref, Old: ru.Old, New: ru.New})
+		d.Updates = append(d.Updates, delivery.DeliveryRef{Ref: u.Ref, Old: ru.Old, New: ru.New})
 		if needEvents && strings.HasPrefix(u.Ref, "refs/hub/") && !u.New.IsZero() {
 			if store == nil {
 				if store, err = gitio.OpenStore(o.GitDir, gitio.QuarantineEnv{}); err != nil {
@@ -131,7 +132,7 @@ func PostReceive(o Options) (*Report, error) {
 				for _, ev := range evs {
 					ru.Types = append(ru.Types, ev.Type)
 					ru.Events = append(ru.Events, wake.WakeEvent{ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
-					d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
+					d.Events = append(d.Events, delivery.DeliveryEvent{Ref: u.Ref, ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
 				}
 			}
 		}
@@ -144,7 +145,7 @@ func PostReceive(o Options) (*Report, error) {
 			payload, _ := json.Marshal(a)
 			ru.Types = append(ru.Types, opstatus.UnjudgedEvent)
 			ru.Events = append(ru.Events, wake.WakeEvent{Type: opstatus.UnjudgedEvent, Payload: payload})
-			d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, Type: opstatus.UnjudgedEvent, Payload: payload})
+			d.Events = append(d.Events, delivery.DeliveryEvent{Ref: u.Ref, Type: opstatus.UnjudgedEvent, Payload: payload})
 		}
 		rep.Updates = append(rep.Updates, ru)
 	}
@@ -181,7 +182,7 @@ func PostReceive(o Options) (*Report, error) {
 	// are git+'s clock (schedule.go).
 	now := clock.Now()
 	for _, r := range remotes {
-		if err := RequestMirror(o.GitDir, r, now); err != nil {
+		if err := delivery.RequestMirror(o.GitDir, r, now); err != nil {
 			fails = append(fails, fmt.Sprintf("recording a change for mirror %s: %v", r.Name, err))
 			continue
 		}
@@ -192,19 +193,19 @@ func PostReceive(o Options) (*Report, error) {
 		if err != nil {
 			fails = append(fails, fmt.Sprintf("encoding the webhook delivery: %v", err))
 		} else {
-			ghCache := map[string]*GitHubPush{}
+			ghCache := map[string]*delivery.GitHubPush{}
 			for _, h := range webhooks {
-				if h.isGitHub() {
-					ids, fs := spoolGitHub(context.Background(), o.GitDir, h, d, body, ghCache, now)
+				if h.IsGitHub() {
+					ids, fs := delivery.SpoolGitHub(context.Background(), o.GitDir, h, d, body, ghCache, now)
 					rep.Spooled, fails = append(rep.Spooled, ids...), append(fails, fs...)
 					continue
 				}
-				if !h.wants(d) {
+				if !h.Wants(d) {
 					continue
 				}
-				j := &WebhookJob{ID: newJobID(now), Hook: h.Name, URL: h.URL, Created: now.UTC(), State: StatePending,
+				j := &delivery.WebhookJob{ID: delivery.NewJobID(now), Hook: h.Name, URL: h.URL, Created: now.UTC(), State: delivery.StatePending,
 					NextAttempt: now.UTC(), Updates: d.Updates, Body: body}
-				if err := spoolJob(o.GitDir, j); err != nil {
+				if err := delivery.SpoolJob(o.GitDir, j); err != nil {
 					fails = append(fails, fmt.Sprintf("spooling the delivery to webhook %s: %v", h.Name, err))
 					continue
 				}
@@ -216,7 +217,7 @@ func PostReceive(o Options) (*Report, error) {
 	// be recorded (a full disk): it syncs a mirror whose refs differ from
 	// what it last carried (mirrorrefs.go).
 	if len(remotes)+len(rep.Spooled) > 0 && !o.NoWorker {
-		if err := StartWorker(o.GitDir, o.Binary, o.Environ); err != nil {
+		if err := delivery.StartWorker(o.GitDir, o.Binary, o.Environ); err != nil {
 			fails = append(fails, err.Error())
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 )
 
 // A GitHub-format hook gets one delivery per branch update, in GitHub's
@@ -21,8 +22,8 @@ func TestPostReceiveGitHubFormat(t *testing.T) {
 	if err != nil || len(rep.Failures) > 0 {
 		t.Fatalf("post-receive: %v %v", err, rep)
 	}
-	jobs, _ := Deliveries(gitDir)
-	var gh, plain []*WebhookJob
+	jobs, _ := delivery.Deliveries(gitDir)
+	var gh, plain []*delivery.WebhookJob
 	for _, j := range jobs {
 		if j.Hook == "gh" {
 			gh = append(gh, j)
@@ -34,8 +35,8 @@ func TestPostReceiveGitHubFormat(t *testing.T) {
 		t.Fatalf("spooled %d GitHub-format and %d git+ deliveries; want 2 and 1", len(gh), len(plain))
 	}
 	for _, j := range gh {
-		var p GitHubPush
-		if j.Format != FormatGitHub || json.Unmarshal(j.Body, &p) != nil || len(j.Updates) != 1 || p.Ref != j.Updates[0].Ref ||
+		var p delivery.GitHubPush
+		if j.Format != delivery.FormatGitHub || json.Unmarshal(j.Body, &p) != nil || len(j.Updates) != 1 || p.Ref != j.Updates[0].Ref ||
 			p.Repository.CloneURL != "https://git.example/w.git" || p.Repository.Name == "" {
 			t.Fatalf("GitHub delivery: %+v %s", j, j.Body)
 		}

@@ -35,6 +35,7 @@ import (
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 )
 
 func run(b *testing.B, env []string, dir string, args ...string) string {
@@ -111,9 +112,9 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() {
-		if pid := hooks.WorkerPID(repos["hole"]); pid > 0 {
+		if pid := delivery.WorkerPID(repos["hole"]); pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
-			for i := 0; i < 100 && hooks.WorkerRunning(repos["hole"]); i++ {
+			for i := 0; i < 100 && delivery.WorkerRunning(repos["hole"]); i++ {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
@@ -141,12 +142,12 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 	b.ReportMetric(float64(none.Microseconds())/1000, "none-ms")
 	b.ReportMetric(float64(withHole.Microseconds())/1000, "hole-ms")
 	b.ReportMetric(float64(withHole)/float64(none), "ratio")
-	d, _ := hooks.Deliveries(repos["hole"])
+	d, _ := delivery.Deliveries(repos["hole"])
 	pending := 0
 	for _, j := range d {
-		if j.State == hooks.StatePending {
+		if j.State == delivery.StatePending {
 			pending++
 		}
 	}
-	b.Logf("%d webhook deliveries spooled, %d pending (the receiver never answers); worker running: %v", len(d), pending, hooks.WorkerRunning(repos["hole"]))
+	b.Logf("%d webhook deliveries spooled, %d pending (the receiver never answers); worker running: %v", len(d), pending, delivery.WorkerRunning(repos["hole"]))
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/checkworker"
 	"github.com/gitplus/gitplus/receive/repo"
@@ -118,11 +118,11 @@ func wakeHandler(secret string, wake chan<- struct{}) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		sig := r.Header.Get(hooks.SignatureHeader)
+		sig := r.Header.Get(delivery.SignatureHeader)
 		if sig == "" {
-			sig = r.Header.Get(hooks.GitHubSignatureHeader)
+			sig = r.Header.Get(delivery.GitHubSignatureHeader)
 		}
-		if !hooks.VerifySignature(secret, body, sig) {
+		if !delivery.VerifySignature(secret, body, sig) {
 			http.Error(w, "git+ check worker: the delivery's signature does not match --secret", http.StatusUnauthorized)
 			return
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/webhookpost"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -28,7 +28,7 @@ func init() {
 				Usage: "list every delivery: hook, state, attempts, last status and error",
 				Flags: []cli.Flag{jsonFlag()},
 				Action: inGitDir("usage: git+ webhook deliveries [--json]", 0, 0, func(c *cli.Context, gitDir string) error {
-					st := hooks.ReadDeliveryStatus(gitDir)
+					st := delivery.ReadDeliveryStatus(gitDir)
 					return printStatus(c, st, gitDir, st.ConfigErrors, "the webhook configuration or spool of %s has errors (listed above)")
 				}),
 			},
@@ -37,7 +37,7 @@ func init() {
 				Usage:     "send one delivery again, now",
 				ArgsUsage: "ID",
 				Action: inGitDir("usage: git+ webhook redeliver ID", 1, 1, func(c *cli.Context, gitDir string) error {
-					j, err := hooks.Redeliver(context.Background(), gitDir, c.Args().First(), webhookpost.Attempt)
+					j, err := delivery.Redeliver(context.Background(), gitDir, c.Args().First(), webhookpost.Attempt)
 					if err == nil {
 						fmt.Fprintf(c.App.Writer, "delivered %s to %s (%s, attempt %d)\n", j.ID, j.Hook, j.LastStatus, j.Attempts)
 					}
@@ -54,7 +54,7 @@ func init() {
 				Usage: "each mirror's last success, last error and whether it is behind",
 				Flags: []cli.Flag{jsonFlag()},
 				Action: inGitDir("usage: git+ mirror status [--json]", 0, 0, func(c *cli.Context, gitDir string) error {
-					st := hooks.ReadMirrorStatus(gitDir)
+					st := delivery.ReadMirrorStatus(gitDir)
 					return printStatus(c, st, gitDir, st.ConfigErrors, "the mirror configuration of %s has errors (listed above)")
 				}),
 			},
@@ -63,7 +63,7 @@ func init() {
 				Usage:     "push everything to every mirror (or NAME) now",
 				ArgsUsage: "[NAME]",
 				Action: inGitDir("usage: git+ mirror sync [NAME]", 0, 1, func(c *cli.Context, gitDir string) error {
-					return hooks.SyncMirrors(context.Background(), gitDir, c.Args().First(), os.Environ(), c.App.Writer, c.App.ErrWriter)
+					return delivery.SyncMirrors(context.Background(), gitDir, c.Args().First(), os.Environ(), c.App.Writer, c.App.ErrWriter)
 				}),
 			},
 		},
@@ -102,5 +102,5 @@ func printStatus(c *cli.Context, st interface{ WriteText(io.Writer, string) }, g
 // awaitOwnDeliveries waits, bounded, for the deliveries of the pushes a
 // verb made to h since it started (hooks.AwaitPushes).
 func awaitOwnDeliveries(h *repo.Repo, since time.Time) []string {
-	return hooks.AwaitPushes(h.GitDir, h.Remote, since, os.Environ())
+	return delivery.AwaitPushes(h.GitDir, h.Remote, since, os.Environ())
 }

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 )
@@ -398,8 +398,8 @@ func TestCheckWorkerWokenByWebhook(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(wk.Log(), "woken") {
 		t.Fatalf("a delivery without a valid signature: %s\n%s", resp.Status, wk.Log())
 	}
-	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
-		{Name: "worker", URL: addr, Secret: "k", Format: hooks.FormatGitHub, Events: []string{"push"}},
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
+		{Name: "worker", URL: addr, Secret: "k", Format: delivery.FormatGitHub, Events: []string{"push"}},
 	}})
 	c1 := w.candidate(base, h, "candidate")
 	if out, err := w.push("origin", c1+":refs/heads/queue/main/"+p.ID); err != nil {
@@ -409,7 +409,7 @@ func TestCheckWorkerWokenByWebhook(t *testing.T) {
 		return strings.Contains(wk.Log(), "woken") && countLines(checkEvents(t, w.origin, p.Ref()), "check.completed success "+c1) == 1
 	}) {
 		t.Fatalf("the worker was not woken by the delivery, or did not record %s: %q\n%s\ndelivery log:\n%s", c1,
-			checkEvents(t, w.origin, p.Ref()), wk.Log(), readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+			checkEvents(t, w.origin, p.Ref()), wk.Log(), readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	wk.stop(t)
 }

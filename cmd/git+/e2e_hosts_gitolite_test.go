@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hooks/wake"
 )
@@ -216,7 +216,7 @@ func TestHostGitolite(t *testing.T) {
 	// unreviewed push to main raises the alarm everywhere.
 	t.Run("unjudged", func(t *testing.T) {
 		sink := newWebhookSink(t)
-		writeJSONFile(t, filepath.Join(origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+		writeJSONFile(t, filepath.Join(origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
 		t.Cleanup(func() { stopWorker(t, origin) })
 		h.configure(t, "team", "option hook.pre-receive = lint", "option hook.post-receive = gitplus-post-receive")
 		if out, errs, code := w.gp("admin", w.work, "", "--repo", origin, "hook", "check"); code != 1 || !strings.Contains(out, "problem: pushes are not judged") {

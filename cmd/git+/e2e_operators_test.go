@@ -21,6 +21,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/metrics"
 	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hooks/serve"
@@ -265,7 +266,7 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 	writeRules(t, rules, `{"requireKnownPusher":true,"protected":{"refs/heads/main":{}}}`)
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "rules", "set", rules)
 	sink := newWebhookSink(t)
-	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
 	t.Cleanup(func() { stopWorker(t, w.origin) }) // before the directories go
 
 	// Judged pushes, several at once: no alarm.

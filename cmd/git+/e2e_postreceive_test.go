@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 )
@@ -112,18 +113,18 @@ func TestPostReceiveChain(t *testing.T) {
 	// A good webhook checks the signature and keeps the deliveries.
 	const secret = "s3cret"
 	var mu sync.Mutex
-	var got []hooks.Delivery
+	var got []delivery.Delivery
 	badSig := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		defer mu.Unlock()
-		if !hooks.VerifySignature(secret, body, r.Header.Get(hooks.SignatureHeader)) {
+		if !delivery.VerifySignature(secret, body, r.Header.Get(delivery.SignatureHeader)) {
 			badSig++
 			http.Error(rw, "bad signature", 400)
 			return
 		}
-		var d hooks.Delivery
+		var d delivery.Delivery
 		if err := json.Unmarshal(body, &d); err != nil {
 			http.Error(rw, err.Error(), 400)
 			return
@@ -134,12 +135,12 @@ func TestPostReceiveChain(t *testing.T) {
 
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{
 		{Name: "m1", URL: mirror},
 		{Name: "down", URL: "http://" + closedPort(t) + "/x.git", TimeoutSeconds: 3},
 		{Name: "hole", URL: "http://" + blackHole(t) + "/x.git", TimeoutSeconds: 2},
 	}})
-	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "good", URL: srv.URL, Secret: secret, Events: []string{"*"}},
 		{Name: "hole", URL: "http://" + blackHole(t) + "/hook", Secret: "x", TimeoutSeconds: 1, Attempts: 2},
 	}})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 )
@@ -27,14 +28,14 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 	t.Cleanup(func() { stopWorker(t, w.origin) })
 	const secret = "audit-secret"
 	var mu sync.Mutex
-	var got []hooks.Delivery
+	var got []delivery.Delivery
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if !hooks.VerifySignature(secret, body, r.Header.Get(hooks.SignatureHeader)) {
+		if !delivery.VerifySignature(secret, body, r.Header.Get(delivery.SignatureHeader)) {
 			http.Error(rw, "bad signature", 400)
 			return
 		}
-		var d hooks.Delivery
+		var d delivery.Delivery
 		if err := json.Unmarshal(body, &d); err != nil {
 			http.Error(rw, err.Error(), 400)
 			return
@@ -44,7 +45,7 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "audit", URL: srv.URL, Secret: secret, Events: []string{"*"}},
 	}})
 	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
@@ -74,7 +75,7 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 	if !strings.Contains(logText, "deliveries spooled [") || strings.Contains(logText, "deliveries spooled []") {
 		t.Fatalf("-o %s from a client spooled nothing for member.added; post-receive log:\n%s", wake.NoNotifyOption, logText)
 	}
-	delivered := func(pred func(hooks.Delivery) bool) bool {
+	delivered := func(pred func(delivery.Delivery) bool) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, d := range got {
@@ -85,7 +86,7 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 		return false
 	}
 	if !waitFor(30*time.Second, func() bool {
-		return delivered(func(d hooks.Delivery) bool {
+		return delivered(func(d delivery.Delivery) bool {
 			for _, e := range d.Events {
 				// The client's options are reported, not obeyed.
 				if e.Type == hubrefs.TypeMemberAdded && e.ID == ev && strings.Contains(strings.Join(d.PushOptions, " "), wake.NoNotifyOption) {
@@ -95,7 +96,7 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 			return false
 		})
 	}) {
-		t.Fatalf("member.added %s never reached the webhook; worker log:\n%s", ev, readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("member.added %s never reached the webhook; worker log:\n%s", ev, readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 
 	// A branch pushed over HTTP with the option is announced too.
@@ -104,10 +105,10 @@ func TestServeClientPushOptionsSilenceNothing(t *testing.T) {
 		t.Fatalf("push of main over HTTP: %v\n%s", err, errs)
 	}
 	if !waitFor(30*time.Second, func() bool {
-		return delivered(func(d hooks.Delivery) bool {
+		return delivered(func(d delivery.Delivery) bool {
 			return len(d.Updates) == 1 && d.Updates[0].Ref == "refs/heads/main" && d.Updates[0].New == c1
 		})
 	}) {
-		t.Fatalf("the push of main with -o %s never reached the webhook; worker log:\n%s", wake.NoNotifyOption, readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("the push of main with -o %s never reached the webhook; worker log:\n%s", wake.NoNotifyOption, readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/wake"
 )
 
@@ -30,7 +30,7 @@ func TestServerIdentity(t *testing.T) {
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "clone", "-q", "--mirror", w.origin, mirror)
 	w.mustGP("", mirror, "", "--repo", mirror, "hook", "install")
-	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
 	rule := wake.WakeRule{Name: "env", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "env"}, Key: wake.WakeKeyServer}
 	nokey := wake.WakeRule{Name: "nokey", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "env"}}
 	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{rule, nokey}})

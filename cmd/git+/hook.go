@@ -28,6 +28,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webhookpost"
 	"github.com/gitplus/gitplus/receive"
@@ -150,7 +151,7 @@ func hookDeliverAction(c *cli.Context) error {
 	gitDir := hookGitDir(c, true)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	w := &hooks.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: webhookpost.Attempt}
+	w := &delivery.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: webhookpost.Attempt}
 	if err := w.Run(ctx); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("delivery worker for %s: %w", gitDir, err)
 	}

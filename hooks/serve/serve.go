@@ -62,6 +62,7 @@ import (
 	"github.com/sosedoff/gitkit"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
@@ -284,7 +285,7 @@ func (s *Server) Prepare(adopt string, log io.Writer) (int, error) {
 		}
 		// What a push left undelivered when a server before this one was
 		// killed mid-push goes out now (docs/delivery.md).
-		if err := hooks.ResumeDeliveries(d, s.Binary, os.Environ()); err != nil {
+		if err := delivery.ResumeDeliveries(d, s.Binary, os.Environ()); err != nil {
 			fmt.Fprintf(log, "git+ serve: %s: %v\n", d, err)
 		}
 		served++

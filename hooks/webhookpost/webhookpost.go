@@ -11,24 +11,24 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
 )
 
 // Attempt is the HTTP hooks.Sender: one POST of body to h.
 // A delivery spooled in GitHub's format (h.Format "github") carries
 // GitHub's headers instead of git+'s (docs/delivery.md).
-func Attempt(ctx context.Context, h hooks.Webhook, id string, body []byte) (string, error) {
+func Attempt(ctx context.Context, h delivery.Webhook, id string, body []byte) (string, error) {
 	headers := map[string]string{
-		"X-GitPlus-Event":     "push",
-		"X-GitPlus-Delivery":  id,
-		hooks.SignatureHeader: hooks.Sign(h.Secret, body),
+		"X-GitPlus-Event":        "push",
+		"X-GitPlus-Delivery":     id,
+		delivery.SignatureHeader: delivery.Sign(h.Secret, body),
 	}
-	if h.Format == hooks.FormatGitHub {
+	if h.Format == delivery.FormatGitHub {
 		headers = map[string]string{
-			hooks.GitHubEventHeader:       "push",
-			hooks.GitHubDeliveryHeader:    id,
-			hooks.GitHubSignatureHeader:   hooks.Sign(h.Secret, body),
-			hooks.GitHubSignatureHeaderV1: hooks.SignSHA1(h.Secret, body),
+			delivery.GitHubEventHeader:       "push",
+			delivery.GitHubDeliveryHeader:    id,
+			delivery.GitHubSignatureHeader:   delivery.Sign(h.Secret, body),
+			delivery.GitHubSignatureHeaderV1: delivery.SignSHA1(h.Secret, body),
 		}
 	}
 	return postOnce(ctx, h.URL, h.Timeout(), headers, body)

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
 )
 
 func TestAttempt(t *testing.T) {
 	var gotID, gotSig, gotBody string
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		gotID, gotSig, gotBody = r.Header.Get("X-GitPlus-Delivery"), r.Header.Get(hooks.SignatureHeader), string(b)
+		gotID, gotSig, gotBody = r.Header.Get("X-GitPlus-Delivery"), r.Header.Get(delivery.SignatureHeader), string(b)
 		switch r.URL.Path {
 		case "/ok":
 		case "/redirect":
@@ -33,7 +33,7 @@ func TestAttempt(t *testing.T) {
 		{"/redirect", "302 Found", false}, // redirects are not followed
 		{"/nope", "418 I'm a teapot", false},
 	} {
-		h := hooks.Webhook{URL: srv.URL + tc.path, Secret: "k"}
+		h := delivery.Webhook{URL: srv.URL + tc.path, Secret: "k"}
 		status, err := Attempt(context.Background(), h, "abc", []byte(`{"x":1}`))
 		if status != tc.status || (err == nil) != tc.ok {
 			t.Errorf("%s: status %q, err %v; want %q, ok %v", tc.path, status, err, tc.status, tc.ok)
@@ -41,7 +41,7 @@ func TestAttempt(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), tc.status) {
 			t.Errorf("%s: error %v does not say the status", tc.path, err)
 		}
-		if gotID != "abc" || gotBody != `{"x":1}` || !hooks.VerifySignature("k", []byte(gotBody), gotSig) {
+		if gotID != "abc" || gotBody != `{"x":1}` || !delivery.VerifySignature("k", []byte(gotBody), gotSig) {
 			t.Errorf("%s: id %q body %q signature %q", tc.path, gotID, gotBody, gotSig)
 		}
 	}
@@ -49,7 +49,7 @@ func TestAttempt(t *testing.T) {
 	l := httptest.NewServer(http.NotFoundHandler())
 	url := l.URL
 	l.Close()
-	if status, err := Attempt(context.Background(), hooks.Webhook{URL: url, Secret: "k", TimeoutSeconds: 2}, "id", nil); err == nil || status != "" {
+	if status, err := Attempt(context.Background(), delivery.Webhook{URL: url, Secret: "k", TimeoutSeconds: 2}, "id", nil); err == nil || status != "" {
 		t.Errorf("closed port: status %q, err %v", status, err)
 	}
 }
@@ -60,13 +60,13 @@ func TestAttemptGitHubHeaders(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { got = r.Header.Clone() }))
 	defer srv.Close()
 	body := []byte(`{"ref":"refs/heads/queue/main/1"}`)
-	h := hooks.Webhook{URL: srv.URL, Secret: "k", Format: hooks.FormatGitHub}
+	h := delivery.Webhook{URL: srv.URL, Secret: "k", Format: delivery.FormatGitHub}
 	if _, err := Attempt(context.Background(), h, "d1", body); err != nil {
 		t.Fatal(err)
 	}
 	if got.Get("X-GitHub-Event") != "push" || got.Get("X-GitHub-Delivery") != "d1" ||
-		got.Get("X-Hub-Signature-256") != hooks.Sign("k", body) || got.Get("X-Hub-Signature") != hooks.SignSHA1("k", body) ||
-		got.Get("X-GitPlus-Event") != "" || got.Get(hooks.SignatureHeader) != "" {
+		got.Get("X-Hub-Signature-256") != delivery.Sign("k", body) || got.Get("X-Hub-Signature") != delivery.SignSHA1("k", body) ||
+		got.Get("X-GitPlus-Event") != "" || got.Get(delivery.SignatureHeader) != "" {
 		t.Fatalf("headers: %v", got)
 	}
 }

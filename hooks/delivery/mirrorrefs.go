@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // Mirrors reconciled from refs (docs/delivery.md, "Mirrors follow the
 // refs, not only the records").

@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // ResumeDeliveries starts gitDir's delivery worker (binary, as
 // post-receive does) when a mirror is behind or a webhook delivery is

@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // The delivery spool seen and driven by hand (docs/delivery.md): what
 // `git+ webhook deliveries`, `git+ mirror status|sync` show and do, and the

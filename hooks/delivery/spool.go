@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // The delivery spool (docs/delivery.md): what post-receive records and the
 // delivery worker settles, under <gitdir>/gitplus/delivery/:
@@ -118,7 +118,8 @@ func spoolPath(gitDir string, parts ...string) string {
 	return filepath.Join(append([]string{gitDir, SpoolDir}, parts...)...)
 }
 
-func newJobID(now time.Time) string {
+// NewJobID is a new delivery id, made at now (the decisions above).
+func NewJobID(now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%016x%s", now.UnixNano(), hex.EncodeToString(b[:]))
@@ -201,7 +202,8 @@ func lockFile(p string, wait bool) (*os.File, error) {
 	return f, nil
 }
 
-func withLock(p string, fn func() error) error {
+// WithLock runs fn holding the lock file p (lockFile, waiting for it).
+func WithLock(p string, fn func() error) error {
 	f, err := lockFile(p, true)
 	if err != nil {
 		return err
@@ -210,8 +212,8 @@ func withLock(p string, fn func() error) error {
 	return fn()
 }
 
-// spoolJob records a new pending webhook delivery.
-func spoolJob(gitDir string, j *WebhookJob) error {
+// SpoolJob records a new pending webhook delivery.
+func SpoolJob(gitDir string, j *WebhookJob) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return fmt.Errorf("encoding delivery %s: %w", j.ID, err)
@@ -404,7 +406,7 @@ func readMirrorFile(gitDir string, r Remote) (MirrorState, error) {
 // process retries it after a backoff (mirrorrefs.go, unwrittenMirror).
 func updateMirror(gitDir string, r Remote, fn func(*MirrorState)) (MirrorState, error) {
 	var st MirrorState
-	err := withLock(mirrorStateLock(gitDir, r.Name), func() error {
+	err := WithLock(mirrorStateLock(gitDir, r.Name), func() error {
 		var err error
 		st, err = readMirrorFile(gitDir, r)
 		if err != nil {

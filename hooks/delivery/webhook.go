@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // Webhooks (docs/delivery.md).
 //
@@ -68,8 +68,8 @@ func VerifySignature(secret string, body []byte, header string) bool {
 	return hmac.Equal([]byte(Sign(secret, body)), []byte(header))
 }
 
-// wants reports whether hook h subscribes to delivery d.
-func (h Webhook) wants(d *Delivery) bool {
+// Wants reports whether hook h subscribes to delivery d.
+func (h Webhook) Wants(d *Delivery) bool {
 	if len(h.Events) == 0 {
 		return true
 	}

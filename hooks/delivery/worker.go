@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // The delivery worker (docs/delivery.md): one process per repository that
 // settles what post-receive spooled, started detached by post-receive.
@@ -401,7 +401,7 @@ func (w *Worker) round(ctx context.Context, running map[string]bool, done chan<-
 }
 
 func (w *Worker) settleOrphan(j *WebhookJob) {
-	_ = withLock(hookLock(w.GitDir, j.Hook), func() error {
+	_ = WithLock(hookLock(w.GitDir, j.Hook), func() error {
 		now := w.now().UTC()
 		j.State, j.LastError, j.Settled = StateFailed, "hook "+j.Hook+" is no longer in "+config.WebhooksFile, &now
 		if err := saveJob(w.GitDir, j); err != nil {
@@ -415,7 +415,7 @@ func (w *Worker) settleOrphan(j *WebhookJob) {
 // attemptHead sends delivery id to h once, under h's lock, and records the
 // outcome.
 func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
-	err := withLock(hookLock(w.GitDir, h.Name), func() error {
+	err := WithLock(hookLock(w.GitDir, h.Name), func() error {
 		j, err := readJob(spoolPath(w.GitDir, "webhooks", "pending", id+".json"))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil // settled meanwhile (redelivered by hand)
@@ -469,7 +469,7 @@ func (w *Worker) attemptHead(ctx context.Context, h Webhook, id string) {
 func SyncMirror(ctx context.Context, gitDir string, r Remote, environ []string, force bool) (MirrorState, error) {
 	var st MirrorState
 	var perr error
-	err := withLock(mirrorSyncLock(gitDir, r.Name), func() error {
+	err := WithLock(mirrorSyncLock(gitDir, r.Name), func() error {
 		cur, err := ReadMirror(gitDir, r)
 		if err != nil {
 			return err
@@ -523,7 +523,7 @@ func Redeliver(ctx context.Context, gitDir, id string, send Sender) (*WebhookJob
 		return j, fmt.Errorf("delivery %s is for hook %s, which is no longer in %s: add it back to redeliver", id, j.Hook, filepath.Join(gitDir, config.WebhooksFile))
 	}
 	var aerr error
-	err = withLock(hookLock(gitDir, h.Name), func() error {
+	err = WithLock(hookLock(gitDir, h.Name), func() error {
 		if j, err = FindDelivery(gitDir, id); err != nil {
 			return err
 		}

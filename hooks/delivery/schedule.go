@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // The retry schedule of deliveries (docs/delivery.md, "Clocks").
 //

@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // Waiting for a verb's own deliveries (docs/delivery.md): `queue run` and
 // `pr merge` push, post-receive spools, the worker delivers; the verb then

@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // Mirrors (docs/delivery.md).
 //

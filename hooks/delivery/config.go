@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // The after-push chain's configuration (docs/operating.md). Three optional JSON
 // files in the bare repository's git directory, never in pushed content:

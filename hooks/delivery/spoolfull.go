@@ -1,4 +1,4 @@
-package hooks
+package delivery
 
 // Webhook records the worker cannot write (docs/delivery.md, "A full
 // disk").
