@@ -33,9 +33,9 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 )
 
 func run(b *testing.B, env []string, dir string, args ...string) string {
@@ -88,7 +88,7 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 		// The hooks `go install ./cmd/...` gets: both run git+hook (a test
 		// build is not from a clean checkout, so install would not pick it).
 		for _, h := range []string{"pre-receive", "post-receive"} {
-			body := "#!/bin/sh\n" + hooks.Marker + "\n"
+			body := "#!/bin/sh\n" + install.Marker + "\n"
 			if h == "post-receive" {
 				body += "[ -e \"$GIT_DIR/" + config.RemotesFile + "\" ] || [ -e \"$GIT_DIR/" + config.WebhooksFile + "\" ] || exit 0\n"
 			}

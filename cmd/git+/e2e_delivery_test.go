@@ -23,6 +23,7 @@ import (
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 )
 
 // stopWorker ends the delivery worker the test's pushes started in gitDir
@@ -350,7 +351,7 @@ func TestDeliveryMirrorOutage(t *testing.T) {
 func (w *e2e) forceLeanHooks(t *testing.T) {
 	t.Helper()
 	w.forcePreReceive(t, true)
-	script := "#!/bin/sh\n" + hooks.Marker + " (rewritten by the test to run the lean post-receive)\n" +
+	script := "#!/bin/sh\n" + install.Marker + " (rewritten by the test to run the lean post-receive)\n" +
 		"exec '" + fixtures.HookBinary(t) + "' post-receive '" + w.bin + "'\n"
 	if err := os.WriteFile(filepath.Join(w.origin, "hooks", "post-receive"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hooks/metrics"
 	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hooks/serve"
@@ -47,7 +48,7 @@ func TestE2EHookCheckWarnsPusher(t *testing.T) {
 		t.Errorf("git+ init did not create hub/, where wake.json goes: %v", err)
 	}
 	out, code := hookCheck(w, w.origin)
-	if code != hooks.ExitWarnings || !strings.Contains(out, "warning: the rules require a known pusher") || !strings.Contains(out, "[unknown-pusher]") {
+	if code != install.ExitWarnings || !strings.Contains(out, "warning: the rules require a known pusher") || !strings.Contains(out, "[unknown-pusher]") {
 		t.Fatalf("hook check with requireKnownPusher and no gitplus.pusher: exit %d\n%s", code, out)
 	}
 	// A plain push is indeed refused so.
@@ -61,7 +62,7 @@ func TestE2EHookCheckWarnsPusher(t *testing.T) {
 		t.Fatalf("hook check with gitplus.pusher set: exit %d\n%s", code, out)
 	}
 	w.git(w.origin, "config", "--unset", "gitplus.pusher")
-	if err := hooks.MarkServed(w.origin); err != nil { // as git+ serve's install does
+	if err := install.MarkServed(w.origin); err != nil { // as git+ serve's install does
 		t.Fatal(err)
 	}
 	if out, code := hookCheck(w, w.origin); code != 0 {
@@ -86,7 +87,7 @@ func TestE2EHookCheckWarnsWakeKey(t *testing.T) {
 		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: []string{"git+", "queue", "run", "--target", "main"}},
 	}})
 	out, code := hookCheck(w, w.origin)
-	if code != hooks.ExitWarnings || !strings.Contains(out, "wake rule ci runs git+ check run signing as member server") || !strings.Contains(out, "lacks hub.check:ci") {
+	if code != install.ExitWarnings || !strings.Contains(out, "wake rule ci runs git+ check run signing as member server") || !strings.Contains(out, "lacks hub.check:ci") {
 		t.Fatalf("hook check with a CI wake rule whose key lacks hub.check:ci: exit %d\n%s", code, out)
 	}
 	if strings.Contains(out, "wake rule queue ") {
@@ -97,7 +98,7 @@ func TestE2EHookCheckWarnsWakeKey(t *testing.T) {
 		t.Fatalf("hook check once the server key holds hub.check:ci: exit %d\n%s", code, out)
 	}
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "member", "change", "server", "--remove-cap", "hub.queue")
-	if out, code := hookCheck(w, w.origin); code != hooks.ExitWarnings || !strings.Contains(out, "wake rule queue runs git+ queue run signing as member server") || !strings.Contains(out, "lacks hub.queue") {
+	if out, code := hookCheck(w, w.origin); code != install.ExitWarnings || !strings.Contains(out, "wake rule queue runs git+ queue run signing as member server") || !strings.Contains(out, "lacks hub.queue") {
 		t.Fatalf("hook check with a queue rule whose key lacks hub.queue: exit %d\n%s", code, out)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hooks/wake"
 )
 
@@ -119,10 +120,10 @@ func TestServe(t *testing.T) {
 		{Name: "late", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "sleep 1; echo survived"}},
 	}})
 	s := startServe(t, w.bin, w.env, root)
-	if ok, _, err := hooks.Installed(nested); err != nil || !ok {
+	if ok, _, err := install.Installed(nested); err != nil || !ok {
 		t.Fatalf("git+ serve did not install the hooks in %s: %v", nested, err)
 	}
-	if ok, _, _ := hooks.Installed(other); ok {
+	if ok, _, _ := install.Installed(other); ok {
 		t.Fatalf("git+ serve installed hooks in %s, which has no refs/hub/trust", other)
 	}
 	if log := readFile(s.Log); !strings.Contains(log, "skipped "+other) {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webhookpost"
 	"github.com/gitplus/gitplus/receive"
@@ -101,7 +102,7 @@ func hookGitDir(c *cli.Context, abs bool) string {
 func hookInstall(c *cli.Context, gitDir string) error {
 	bin, err := installHooks(gitDir)
 	if err == nil {
-		fmt.Fprintln(c.App.ErrWriter, hooks.InstalledNote(gitDir, bin))
+		fmt.Fprintln(c.App.ErrWriter, install.InstalledNote(gitDir, bin))
 	}
 	return err
 }
@@ -109,7 +110,7 @@ func hookInstall(c *cli.Context, gitDir string) error {
 // installHooks installs the receive hooks running this binary into gitDir.
 func installHooks(gitDir string) (bin string, err error) {
 	if bin, err = wake.Executable(); err == nil {
-		err = hooks.Install(gitDir, bin)
+		err = install.Install(gitDir, bin)
 	}
 	return bin, err
 }

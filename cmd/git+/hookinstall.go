@@ -23,7 +23,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive/gitio"
 	"github.com/gitplus/gitplus/receive/repo"
@@ -46,17 +46,17 @@ func hookCheckCommand() *cli.Command {
 
 // preflightInstall judges installing into dir ("" is the current
 // directory) before anything is written (hooks.CheckInstall).
-func preflightInstall(dir string, chown bool) (hooks.InstallCheck, error) {
+func preflightInstall(dir string, chown bool) (install.InstallCheck, error) {
 	target := dir
 	if target == "" {
 		target, _ = os.Getwd()
 	}
 	bin, err := wake.Executable()
 	if err != nil {
-		return hooks.InstallCheck{}, err
+		return install.InstallCheck{}, err
 	}
-	lean, _ := hooks.LeanHook(bin)
-	ic, err := hooks.CheckInstall(target, bin, lean, chown)
+	lean, _ := install.LeanHook(bin)
+	ic, err := install.CheckInstall(target, bin, lean, chown)
 	if err != nil {
 		return ic, err
 	}
@@ -80,11 +80,11 @@ func trustForGit(dir string) {
 }
 
 // finishInstall hands what was written to the hook user when asked.
-func finishInstall(ic hooks.InstallCheck, gitDir string) error {
+func finishInstall(ic install.InstallCheck, gitDir string) error {
 	if !ic.Chown {
 		return nil
 	}
-	return hooks.ChownWritten(gitDir, ic.Owner)
+	return install.ChownWritten(gitDir, ic.Owner)
 }
 
 func hookInstallAction(c *cli.Context) error {
@@ -115,7 +115,7 @@ func hookCheckAction(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	r, err := hooks.Check(gitDir)
+	r, err := install.Check(gitDir)
 	if err != nil {
 		return fail(1, err)
 	}
@@ -127,9 +127,9 @@ func hookCheckAction(c *cli.Context) error {
 	}
 	for _, h := range []struct {
 		name string
-		r    hooks.Reach
+		r    install.Reach
 	}{{"pre-receive", r.PreReceive}, {"post-receive", r.PostReceive}} {
-		if h.r.Via == hooks.ViaNone {
+		if h.r.Via == install.ViaNone {
 			fmt.Fprintf(w, "%s: does not reach git+\n", h.name)
 		} else {
 			fmt.Fprintf(w, "%s: %s\n", h.name, h.r.Detail())
@@ -147,7 +147,7 @@ func hookCheckAction(c *cli.Context) error {
 		return fail(1, fmt.Errorf("the boundary of %s is not in place (%d problems above): %w", r.GitDir, len(r.Problems), errNotInPlace))
 	}
 	if len(r.Warnings) > 0 {
-		return fail(hooks.ExitWarnings, fmt.Errorf("the boundary of %s is in place, with %d warning(s) above: %w", r.GitDir, len(r.Warnings), errWarnings))
+		return fail(install.ExitWarnings, fmt.Errorf("the boundary of %s is in place, with %d warning(s) above: %w", r.GitDir, len(r.Warnings), errWarnings))
 	}
 	fmt.Fprintln(w, "ok: the boundary is in place")
 	return nil

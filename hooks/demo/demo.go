@@ -45,7 +45,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/checkrun"
@@ -224,7 +224,7 @@ func (d *demo) run() (err error) {
 	d.say("wrote ed25519 keys for %s in %s (no ssh-agent is used)", strings.Join(names, ", "), d.keyDir)
 	d.verb("admin", "init", "--name", "demo", "--admin", "admin", d.bare)
 	made := must(repo.Init(repo.InitOptions{Dir: d.bare, Key: d.keys["admin"], Admin: "admin", Name: "demo"}))
-	check(hooks.Install(made.GitDir, d.bin))
+	check(install.Install(made.GitDir, d.bin))
 	d.r = must(repo.Open(made.GitDir, "."))
 	defer d.r.Close()
 	d.say("           created the bare repository, its signed trust root (RepoID %s) and the receive hooks", made.RepoID)

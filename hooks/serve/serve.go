@@ -61,8 +61,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/sosedoff/gitkit"
 
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
@@ -248,10 +248,10 @@ func (s *Server) Install(dir string) error {
 	if s.installed[dir] {
 		return nil
 	}
-	if err := hooks.Install(dir, s.Binary); err != nil {
+	if err := install.Install(dir, s.Binary); err != nil {
 		return fmt.Errorf("installing the git+ hooks in %s: %w", dir, err)
 	}
-	if err := hooks.MarkServed(dir); err != nil { // hook check: serve identifies pushers
+	if err := install.MarkServed(dir); err != nil { // hook check: serve identifies pushers
 		return err
 	}
 	s.installed[dir] = true

@@ -1,4 +1,4 @@
-package hooks
+package install
 
 // Installing from several processes at once (docs/operating.md "Installing
 // the hooks"): two `git+ serve` starting on one root, or an operator's `git+

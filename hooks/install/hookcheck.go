@@ -1,4 +1,4 @@
-package hooks
+package install
 
 // `git+ hook check` (docs/operating.md "Checking the boundary: git+ hook
 // check"): whether the pre-receive git will run for a repository reaches

@@ -1,4 +1,4 @@
-package hooks
+package install
 
 // The running binary's version as `git+ --version` prints it (docs/cli.md,
 // "Version"): the module path and version, then the VCS revision the Go

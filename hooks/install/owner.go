@@ -1,4 +1,4 @@
-package hooks
+package install
 
 // Installing that cannot break the host (docs/operating.md "Ownership and
 // the hook user"). A host that runs git over ssh (plain sshd, gitolite)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package hooks
+package install
 
 import "os"
 

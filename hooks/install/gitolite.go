@@ -1,4 +1,4 @@
-package hooks
+package install
 
 // git+ on a gitolite host (docs/operating.md "Installing on gitolite").
 // gitolite owns its repositories' hooks: it links its update hook into

@@ -1,5 +1,5 @@
-// Package hooks installs git+ as a bare repository's receive hooks and runs
-// the after-push chain from post-receive (docs/operating.md).
+// Package install installs git+ as a bare repository's receive hooks
+// (docs/operating.md).
 //
 // Decisions for installing:
 //   - The scripts exec the git+ binary by absolute path (no PATH lookup at
@@ -37,7 +37,7 @@
 //     another writer's lock (installlock.go).
 //   - The after-push configuration directory hub/ is created (empty), so
 //     an operator following docs/operating.md finds where wake.json goes.
-package hooks
+package install
 
 import (
 	"bytes"

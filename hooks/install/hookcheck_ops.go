@@ -1,4 +1,4 @@
-package hooks
+package install
 
 // What `git+ hook check` warns about beyond the boundary itself
 // (docs/operating.md "Checking the boundary: git+ hook check"): states in
