@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks/delivery"
-	"github.com/gitplus/gitplus/hooks/webhookpost"
+	"github.com/gitplus/gitplus/hooks/delivery/webhookpost"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 

@@ -29,9 +29,9 @@ import (
 
 	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/delivery/webhookpost"
 	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hooks/wake"
-	"github.com/gitplus/gitplus/hooks/webhookpost"
 	"github.com/gitplus/gitplus/receive"
 )
 
