@@ -37,7 +37,7 @@ func init() {
 				Usage:     "send one delivery again, now",
 				ArgsUsage: "ID",
 				Action: inGitDir("usage: git+ webhook redeliver ID", 1, 1, func(c *cli.Context, gitDir string) error {
-					j, err := delivery.Redeliver(context.Background(), gitDir, c.Args().First(), webhookpost.Attempt)
+					j, err := delivery.Redeliver(context.Background(), gitDir, c.Args().First(), delivery.Via(webhookpost.Post))
 					if err == nil {
 						fmt.Fprintf(c.App.Writer, "delivered %s to %s (%s, attempt %d)\n", j.ID, j.Hook, j.LastStatus, j.Attempts)
 					}

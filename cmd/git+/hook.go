@@ -152,7 +152,7 @@ func hookDeliverAction(c *cli.Context) error {
 	gitDir := hookGitDir(c, true)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	w := &delivery.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: webhookpost.Attempt}
+	w := &delivery.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: delivery.Via(webhookpost.Post)}
 	if err := w.Run(ctx); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("delivery worker for %s: %w", gitDir, err)
 	}

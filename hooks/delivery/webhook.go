@@ -96,9 +96,41 @@ func (h Webhook) Wants(d *Delivery) bool {
 // Sender sends one delivery attempt: POST body to h, signed (Sign), with
 // header X-GitPlus-Delivery id, bounded by h's timeout; it returns the
 // answer's status line ("" when there was none) and nil for a 2xx answer.
-// The HTTP one is webhookpost.Attempt, kept out of this package so that the
-// post-receive hook, which sends nothing, does not link an HTTP client.
+// The worker's and `git+ webhook redeliver`'s is Via(webhookpost.Post).
 type Sender func(ctx context.Context, h Webhook, id string, body []byte) (string, error)
+
+// Post sends one POST of body with headers to url, bounded by timeout, and
+// returns as a Sender does. The HTTP one is webhookpost.Post, kept out of
+// this package so that the post-receive hook, which sends nothing, does not
+// link an HTTP client.
+type Post func(ctx context.Context, url string, timeout time.Duration, headers map[string]string, body []byte) (string, error)
+
+// Via is the Sender that sends each attempt through post: to h's URL,
+// bounded by h's timeout, with Headers.
+func Via(post Post) Sender {
+	return func(ctx context.Context, h Webhook, id string, body []byte) (string, error) {
+		return post(ctx, h.URL, h.Timeout(), Headers(h, id, body), body)
+	}
+}
+
+// Headers are the headers of an attempt of delivery id to h: git+'s event,
+// delivery and signature, or, for a delivery spooled in GitHub's format
+// (h.Format "github"), GitHub's instead (docs/delivery.md).
+func Headers(h Webhook, id string, body []byte) map[string]string {
+	if h.Format == FormatGitHub {
+		return map[string]string{
+			GitHubEventHeader:       "push",
+			GitHubDeliveryHeader:    id,
+			GitHubSignatureHeader:   Sign(h.Secret, body),
+			GitHubSignatureHeaderV1: SignSHA1(h.Secret, body),
+		}
+	}
+	return map[string]string{
+		"X-GitPlus-Event":    "push",
+		"X-GitPlus-Delivery": id,
+		SignatureHeader:      Sign(h.Secret, body),
+	}
+}
 
 // Timeout is h's bound on one attempt.
 func (h Webhook) Timeout() time.Duration { return seconds(h.TimeoutSeconds, DefaultWebhookTimeout) }

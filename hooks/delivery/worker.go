@@ -99,7 +99,7 @@ type Worker struct {
 	Log     io.Writer // one line per outcome (nil: none)
 	Now     func() time.Time
 	Tick    time.Duration // longest sleep between rounds (default 100 ms)
-	Send    Sender        // sends one webhook attempt (webhookpost.Attempt)
+	Send    Sender        // sends one webhook attempt (Via(webhookpost.Post))
 
 	mu      sync.Mutex
 	lastCfg string
