@@ -30,7 +30,6 @@ package hooks
 //     event (UnjudgedEvent) of the ref's update.
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -189,29 +188,8 @@ func PostReceive(o Options) (*Report, error) {
 		rep.Mirrors = append(rep.Mirrors, r.Name)
 	}
 	if len(webhooks) > 0 && !(own.NoNotify && wake.Quietable(rep.Updates)) {
-		body, err := json.Marshal(d)
-		if err != nil {
-			fails = append(fails, fmt.Sprintf("encoding the webhook delivery: %v", err))
-		} else {
-			ghCache := map[string]*delivery.GitHubPush{}
-			for _, h := range webhooks {
-				if h.IsGitHub() {
-					ids, fs := delivery.SpoolGitHub(context.Background(), o.GitDir, h, d, body, ghCache, now)
-					rep.Spooled, fails = append(rep.Spooled, ids...), append(fails, fs...)
-					continue
-				}
-				if !h.Wants(d) {
-					continue
-				}
-				j := &delivery.WebhookJob{ID: delivery.NewJobID(now), Hook: h.Name, URL: h.URL, Created: now.UTC(), State: delivery.StatePending,
-					NextAttempt: now.UTC(), Updates: d.Updates, Body: body}
-				if err := delivery.SpoolJob(o.GitDir, j); err != nil {
-					fails = append(fails, fmt.Sprintf("spooling the delivery to webhook %s: %v", h.Name, err))
-					continue
-				}
-				rep.Spooled = append(rep.Spooled, j.ID)
-			}
-		}
+		ids, fs := delivery.SpoolWebhooks(o.GitDir, webhooks, d, now)
+		rep.Spooled, fails = append(rep.Spooled, ids...), append(fails, fs...)
 	}
 	// With any mirror configured the worker starts even when no change could
 	// be recorded (a full disk): it syncs a mirror whose refs differ from

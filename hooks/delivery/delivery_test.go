@@ -121,8 +121,8 @@ func TestSpoolRecords(t *testing.T) {
 	now := time.Now()
 	var ids []string
 	for i := 0; i < 5; i++ {
-		j := &WebhookJob{ID: NewJobID(now.Add(time.Duration(i))), Hook: "h", Created: now, State: StatePending, Body: json.RawMessage(`{"n":1}`)}
-		if err := SpoolJob(dir, j); err != nil {
+		j := &WebhookJob{ID: newJobID(now.Add(time.Duration(i))), Hook: "h", Created: now, State: StatePending, Body: json.RawMessage(`{"n":1}`)}
+		if err := spoolJob(dir, j); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, j.ID)
@@ -193,9 +193,9 @@ func TestWorkerOrderAndRetry(t *testing.T) {
 		{"name":"b","url":"`+srv.URL+`/b","secret":"k-b"}]}`)
 	now := time.Now()
 	for i, hook := range []string{"a", "b", "a", "gone", "b", "a"} {
-		j := &WebhookJob{ID: NewJobID(now.Add(time.Duration(i))), Hook: hook, Created: now, State: StatePending,
+		j := &WebhookJob{ID: newJobID(now.Add(time.Duration(i))), Hook: hook, Created: now, State: StatePending,
 			Body: json.RawMessage(`"` + hook + string(rune('0'+i)) + `"`)}
-		if err := SpoolJob(dir, j); err != nil {
+		if err := spoolJob(dir, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -242,7 +242,7 @@ func TestWorkerSingle(t *testing.T) {
 		t.Fatalf("lock: %v", err)
 	}
 	defer f.Close()
-	SpoolJob(dir, &WebhookJob{ID: NewJobID(time.Now()), Hook: "h", State: StatePending, Body: json.RawMessage(`1`)})
+	spoolJob(dir, &WebhookJob{ID: newJobID(time.Now()), Hook: "h", State: StatePending, Body: json.RawMessage(`1`)})
 	if err := (&Worker{GitDir: dir}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestDeliveriesSince(t *testing.T) {
 	t0 := time.Now()
 	for i := 0; i < 4; i++ {
 		at := t0.Add(time.Duration(i) * time.Second)
-		if err := SpoolJob(dir, &WebhookJob{ID: NewJobID(at), Hook: "h", Created: at, State: StatePending, Body: json.RawMessage(`1`)}); err != nil {
+		if err := spoolJob(dir, &WebhookJob{ID: newJobID(at), Hook: "h", Created: at, State: StatePending, Body: json.RawMessage(`1`)}); err != nil {
 			t.Fatal(err)
 		}
 	}

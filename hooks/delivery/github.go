@@ -127,8 +127,8 @@ type GitHubRepo struct {
 	CloneURL string `json:"clone_url"`
 }
 
-// IsGitHub reports whether h is sent in GitHub's format.
-func (h Webhook) IsGitHub() bool { return h.Format == FormatGitHub }
+// isGitHub reports whether h is sent in GitHub's format.
+func (h Webhook) isGitHub() bool { return h.Format == FormatGitHub }
 
 // wantsHubEvents reports whether a GitHub-format hook also takes d in git+'s
 // format: only for hub events its "events" name.
@@ -276,13 +276,13 @@ func (p GitHubPush) body(h Webhook, repo string) ([]byte, error) {
 	return json.Marshal(p)
 }
 
-// SpoolGitHub spools hook h's GitHub-format deliveries of push d: one per
+// spoolGitHub spools hook h's GitHub-format deliveries of push d: one per
 // branch update (payloads built once per push in cache), and one in git+'s
 // format when h names hub events d carries.
-func SpoolGitHub(ctx context.Context, gitDir string, h Webhook, d *Delivery, gitPlusBody []byte, cache map[string]*GitHubPush, now time.Time) ([]string, []string) {
+func spoolGitHub(ctx context.Context, gitDir string, h Webhook, d *Delivery, gitPlusBody []byte, cache map[string]*GitHubPush, now time.Time) ([]string, []string) {
 	var ids, fails []string
 	add := func(j *WebhookJob) {
-		if err := SpoolJob(gitDir, j); err != nil {
+		if err := spoolJob(gitDir, j); err != nil {
 			fails = append(fails, fmt.Sprintf("spooling the delivery to webhook %s: %v", h.Name, err))
 			return
 		}
@@ -306,12 +306,12 @@ func SpoolGitHub(ctx context.Context, gitDir string, h Webhook, d *Delivery, git
 				fails = append(fails, fmt.Sprintf("webhook %s: encoding the GitHub push of %s: %v", h.Name, u.Ref, err))
 				continue
 			}
-			add(&WebhookJob{ID: NewJobID(time.Now()), Hook: h.Name, URL: h.URL, Format: FormatGitHub, Created: now.UTC(),
+			add(&WebhookJob{ID: newJobID(time.Now()), Hook: h.Name, URL: h.URL, Format: FormatGitHub, Created: now.UTC(),
 				State: StatePending, NextAttempt: now.UTC(), Updates: []DeliveryRef{u}, Body: body})
 		}
 	}
 	if h.wantsHubEvents(d) {
-		add(&WebhookJob{ID: NewJobID(time.Now()), Hook: h.Name, URL: h.URL, Created: now.UTC(), State: StatePending,
+		add(&WebhookJob{ID: newJobID(time.Now()), Hook: h.Name, URL: h.URL, Created: now.UTC(), State: StatePending,
 			NextAttempt: now.UTC(), Updates: d.Updates, Body: gitPlusBody})
 	}
 	return ids, fails

@@ -86,8 +86,8 @@ func TestWorkerClockSkew(t *testing.T) {
 			defer srv.Close()
 			fixtures.WriteFile(t, dir, config.WebhooksFile, fmt.Sprintf(`{"hooks":[{"name":"h","url":%q,"secret":"k","backoff_seconds":0.02,"backoff_max_seconds":0.05,"retry_window_seconds":2}]}`, srv.URL))
 			at := time.Now().Add(tc.spooled).UTC()
-			j := &WebhookJob{ID: NewJobID(time.Now()), Hook: "h", URL: srv.URL, Created: at, NextAttempt: at, State: StatePending, Body: []byte(`{}`)}
-			if err := SpoolJob(dir, j); err != nil {
+			j := &WebhookJob{ID: newJobID(time.Now()), Hook: "h", URL: srv.URL, Created: at, NextAttempt: at, State: StatePending, Body: []byte(`{}`)}
+			if err := spoolJob(dir, j); err != nil {
 				t.Fatal(err)
 			}
 			w := &Worker{GitDir: dir, Tick: 10 * time.Millisecond, Send: testSend, Now: func() time.Time { return time.Now().Add(tc.worker) }}

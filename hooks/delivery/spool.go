@@ -118,8 +118,8 @@ func spoolPath(gitDir string, parts ...string) string {
 	return filepath.Join(append([]string{gitDir, SpoolDir}, parts...)...)
 }
 
-// NewJobID is a new delivery id, made at now (the decisions above).
-func NewJobID(now time.Time) string {
+// newJobID is a new delivery id, made at now (the decisions above).
+func newJobID(now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%016x%s", now.UnixNano(), hex.EncodeToString(b[:]))
@@ -212,8 +212,8 @@ func WithLock(p string, fn func() error) error {
 	return fn()
 }
 
-// SpoolJob records a new pending webhook delivery.
-func SpoolJob(gitDir string, j *WebhookJob) error {
+// spoolJob records a new pending webhook delivery.
+func spoolJob(gitDir string, j *WebhookJob) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return fmt.Errorf("encoding delivery %s: %w", j.ID, err)

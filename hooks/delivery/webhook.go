@@ -25,6 +25,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -56,6 +57,37 @@ type DeliveryEvent struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
+// SpoolWebhooks spools the deliveries of push d to hooks, as post-receive
+// does at now: to each hook that subscribes to d (wants) one delivery in
+// git+'s format, or to a hook in GitHub's format one per branch update
+// (spoolGitHub). It returns the ids spooled and the failures, one line each
+// for the post-receive log; a failure skips one hook, never the others.
+func SpoolWebhooks(gitDir string, hooks []Webhook, d *Delivery, now time.Time) (ids, fails []string) {
+	body, err := json.Marshal(d)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("encoding the webhook delivery: %v", err)}
+	}
+	ghCache := map[string]*GitHubPush{}
+	for _, h := range hooks {
+		if h.isGitHub() {
+			gids, fs := spoolGitHub(context.Background(), gitDir, h, d, body, ghCache, now)
+			ids, fails = append(ids, gids...), append(fails, fs...)
+			continue
+		}
+		if !h.wants(d) {
+			continue
+		}
+		j := &WebhookJob{ID: newJobID(now), Hook: h.Name, URL: h.URL, Created: now.UTC(), State: StatePending,
+			NextAttempt: now.UTC(), Updates: d.Updates, Body: body}
+		if err := spoolJob(gitDir, j); err != nil {
+			fails = append(fails, fmt.Sprintf("spooling the delivery to webhook %s: %v", h.Name, err))
+			continue
+		}
+		ids = append(ids, j.ID)
+	}
+	return ids, fails
+}
+
 // Sign returns the X-GitPlus-Signature value of body under secret.
 func Sign(secret string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
@@ -68,8 +100,8 @@ func VerifySignature(secret string, body []byte, header string) bool {
 	return hmac.Equal([]byte(Sign(secret, body)), []byte(header))
 }
 
-// Wants reports whether hook h subscribes to delivery d.
-func (h Webhook) Wants(d *Delivery) bool {
+// wants reports whether hook h subscribes to delivery d.
+func (h Webhook) wants(d *Delivery) bool {
 	if len(h.Events) == 0 {
 		return true
 	}
