@@ -6,7 +6,8 @@ package main
 //
 // Decisions:
 //   - The hooks find the repository from --repo, then $GIT_DIR, then the
-//     current directory (where git runs hooks), without running git.
+//     current directory (where git runs hooks), without running git
+//     (hooks.GitDir).
 //   - pre-receive (receive.PreReceive) prints one "git+: refused <ref>:
 //     [<code>] <reason>" line per refused ref and exits 1 when any ref is
 //     refused. It fails closed.
@@ -22,7 +23,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -54,7 +54,7 @@ func init() {
 				Name:  "pre-receive",
 				Usage: "judge a push (run by git; reads `old new ref` lines on stdin)",
 				Action: func(c *cli.Context) error {
-					if receive.PreReceive(hookGitDir(c, false), os.Environ(), os.Stdin, c.App.ErrWriter) > 0 {
+					if receive.PreReceive(hooks.GitDir(repoDir(c)), os.Environ(), os.Stdin, c.App.ErrWriter) > 0 {
 						return fail(1, errSilent)
 					}
 					return nil
@@ -83,22 +83,6 @@ func repoDir(c *cli.Context) string {
 	return rootString(c, "repo")
 }
 
-// hookGitDir is the repository a hook runs for: --repo, $GIT_DIR, ".";
-// abs makes it absolute.
-func hookGitDir(c *cli.Context, abs bool) string {
-	d := repoDir(c)
-	if d == "" {
-		d = os.Getenv("GIT_DIR")
-	}
-	if d == "" {
-		d = "."
-	}
-	if a, err := filepath.Abs(d); err == nil && abs {
-		return a
-	}
-	return d
-}
-
 func hookInstall(c *cli.Context, gitDir string) error {
 	bin, err := installHooks(gitDir)
 	if err == nil {
@@ -122,7 +106,7 @@ func preReceiveFast() int {
 }
 
 func hookPostReceiveAction(c *cli.Context) error {
-	gitDir := hookGitDir(c, true)
+	gitDir := hooks.AbsGitDir(repoDir(c))
 	bin, _ := wake.Executable()
 	_, err := hooks.PostReceive(hooks.Options{GitDir: gitDir, Stdin: os.Stdin, Stderr: c.App.ErrWriter, Environ: os.Environ(), Binary: bin})
 	if err != nil {
@@ -137,19 +121,12 @@ func hookPostReceiveAction(c *cli.Context) error {
 // git directory, where post-receive starts it); standard output is the
 // rule's log.
 func wakeRunFast(rule string, argv []string) int {
-	gitDir := os.Getenv("GIT_DIR")
-	if gitDir == "" {
-		gitDir = "."
-	}
-	if a, err := filepath.Abs(gitDir); err == nil {
-		gitDir = a
-	}
-	wake.SuperviseWake(gitDir, rule, argv, os.Stdout)
+	wake.SuperviseWake(hooks.AbsGitDir(""), rule, argv, os.Stdout)
 	return 0
 }
 
 func hookDeliverAction(c *cli.Context) error {
-	gitDir := hookGitDir(c, true)
+	gitDir := hooks.AbsGitDir(repoDir(c))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	w := &delivery.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: delivery.Via(webhookpost.Post)}

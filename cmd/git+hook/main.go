@@ -14,7 +14,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/gitplus/gitplus/hooks"
@@ -40,13 +39,7 @@ func main() {
 // started, deliveries spooled for the worker that bin runs): the package
 // links no HTTP client, so this starts as fast as pre-receive.
 func postReceive(bin string) int {
-	gitDir := os.Getenv("GIT_DIR")
-	if gitDir == "" {
-		gitDir = "."
-	}
-	if abs, err := filepath.Abs(gitDir); err == nil {
-		gitDir = abs
-	}
+	gitDir := hooks.AbsGitDir("")
 	// What it says reaches the pusher's terminal (git relays it): escaped
 	// as all git+ text is (docs/cli.md "Text on a terminal").
 	stderr := termtext.NewWriter(os.Stderr)
