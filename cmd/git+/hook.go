@@ -15,8 +15,8 @@ package main
 //     a failure is reported and logged, never failing the push.
 //   - deliver is the worker post-receive starts; run by hand it settles
 //     whatever is pending (it returns at once if a worker runs).
-//   - `git+ init` installs the hooks too (installHooks); both judge first
-//     that the hook user can use what they write (hookinstall.go).
+//   - `git+ init` installs the hooks too (install.InstallHooks); both judge
+//     first that the hook user can use what they write (hookinstall.go).
 
 import (
 	"context"
@@ -84,19 +84,11 @@ func repoDir(c *cli.Context) string {
 }
 
 func hookInstall(c *cli.Context, gitDir string) error {
-	bin, err := installHooks(gitDir)
+	bin, err := install.InstallHooks(gitDir)
 	if err == nil {
 		fmt.Fprintln(c.App.ErrWriter, install.InstalledNote(gitDir, bin))
 	}
 	return err
-}
-
-// installHooks installs the receive hooks running this binary into gitDir.
-func installHooks(gitDir string) (bin string, err error) {
-	if bin, err = wake.Executable(); err == nil {
-		err = install.Install(gitDir, bin)
-	}
-	return bin, err
 }
 
 // preReceiveFast is `git+ hook pre-receive` with no other argument (the
