@@ -2,7 +2,7 @@ package main
 
 // git+ webhook {deliveries,redeliver} and git+ mirror {status,sync}: the
 // after-push delivery spool seen and driven by hand (docs/delivery.md). The
-// spool, the views and the waiting are package hooks' (hooks/status.go).
+// spool, the views and the waiting are package hooks/delivery's (status.go).
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func init() {
 				Flags: []cli.Flag{jsonFlag()},
 				Action: inGitDir("usage: git+ webhook deliveries [--json]", 0, 0, func(c *cli.Context, gitDir string) error {
 					st := delivery.ReadDeliveryStatus(gitDir)
-					return printStatus(c, st, gitDir, st.ConfigErrors, "the webhook configuration or spool of %s has errors (listed above)")
+					return printStatus(c, st, gitDir)
 				}),
 			},
 			{
@@ -55,7 +55,7 @@ func init() {
 				Flags: []cli.Flag{jsonFlag()},
 				Action: inGitDir("usage: git+ mirror status [--json]", 0, 0, func(c *cli.Context, gitDir string) error {
 					st := delivery.ReadMirrorStatus(gitDir)
-					return printStatus(c, st, gitDir, st.ConfigErrors, "the mirror configuration of %s has errors (listed above)")
+					return printStatus(c, st, gitDir)
 				}),
 			},
 			{
@@ -84,8 +84,11 @@ func inGitDir(usage string, min, max int, fn func(c *cli.Context, gitDir string)
 }
 
 // printStatus prints a status document as JSON (--json) or text, then
-// fails with failure when its configuration had errors.
-func printStatus(c *cli.Context, st interface{ WriteText(io.Writer, string) }, gitDir string, cfgErrs []string, failure string) error {
+// ends with its error (a configuration that did not load).
+func printStatus(c *cli.Context, st interface {
+	WriteText(io.Writer, string)
+	Err(string) error
+}, gitDir string) error {
 	if wantJSON(c) {
 		if err := printJSON(c, st); err != nil {
 			return err
@@ -93,10 +96,7 @@ func printStatus(c *cli.Context, st interface{ WriteText(io.Writer, string) }, g
 	} else {
 		st.WriteText(c.App.Writer, gitDir)
 	}
-	if len(cfgErrs) > 0 {
-		return fmt.Errorf(failure, gitDir)
-	}
-	return nil
+	return st.Err(gitDir)
 }
 
 // awaitOwnDeliveries waits, bounded, for the deliveries of the pushes a

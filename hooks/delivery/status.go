@@ -63,6 +63,15 @@ func errorLines(errs ...error) []string {
 	return out
 }
 
+// Err is the error `git+ webhook deliveries` of gitDir ends with when its
+// configuration or spool did not load, nil otherwise.
+func (st DeliveryStatus) Err(gitDir string) error {
+	if len(st.ConfigErrors) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the webhook configuration or spool of %s has errors (listed above)", gitDir)
+}
+
 // ReadDeliveryStatus reads the webhook deliveries spooled in gitDir.
 func ReadDeliveryStatus(gitDir string) DeliveryStatus {
 	_, herr := LoadWebhooks(gitDir)
@@ -129,6 +138,15 @@ type MirrorStatus struct {
 	Mirrors       []MirrorView `json:"mirrors"`
 	WorkerRunning bool         `json:"worker_running"`
 	remotesOK     bool         // remotes.json loaded (or is absent)
+}
+
+// Err is the error `git+ mirror status` of gitDir ends with when its
+// configuration did not load, nil otherwise.
+func (st MirrorStatus) Err(gitDir string) error {
+	if len(st.ConfigErrors) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the mirror configuration of %s has errors (listed above)", gitDir)
 }
 
 // ReadMirrorStatus reads the mirrors of gitDir and their state.
