@@ -136,6 +136,17 @@ func PublishedStatus(gitDir string) (ServerStatus, bool) {
 	return s, true
 }
 
+// WakeFailuresOf are a server's failing wake rules: read from its git
+// directory server when that is on this machine, else from the status it
+// published, fetched into the repository gitDir.
+func WakeFailuresOf(server, gitDir string) []WakeFailure {
+	if server != "" {
+		fs, _ := WakeFailingIn(server)
+		return fs
+	}
+	return PublishedWakeFailures(gitDir)
+}
+
 // PublishedWakeFailures is PublishedStatus's failing wake rules.
 func PublishedWakeFailures(gitDir string) []WakeFailure {
 	s, _ := PublishedStatus(gitDir)
