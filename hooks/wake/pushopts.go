@@ -83,3 +83,16 @@ func Quietable(ups []RefUpdate) bool {
 // NoNotifyOption is the push option that skips the webhooks of a push of
 // branches alone, honoured only from git+'s own pushes (pushopts.go).
 const NoNotifyOption = "gitplus.no-notify"
+
+// NoNotify is the push options of a verb's pushes that ask for no webhook
+// (git+ queue run --no-notify), read through getenv (pass os.Getenv):
+// NoNotifyOption and, when the verb runs for a wake rule, its WakeTag — git
+// drops the configured options, the tag among them, once a push names its
+// own.
+func NoNotify(getenv func(string) string) []string {
+	opts := []string{NoNotifyOption}
+	if tag := WakeTag(getenv); tag != "" {
+		opts = append(opts, tag)
+	}
+	return opts
+}
