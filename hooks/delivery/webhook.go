@@ -125,6 +125,20 @@ func (h Webhook) wants(d *Delivery) bool {
 	return false
 }
 
+// Verifier says whether a delivery body, delivered with header (a
+// request's Header.Get), is signed with secret: in git+'s
+// X-GitPlus-Signature, else in GitHub's X-Hub-Signature-256
+// (docs/delivery.md).
+func Verifier(secret string) func(body []byte, header func(string) string) bool {
+	return func(body []byte, header func(string) string) bool {
+		sig := header(SignatureHeader)
+		if sig == "" {
+			sig = header(GitHubSignatureHeader)
+		}
+		return VerifySignature(secret, body, sig)
+	}
+}
+
 // Sender sends one delivery attempt: POST body to h, signed (Sign), with
 // header X-GitPlus-Delivery id, bounded by h's timeout; it returns the
 // answer's status line ("" when there was none) and nil for a 2xx answer.

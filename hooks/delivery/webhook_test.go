@@ -43,3 +43,23 @@ func TestVia(t *testing.T) {
 		t.Fatalf("GitHub format: %v %v", got, gotTimeout)
 	}
 }
+
+// A delivery is verified by git+'s signature header, else GitHub's.
+func TestVerifier(t *testing.T) {
+	body := []byte(`{"x":1}`)
+	v := Verifier("k")
+	for _, tc := range []struct {
+		headers map[string]string
+		ok      bool
+	}{
+		{map[string]string{SignatureHeader: Sign("k", body)}, true},
+		{map[string]string{GitHubSignatureHeader: Sign("k", body)}, true},
+		{map[string]string{SignatureHeader: Sign("other", body)}, false},
+		{map[string]string{SignatureHeader: Sign("other", body), GitHubSignatureHeader: Sign("k", body)}, false},
+		{nil, false},
+	} {
+		if got := v(body, func(k string) string { return tc.headers[k] }); got != tc.ok {
+			t.Errorf("%v: %v", tc.headers, got)
+		}
+	}
+}
