@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hubrefs/trust"
+	"github.com/gitplus/gitplus/receive/jsonpos"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -51,7 +51,7 @@ func rulesSet(c *cli.Context) error {
 	}
 	var syntax any
 	if err := json.Unmarshal(data, &syntax); err != nil {
-		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, config.LocateJSONError(data, err)))
+		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, jsonpos.LocateJSONError(data, err)))
 	}
 	if _, err := trust.ParseRulesStrict(data); err != nil {
 		return fail(1, fmt.Errorf("rules in %s: %w; nothing was written", src, err))

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gitplus/gitplus/receive/jsonpos"
 )
 
 // Configuration files, relative to the git directory.
@@ -50,14 +52,14 @@ func ReadJSON(gitDir, name string, v any) ([]byte, bool, error) {
 	}
 	if err != nil {
 		off := dec.InputOffset()
-		end, located := jsonErrorEnd(err)
+		end, located := jsonpos.ErrorEnd(err)
 		switch {
 		case extraAt >= 0:
 			off = extraAt + int64(len(data[extraAt:])-len(bytes.TrimLeft(data[extraAt:], " \t\r\n")))
 		case located:
 			off = end - 1 // the offset counts the byte at fault
 			var se *json.SyntaxError
-			if at, closer, ok := trailingComma(data, end); ok && errors.As(err, &se) {
+			if at, closer, ok := jsonpos.TrailingComma(data, end); ok && errors.As(err, &se) {
 				off, err = at, fmt.Errorf("a trailing comma before %q (JSON allows none; delete it): %w", closer, err)
 			}
 		default:
@@ -102,6 +104,6 @@ func ValueOffset(data []byte, s string) int64 {
 // At renders "file:line:column" for byte offset off of data (the
 // offset of the first byte at fault, lines and columns from 1).
 func At(p string, data []byte, off int64) string {
-	line, col := lineCol(data, off)
+	line, col := jsonpos.LineCol(data, off)
 	return fmt.Sprintf("%s:%d:%d", p, line, col)
 }

@@ -1,4 +1,9 @@
-package config
+// Package jsonpos says where a JSON document that does not decode went
+// wrong, as line and column (docs/cli.md, "Machine-readable"), naming a
+// trailing comma as the mistake it is: for the rules documents `git+ rules
+// set` reads and the after-push configuration files (hooks/config).
+// Standard library only.
+package jsonpos
 
 import (
 	"bytes"
@@ -26,7 +31,7 @@ func (e *JSONError) Unwrap() error { return e.Err }
 // *JSONError when it carries a byte offset (a syntax error, a value of the
 // wrong type); other errors are returned unchanged.
 func LocateJSONError(data []byte, err error) error {
-	off, ok := jsonErrorEnd(err)
+	off, ok := ErrorEnd(err)
 	if !ok && errors.Is(err, io.ErrUnexpectedEOF) {
 		off, ok = int64(len(data)), true // a json.Decoder at a truncated document
 	}
@@ -34,18 +39,18 @@ func LocateJSONError(data []byte, err error) error {
 		return err
 	}
 	var se *json.SyntaxError
-	if at, closer, ok := trailingComma(data, off); ok && errors.As(err, &se) {
-		line, col := lineCol(data, at)
+	if at, closer, ok := TrailingComma(data, off); ok && errors.As(err, &se) {
+		line, col := LineCol(data, at)
 		return &JSONError{Line: line, Column: col, Err: fmt.Errorf("a trailing comma before %q (JSON allows none; delete it): %w", closer, err)}
 	}
 	line, col := Position(data, off)
 	return &JSONError{Line: line, Column: col, Err: err}
 }
 
-// trailingComma reports whether the syntax error ending at off is a '}' or
+// TrailingComma reports whether the syntax error ending at off is a '}' or
 // ']' right after a comma (only white space between), and where that comma
 // is: the mistake is the comma, so that is the position named.
-func trailingComma(data []byte, off int64) (at int64, closer byte, ok bool) {
+func TrailingComma(data []byte, off int64) (at int64, closer byte, ok bool) {
 	i := off - 1
 	if i < 0 || i >= int64(len(data)) || (data[i] != '}' && data[i] != ']') {
 		return 0, 0, false
@@ -63,9 +68,9 @@ func trailingComma(data []byte, off int64) (at int64, closer byte, ok bool) {
 	return 0, 0, false
 }
 
-// jsonErrorEnd returns the offset encoding/json gives with err (a syntax
+// ErrorEnd returns the offset encoding/json gives with err (a syntax
 // error, a value of the wrong type): just past the byte at fault.
-func jsonErrorEnd(err error) (int64, bool) {
+func ErrorEnd(err error) (int64, bool) {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -81,13 +86,13 @@ func jsonErrorEnd(err error) (int64, bool) {
 // encoding/json's offsets point just past the byte at fault; the position
 // given is that byte's.
 func Position(data []byte, off int64) (line, col int) {
-	return lineCol(data, off-1)
+	return LineCol(data, off-1)
 }
 
-// lineCol returns the 1-based line and column (in bytes) of the byte at
+// LineCol returns the 1-based line and column (in bytes) of the byte at
 // index at of data, clamped to data: the one place positions in JSON files
 // are counted (rules files here, after-push configuration in config.go).
-func lineCol(data []byte, at int64) (line, col int) {
+func LineCol(data []byte, at int64) (line, col int) {
 	if at > int64(len(data)) {
 		at = int64(len(data))
 	}
