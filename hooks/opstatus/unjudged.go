@@ -27,14 +27,11 @@ package opstatus
 //     operator deletes it.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -136,43 +133,14 @@ func RecordUnjudged(gitDir string, us []Unjudged) error {
 		}
 		b.Write(append(line, '\n'))
 	}
-	p := filepath.Join(gitDir, filepath.FromSlash(UnjudgedFile))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("recording the unjudged-update alarm: %w", err)
-	}
-	if fi, err := os.Stat(p); err == nil && fi.Size() > unjudgedMax {
-		_ = os.Rename(p, p+".1")
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("recording the unjudged-update alarm: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Write(b.Bytes()); err != nil {
-		return fmt.Errorf("recording the unjudged-update alarm in %s: %w", p, err)
-	}
-	return nil
+	return appendRecords(gitDir, UnjudgedFile, unjudgedMax, b.Bytes(), "the unjudged-update alarm")
 }
 
 // ReadUnjudged returns gitDir's alarm records, oldest first.
 func ReadUnjudged(gitDir string) ([]Unjudged, error) {
-	p := filepath.Join(gitDir, filepath.FromSlash(UnjudgedFile))
-	var out []Unjudged
-	for _, f := range []string{p + ".1", p} {
-		data, err := os.ReadFile(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return out, fmt.Errorf("reading the alarms %s: %w", f, err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			var u Unjudged
-			if json.Unmarshal(sc.Bytes(), &u) == nil && u.Ref != "" {
-				out = append(out, u)
-			}
-		}
+	out, err := readRecords(gitDir, UnjudgedFile, "the alarms", func(u Unjudged) bool { return u.Ref != "" })
+	if err != nil {
+		return out, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil

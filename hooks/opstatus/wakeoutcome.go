@@ -25,13 +25,8 @@ package opstatus
 //     deleted, which Prometheus reads as a counter reset).
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -91,22 +86,7 @@ func RecordWake(gitDir string, o WakeOutcome) error {
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(gitDir, filepath.FromSlash(WakeOutcomesFile))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("recording the outcome of wake rule %s: %w", o.Rule, err)
-	}
-	if fi, err := os.Stat(p); err == nil && fi.Size() > wakeOutcomesMax {
-		_ = os.Rename(p, p+".1")
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("recording the outcome of wake rule %s: %w", o.Rule, err)
-	}
-	defer f.Close()
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("recording the outcome of wake rule %s in %s: %w", o.Rule, p, err)
-	}
-	return nil
+	return appendRecords(gitDir, WakeOutcomesFile, wakeOutcomesMax, append(b, '\n'), "the outcome of wake rule "+o.Rule)
 }
 
 func cutLine(s string) string {
@@ -121,24 +101,9 @@ func cutLine(s string) string {
 // that do not decode, such as a torn last line, are skipped). No records is
 // no error.
 func ReadWakeOutcomes(gitDir string) ([]WakeOutcome, error) {
-	p := filepath.Join(gitDir, filepath.FromSlash(WakeOutcomesFile))
-	var out []WakeOutcome
-	for _, f := range []string{p + ".1", p} {
-		data, err := os.ReadFile(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return out, fmt.Errorf("reading the wake outcomes %s: %w", f, err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 0, 4096), 64<<10)
-		for sc.Scan() {
-			var o WakeOutcome
-			if json.Unmarshal(sc.Bytes(), &o) == nil && o.Rule != "" {
-				out = append(out, o)
-			}
-		}
+	out, err := readRecords(gitDir, WakeOutcomesFile, "the wake outcomes", func(o WakeOutcome) bool { return o.Rule != "" })
+	if err != nil {
+		return out, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil
