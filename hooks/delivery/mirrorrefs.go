@@ -31,9 +31,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/gitplus/gitplus/receive/gitio"
@@ -61,62 +59,38 @@ func mirroredRefs(gitDir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// unwritten holds, per mirror state file, the state this process failed to
-// write and the file as it stood then.
-var unwritten = struct {
-	sync.Mutex
-	m map[string]unwrittenState
-}{m: map[string]unwrittenState{}}
+// unwrittenStates holds, per mirror state file, the state this process
+// failed to write (memo, spoolfull.go) and how many writes failed in a row.
+var unwrittenStates = memo[unwrittenState]{m: map[string]unwritten[unwrittenState]{}}
 
 type unwrittenState struct {
 	st       MirrorState
 	failures int // writes failed in a row
-	exist    bool
-	size     int64
-	mod      time.Time
 }
 
 // keepUnwrittenMirror records in this process that r's state could not be
 // written (werr): it stays before, to be retried after a backoff. It
 // returns the state kept.
 func keepUnwrittenMirror(gitDir string, r Remote, before MirrorState, werr error) MirrorState {
-	p := mirrorFile(gitDir, r.Name)
-	unwritten.Lock()
-	defer unwritten.Unlock()
-	u := unwrittenState{failures: unwritten.m[p].failures + 1}
-	now := time.Now().UTC()
-	before.LastError, before.LastErrorTime = clip("recording the mirror's state: "+werr.Error()), &now
-	before.NextAttempt = now.Add(Backoff(u.failures, seconds(r.BackoffSeconds, DefaultBackoff), seconds(r.BackoffMaxSeconds, DefaultMirrorBackoff)))
-	u.st = before
-	if fi, err := os.Stat(p); err == nil {
-		u.exist, u.size, u.mod = true, fi.Size(), fi.ModTime()
-	}
-	unwritten.m[p] = u
-	return before
+	u := unwrittenStates.keep(mirrorFile(gitDir, r.Name), func(was unwrittenState) unwrittenState {
+		u := unwrittenState{failures: was.failures + 1}
+		now := time.Now().UTC()
+		before.LastError, before.LastErrorTime = clip("recording the mirror's state: "+werr.Error()), &now
+		before.NextAttempt = now.Add(Backoff(u.failures, seconds(r.BackoffSeconds, DefaultBackoff), seconds(r.BackoffMaxSeconds, DefaultMirrorBackoff)))
+		u.st = before
+		return u
+	})
+	return u.st
 }
 
 // forgetUnwrittenMirror: r's state was written, the file holds the truth.
 func forgetUnwrittenMirror(gitDir string, r Remote) {
-	unwritten.Lock()
-	defer unwritten.Unlock()
-	delete(unwritten.m, mirrorFile(gitDir, r.Name))
+	unwrittenStates.forget(mirrorFile(gitDir, r.Name))
 }
 
 // unwrittenMirror returns the state this process failed to write for r,
 // while the file is still the one it failed to replace.
 func unwrittenMirror(gitDir string, r Remote) (MirrorState, bool) {
-	p := mirrorFile(gitDir, r.Name)
-	unwritten.Lock()
-	defer unwritten.Unlock()
-	u, ok := unwritten.m[p]
-	if !ok {
-		return MirrorState{}, false
-	}
-	fi, err := os.Stat(p)
-	same := (err != nil && !u.exist) || (err == nil && u.exist && fi.Size() == u.size && fi.ModTime().Equal(u.mod))
-	if !same {
-		delete(unwritten.m, p)
-		return MirrorState{}, false
-	}
-	return u.st, true
+	u, ok := unwrittenStates.get(mirrorFile(gitDir, r.Name))
+	return u.st, ok
 }

@@ -25,51 +25,79 @@ import (
 	"time"
 )
 
-var unsaved = struct {
-	sync.Mutex
-	m map[string]unsavedRecord
-}{m: map[string]unsavedRecord{}}
-
-type unsavedRecord struct {
-	job   WebhookJob
+// unwritten is what a process keeps of a record it could not write to its
+// file: the record, and the file as it stood then, so that another
+// process changing the file wins over the memory.
+type unwritten[T any] struct {
+	rec   T
 	exist bool
 	size  int64
 	mod   time.Time
 }
 
-// keepUnsavedJob remembers j as the record of its pending file p, which
-// could not be written.
-func keepUnsavedJob(p string, j *WebhookJob) {
-	u := unsavedRecord{job: *j}
+// memo holds, per file, the record this process could not write (the
+// webhook records here, the mirror states in mirrorrefs.go).
+type memo[T any] struct {
+	sync.Mutex
+	m map[string]unwritten[T]
+}
+
+// keep replaces the record kept for file p with next of the one kept
+// before (the zero T when none), and returns it.
+func (k *memo[T]) keep(p string, next func(before T) T) T {
+	k.Lock()
+	defer k.Unlock()
+	u := unwritten[T]{rec: next(k.m[p].rec)}
 	if fi, err := os.Stat(p); err == nil {
 		u.exist, u.size, u.mod = true, fi.Size(), fi.ModTime()
 	}
-	unsaved.Lock()
-	defer unsaved.Unlock()
-	unsaved.m[p] = u
+	k.m[p] = u
+	return u.rec
 }
 
-func forgetUnsavedJob(p string) {
-	unsaved.Lock()
-	defer unsaved.Unlock()
-	delete(unsaved.m, p)
+// forget drops what was kept for p: its record was written.
+func (k *memo[T]) forget(p string) {
+	k.Lock()
+	defer k.Unlock()
+	delete(k.m, p)
 }
 
-// unsavedJob returns the record kept for pending file p while the file is
-// still the one that could not be replaced.
-func unsavedJob(p string) (*WebhookJob, bool) {
-	unsaved.Lock()
-	defer unsaved.Unlock()
-	u, ok := unsaved.m[p]
+// get returns the record kept for p while the file is still the one that
+// could not be replaced; a file changed since is the truth again.
+func (k *memo[T]) get(p string) (T, bool) {
+	k.Lock()
+	defer k.Unlock()
+	u, ok := k.m[p]
 	if !ok {
-		return nil, false
+		var zero T
+		return zero, false
 	}
 	fi, err := os.Stat(p)
 	same := (err != nil && !u.exist) || (err == nil && u.exist && fi.Size() == u.size && fi.ModTime().Equal(u.mod))
 	if !same {
-		delete(unsaved.m, p)
+		delete(k.m, p)
+		var zero T
+		return zero, false
+	}
+	return u.rec, true
+}
+
+var unsaved = memo[WebhookJob]{m: map[string]unwritten[WebhookJob]{}}
+
+// keepUnsavedJob remembers j as the record of its pending file p, which
+// could not be written.
+func keepUnsavedJob(p string, j *WebhookJob) {
+	unsaved.keep(p, func(WebhookJob) WebhookJob { return *j })
+}
+
+func forgetUnsavedJob(p string) { unsaved.forget(p) }
+
+// unsavedJob returns the record kept for pending file p while the file is
+// still the one that could not be replaced.
+func unsavedJob(p string) (*WebhookJob, bool) {
+	j, ok := unsaved.get(p)
+	if !ok {
 		return nil, false
 	}
-	j := u.job
 	return &j, true
 }
