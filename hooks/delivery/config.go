@@ -126,17 +126,11 @@ func LoadRemotes(gitDir string) ([]Remote, error) {
 		if err := checkMirrorURL(r.URL); err != nil {
 			return nil, fmt.Errorf("%s: remote %d: %v: %w", config.At(p, data, config.ValueOffset(data, r.URL)), i, err, config.ErrConfig)
 		}
-		name := r.Name
-		if name == "" {
-			name = r.URL
+		name, err := uniqueName(seen, r.Name, r.URL, "remotes", p, data)
+		if err != nil {
+			return nil, err
 		}
-		if seen[name] {
-			return nil, fmt.Errorf("%s: two remotes are named %q: give them different names: %w", config.At(p, data, config.ValueOffset(data, name)), name, config.ErrConfig)
-		}
-		seen[name] = true
-		if r.Name == "" {
-			c.Remotes[i].Name = r.URL
-		}
+		c.Remotes[i].Name = name
 	}
 	return c.Remotes, nil
 }
@@ -163,19 +157,27 @@ func LoadWebhooks(gitDir string) ([]Webhook, error) {
 		if h.Format != "" && h.Format != FormatGitPlus && h.Format != FormatGitHub {
 			return nil, fmt.Errorf("%s: hook %s: format %q is not %q or %q: %w", config.At(p, data, config.ValueOffset(data, h.Format)), h.URL, h.Format, FormatGitPlus, FormatGitHub, config.ErrConfig)
 		}
-		name := h.Name
-		if name == "" {
-			name = h.URL
+		name, err := uniqueName(seen, h.Name, h.URL, "hooks", p, data)
+		if err != nil {
+			return nil, err
 		}
-		if seen[name] {
-			return nil, fmt.Errorf("%s: two hooks are named %q: give them different names: %w", config.At(p, data, config.ValueOffset(data, name)), name, config.ErrConfig)
-		}
-		seen[name] = true
-		if h.Name == "" {
-			c.Hooks[i].Name = h.URL
-		}
+		c.Hooks[i].Name = name
 	}
 	return c.Hooks, nil
+}
+
+// uniqueName is the name an entry of the file p (data) goes by — its name,
+// else its url — once no earlier entry (seen) goes by it; what ("remotes",
+// "hooks") names the entries in the error.
+func uniqueName(seen map[string]bool, name, url, what, p string, data []byte) (string, error) {
+	if name == "" {
+		name = url
+	}
+	if seen[name] {
+		return "", fmt.Errorf("%s: two %s are named %q: give them different names: %w", config.At(p, data, config.ValueOffset(data, name)), what, name, config.ErrConfig)
+	}
+	seen[name] = true
+	return name, nil
 }
 
 func seconds(s float64, def time.Duration) time.Duration {
