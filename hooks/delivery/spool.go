@@ -49,6 +49,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // SpoolDir is the delivery spool, relative to the git directory.
@@ -150,20 +152,7 @@ func writeAtomicSync(p string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", p, err)
-	}
-	_, err1 := tmp.Write(data)
-	err2 := tmp.Close()
-	for _, e := range []error{err1, err2} {
-		if e != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("writing %s: %w", p, e)
-		}
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
+	if err := gitio.WriteFileAtomic(p, ".tmp-*", 0, data); err != nil {
 		return fmt.Errorf("writing %s: %w", p, err)
 	}
 	return nil

@@ -206,21 +206,7 @@ func installOne(hooksDir, name, bin, lean string) error {
 }
 
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing hook %s: %w", path, err)
-	}
-	_, err1 := tmp.Write(data)
-	err2 := tmp.Chmod(mode)
-	err3 := tmp.Close()
-	for _, e := range []error{err1, err2, err3} {
-		if e != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("writing hook %s: %w", path, e)
-		}
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := gitio.WriteFileAtomic(path, "."+filepath.Base(path)+".tmp-*", mode, data); err != nil {
 		return fmt.Errorf("writing hook %s: %w", path, err)
 	}
 	return nil
