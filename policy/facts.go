@@ -143,7 +143,7 @@ func (j *judge) firstParentReaches(newID, old plumbing.Hash, max int) bool {
 }
 
 // walked is commit id as a first-parent walk from a candidate reads it
-// (firstParentReaches, objects' introduced): from its merge fact while
+// (firstParentReaches, checkObjects): from its merge fact while
 // every commit walked so far came from one (facts), else read.
 func (j *judge) walked(id plumbing.Hash, facts bool) (*commit, error) {
 	if facts {
