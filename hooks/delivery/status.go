@@ -66,10 +66,16 @@ func errorLines(errs ...error) []string {
 // Err is the error `git+ webhook deliveries` of gitDir ends with when its
 // configuration or spool did not load, nil otherwise.
 func (st DeliveryStatus) Err(gitDir string) error {
-	if len(st.ConfigErrors) == 0 {
+	return listedErrors(st.ConfigErrors, "the webhook configuration or spool", gitDir)
+}
+
+// listedErrors is the error a status of gitDir whose errs (what did not
+// load of what) were listed ends with: nil when there are none.
+func listedErrors(errs []string, what, gitDir string) error {
+	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("the webhook configuration or spool of %s has errors (listed above)", gitDir)
+	return fmt.Errorf("%s of %s has errors (listed above)", what, gitDir)
 }
 
 // ReadDeliveryStatus reads the webhook deliveries spooled in gitDir.
@@ -143,10 +149,7 @@ type MirrorStatus struct {
 // Err is the error `git+ mirror status` of gitDir ends with when its
 // configuration did not load, nil otherwise.
 func (st MirrorStatus) Err(gitDir string) error {
-	if len(st.ConfigErrors) == 0 {
-		return nil
-	}
-	return fmt.Errorf("the mirror configuration of %s has errors (listed above)", gitDir)
+	return listedErrors(st.ConfigErrors, "the mirror configuration", gitDir)
 }
 
 // ReadMirrorStatus reads the mirrors of gitDir and their state.

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"time"
 )
 
 // appendRecords appends lines (JSON documents, each ending in a newline)
@@ -37,11 +39,12 @@ func appendRecords(gitDir, name string, max int64, lines []byte, what string) er
 	return nil
 }
 
-// readRecords returns the records of gitDir's record file name, the
-// rotated file's first, that decode and that keep accepts (a line that does
-// not, such as a torn last line, is skipped); what names them in errors.
-// No file is no error.
-func readRecords[T any](gitDir, name, what string, keep func(T) bool) ([]T, error) {
+// readRecords returns the records of gitDir's record file name that
+// decode and that keep accepts (a line that does not, such as a torn last
+// line, is skipped), oldest first by their time at; what names them in
+// errors. No file is no error; a file that cannot be read returns what was
+// read before it, unsorted.
+func readRecords[T any](gitDir, name, what string, keep func(T) bool, at func(T) time.Time) ([]T, error) {
 	p := filepath.Join(gitDir, filepath.FromSlash(name))
 	var out []T
 	for _, f := range []string{p + ".1", p} {
@@ -61,5 +64,6 @@ func readRecords[T any](gitDir, name, what string, keep func(T) bool) ([]T, erro
 			}
 		}
 	}
+	sort.SliceStable(out, func(i, j int) bool { return at(out[i]).Before(at(out[j])) })
 	return out, nil
 }

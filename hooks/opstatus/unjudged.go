@@ -32,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -138,12 +137,8 @@ func RecordUnjudged(gitDir string, us []Unjudged) error {
 
 // ReadUnjudged returns gitDir's alarm records, oldest first.
 func ReadUnjudged(gitDir string) ([]Unjudged, error) {
-	out, err := readRecords(gitDir, UnjudgedFile, "the alarms", func(u Unjudged) bool { return u.Ref != "" })
-	if err != nil {
-		return out, err
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
-	return out, nil
+	return readRecords(gitDir, UnjudgedFile, "the alarms", func(u Unjudged) bool { return u.Ref != "" },
+		func(u Unjudged) time.Time { return u.Time })
 }
 
 // RecentUnjudged is the alarms of the last AlarmBannerAge before now,

@@ -101,12 +101,8 @@ func cutLine(s string) string {
 // that do not decode, such as a torn last line, are skipped). No records is
 // no error.
 func ReadWakeOutcomes(gitDir string) ([]WakeOutcome, error) {
-	out, err := readRecords(gitDir, WakeOutcomesFile, "the wake outcomes", func(o WakeOutcome) bool { return o.Rule != "" })
-	if err != nil {
-		return out, err
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
-	return out, nil
+	return readRecords(gitDir, WakeOutcomesFile, "the wake outcomes", func(o WakeOutcome) bool { return o.Rule != "" },
+		func(o WakeOutcome) time.Time { return o.Time })
 }
 
 // WakeFailing returns the rules whose latest outcome is a failure, by rule
