@@ -13,19 +13,19 @@ package hooks
 //     hubrefs.ReadNew and the default ceilings); wake rules are then started
 //     detached (not waited for); then mirrors and webhooks are spooled, not
 //     sent: a change is recorded for each mirror and one delivery per
-//     subscribed webhook is written to the spool (spool.go), and the
-//     delivery worker (worker.go) is started detached unless one runs. The
-//     hook sends nothing over the network, so a slow or dead receiver never
-//     slows a push (docs/delivery.md).
+//     subscribed webhook is written to the spool (hooks/delivery/spool.go),
+//     and the delivery worker (hooks/delivery/worker.go) is started
+//     detached unless one runs. The hook sends nothing over the network, so
+//     a slow or dead receiver never slows a push (docs/delivery.md).
 //   - The push option "gitplus.no-notify" (git+ queue run --no-notify)
 //     skips the webhooks of a push that moved no refs/hub/* ref, and only
-//     when git+ itself set it (pushopts.go: never from a client's `git push
-//     -o`); mirrors and wake still run.
+//     when git+ itself set it (hooks/wake/pushopts.go: never from a
+//     client's `git push -o`); mirrors and wake still run.
 //   - An event ref that cannot be decoded (it should not pass the boundary)
 //     is logged; its update is still delivered and mirrored, without events.
 //   - Before anything else, the updates are checked against the
-//     pre-receive's records (unjudged.go): a protected ref that moved
-//     unjudged raises the alarm, whether or not any after-push
+//     pre-receive's records (hooks/opstatus/unjudged.go): a protected ref
+//     that moved unjudged raises the alarm, whether or not any after-push
 //     configuration exists; with webhooks or wake rules, the alarm is an
 //     event (UnjudgedEvent) of the ref's update.
 
@@ -61,7 +61,7 @@ type Options struct {
 
 // Report is what a chain run did, for tests and callers.
 type Report struct {
-	Unjudged []opstatus.Unjudged // updates of protected refs git+'s pre-receive did not judge (unjudged.go)
+	Unjudged []opstatus.Unjudged // updates of protected refs git+'s pre-receive did not judge (hooks/opstatus/unjudged.go)
 	Alarms   []string            // their log lines
 	Updates  []wake.RefUpdate
 	Woken    []string // ids of the rules started
@@ -79,14 +79,14 @@ const LogFile = "gitplus/log/post-receive.log"
 func PostReceive(o Options) (*Report, error) {
 	own := wake.HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
 	remote := wake.RemotePusher(o.Environ)
-	who := wake.HostPusher(o.Environ) // for the alarm (unjudged.go), before the identity is dropped
+	who := wake.HostPusher(o.Environ) // for the alarm (hooks/opstatus/unjudged.go), before the identity is dropped
 	o.Environ = wake.WithoutPusher(o.Environ)
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the post-receive input: %w", err)
 	}
 	rep := &Report{}
-	// The alarm first (unjudged.go): did git+'s pre-receive judge this push?
+	// The alarm first (hooks/opstatus/unjudged.go): did git+'s pre-receive judge this push?
 	unjudged, uerr := opstatus.FindUnjudged(o.GitDir, ups, who, time.Now())
 	rep.Unjudged = unjudged
 	remotes, rerr := delivery.LoadRemotes(o.GitDir)
@@ -178,7 +178,7 @@ func PostReceive(o Options) (*Report, error) {
 
 	// Mirrors and webhooks: spooled, then handed to the worker; nothing is
 	// sent from here, so no receiver can slow the push down. Their times
-	// are git+'s clock (schedule.go).
+	// are git+'s clock (hooks/delivery/schedule.go).
 	now := clock.Now()
 	for _, r := range remotes {
 		if err := delivery.RequestMirror(o.GitDir, r, now); err != nil {
@@ -193,7 +193,7 @@ func PostReceive(o Options) (*Report, error) {
 	}
 	// With any mirror configured the worker starts even when no change could
 	// be recorded (a full disk): it syncs a mirror whose refs differ from
-	// what it last carried (mirrorrefs.go).
+	// what it last carried (hooks/delivery/mirrorrefs.go).
 	if len(remotes)+len(rep.Spooled) > 0 && !o.NoWorker {
 		if err := delivery.StartWorker(o.GitDir, o.Binary, o.Environ); err != nil {
 			fails = append(fails, err.Error())

@@ -2,7 +2,7 @@ package main
 
 // git+ webhook {deliveries,redeliver} and git+ mirror {status,sync}: the
 // after-push delivery spool seen and driven by hand (docs/delivery.md). The
-// spool, the views and the waiting are package hooks/delivery's (status.go).
+// spool, the views and the waiting are hooks/delivery's (status.go there).
 
 import (
 	"context"
@@ -100,7 +100,7 @@ func printStatus(c *cli.Context, st interface {
 }
 
 // awaitOwnDeliveries waits, bounded, for the deliveries of the pushes a
-// verb made to h since it started (hooks.AwaitPushes).
+// verb made to h since it started (delivery.AwaitPushes).
 func awaitOwnDeliveries(h *repo.Repo, since time.Time) []string {
 	return delivery.AwaitPushes(h.GitDir, h.Remote, since, os.Environ())
 }

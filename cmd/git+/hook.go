@@ -107,7 +107,7 @@ func hookPostReceiveAction(c *cli.Context) error {
 	return nil
 }
 
-// wakeRunFast is `git+ hook wake-run RULE COMMAND...` (hooks.SuperviseWake),
+// wakeRunFast is `git+ hook wake-run RULE COMMAND...` (wake.SuperviseWake),
 // run by main without the CLI so that the command's own flags reach it
 // untouched: the repository is $GIT_DIR, else the current directory (the
 // git directory, where post-receive starts it); standard output is the

@@ -1,6 +1,6 @@
 package main
 
-// git+ wake: run the repository's wake rules by hand (hooks.WakeByHand,
+// git+ wake: run the repository's wake rules by hand (wake.WakeByHand,
 // docs/operating.md).
 
 import (

@@ -8,7 +8,7 @@
 // `git+ hook install` (and `git+ init`) use it when it sits beside the git+
 // binary and both were built from the same source — `go install ./cmd/...`
 // installs both — and otherwise fall back to `git+ hook pre-receive` (see
-// `go doc ./hooks`).
+// `go doc ./hooks/install`, lean.go).
 package main
 
 import (

@@ -1,8 +1,9 @@
 package config
 
-// Reading the after-push configuration files (hooks/config.go has their
-// shapes): strictly, an error naming the file, line and column (jsonpos.go), the
-// fields a misspelt one could have been (jsonfields.go).
+// Reading the after-push configuration files (hooks/delivery and hooks/wake
+// have their shapes): strictly, an error naming the file, line and column
+// (receive/jsonpos), the fields a misspelt one could have been
+// (jsonfields.go).
 
 import (
 	"bytes"

@@ -18,7 +18,7 @@ package delivery
 //   - The push runs with the hook's environment minus what describes the
 //     push being received (see wake.ChildEnv), so no push option and no pusher
 //     identity reaches a mirror. With gitplus.serverKey set, both pushes are
-//     signed with that key (serverkey.go).
+//     signed with that key (hooks/wake/serverkey.go).
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 	ctx, cancel := context.WithTimeout(ctx, seconds(r.TimeoutSeconds, DefaultMirrorTimeout))
 	defer cancel()
 	env := wake.ChildEnv(environ, nil, "GIT_TERMINAL_PROMPT=0")
-	// Signed with the server's key when one is configured (serverkey.go).
+	// Signed with the server's key when one is configured (hooks/wake/serverkey.go).
 	global, signed := wake.ServerSigning(gitDir)
 	steps := [][]string{
 		slices.Concat(global, []string{"push", "--quiet"}, signed, []string{r.URL, "refs/hub/*:refs/hub/*"}),

@@ -2,7 +2,7 @@
 // repository, told as a Go program over the packages the verbs call —
 // receive/repo (init, members, rules, pull requests, the queue),
 // receive/queuerun (the queue's passes), receive/checkrun (CI),
-// receive.AuditBranch (verify) and hooks.Install. It sits under hooks
+// receive.AuditBranch (verify) and install.Install. It sits under hooks
 // because it installs the receive hooks.
 //
 // Decisions:

@@ -1,5 +1,6 @@
-// Package install installs git+ as a bare repository's receive hooks
-// (docs/operating.md).
+package install
+
+// Installing the hook scripts (docs/operating.md "Installing the hooks").
 //
 // Decisions for installing:
 //   - The scripts exec the git+ binary by absolute path (no PATH lookup at
@@ -37,7 +38,6 @@
 //     another writer's lock (installlock.go).
 //   - The after-push configuration directory hub/ is created (empty), so
 //     an operator following docs/operating.md finds where wake.json goes.
-package install
 
 import (
 	"bytes"

@@ -12,7 +12,7 @@
 //     (receive/hookrec), read on from where the last scrape stopped and
 //     summed in this process: they count from the server's start, as a
 //     Prometheus counter may. The delivery figures are the spool's
-//     (hooks/spool.go).
+//     (hooks/delivery/spool.go).
 //   - Each scrape has its own registry (no global state): a scrape sees
 //     the repositories its credentials allow (hooks/serve decides), and
 //     only those are collected.

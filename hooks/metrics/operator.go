@@ -2,8 +2,8 @@ package metrics
 
 // The operator's alarms in /metrics (docs/operating.md "Metrics"): wake
 // rule failures and updates of protected refs git+ did not judge, counted
-// on scrape from the records the hooks keep (hooks/wakeoutcome.go,
-// hooks/unjudged.go). Like the queue figures they count what is recorded,
+// on scrape from the records the hooks keep (hooks/opstatus/wakeoutcome.go,
+// hooks/opstatus/unjudged.go). Like the queue figures they count what is recorded,
 // so deleting or rotating the records resets them (a counter reset). Every
 // wake rule of wake.json and every protected branch pattern is exported,
 // 0 until it counts, so that an alert's increase() sees the first one.

@@ -13,7 +13,7 @@ package serve
 //     readable file) or else with the key serve's own environment hands
 //     down (GITPLUS_KEY, or ssh-agent); with none, every such rule would
 //     fail into gitplus/log/wake-*.log while the page waits. A rule that
-//     runs git+ without "key" gets no key at all (hooks/wakeenv.go): a
+//     runs git+ without "key" gets no key at all (hooks/wake/wakeenv.go): a
 //     rule written before rules had to name it is named. A rule whose first
 //     word is "git+" runs the binary the hooks run; one that runs git+
 //     from a shell (sh -c "git+ ...") needs it on serve's PATH. And

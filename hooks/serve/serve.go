@@ -325,7 +325,7 @@ type Config struct {
 	HostKey string    // SSH host key file ("": ROOT/.gitplus/ssh_host_ed25519_key)
 	Private bool      // HTTP reads need a member token too
 	Adopt   string    // SSH private key file: git+ init every repository without refs/hub/trust
-	Binary  string    // the git+ binary the hooks run (hooks.Executable())
+	Binary  string    // the git+ binary the hooks run (wake.Executable())
 	Stdout  io.Writer // the "listening on" lines
 	Stderr  io.Writer // what serve reports: adopted, skipped, failed requests
 

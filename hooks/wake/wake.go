@@ -292,7 +292,7 @@ func WakeLog(gitDir, id string) string {
 
 // StartWake starts rule r detached (its own session) with its output
 // appended to WakeLog and returns the child's pid without waiting for it.
-// The child is `binary hook wake-run` (wakeoutcome.go: it runs the rule,
+// The child is `binary hook wake-run` (wakerun.go: it runs the rule,
 // writes "=== <time> exit <status>" to the log and records the outcome),
 // or, without a binary, `sh -c` running the rule and writing that line.
 func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error) {
@@ -306,7 +306,7 @@ func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error)
 	if binary != "" {
 		// git+ supervises the run: the exit status goes to the log and the
 		// outcome to the records queue show, the page and /metrics read
-		// (wakeoutcome.go).
+		// (hooks/opstatus/wakeoutcome.go).
 		cmd.Args = append([]string{binary, "hook", "wake-run", r.ID()}, cmd.Args...)
 		cmd.Path, cmd.Err = binary, nil
 	} else {
@@ -324,7 +324,7 @@ func StartWake(gitDir, binary string, r WakeRule, environ []string) (int, error)
 	fmt.Fprintf(f, "=== %s wake %s: %s\n", time.Now().UTC().Format(time.RFC3339), r.ID(), strings.Join(r.Run, " "))
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(f, "=== could not start: %v\n", err)
-		_ = opstatus.RecordWake(gitDir, outcomeOf(r.ID(), err, "", false)) // wakeoutcome.go
+		_ = opstatus.RecordWake(gitDir, outcomeOf(r.ID(), err, "", false)) // hooks/opstatus/wakeoutcome.go
 		_ = opstatus.PublishStatus(gitDir)
 		return 0, fmt.Errorf("starting wake rule %s (%s) in %s: %w", r.ID(), strings.Join(r.Run, " "), gitDir, err)
 	}

@@ -1,6 +1,6 @@
 package wake
 
-// hub/wake.json's rules (config.go has the file; wake.go runs them).
+// hub/wake.json's rules (hooks/config has the file; wake.go runs them).
 
 import (
 	"crypto/sha256"

@@ -13,8 +13,8 @@ package wake
 //     gitplus-wake push option), so a rule run by hand does not wake itself
 //     either. It fails if any rule failed; "no rule matches" when none
 //     applies is no failure. Each run's outcome is recorded as a detached
-//     run's is (wakeoutcome.go). Per-event rules (placeholders such as
-//     {event.pr}) are skipped: only a push's events can fill them.
+//     run's is (wakerun.go, hooks/opstatus). Per-event rules (placeholders
+//     such as {event.pr}) are skipped: only a push's events can fill them.
 
 import (
 	"fmt"
@@ -98,8 +98,8 @@ func (w WakeByHand) Run(gitDir string) error {
 		if last == "" {
 			last = out.Last()
 		}
-		_ = opstatus.RecordWake(gitDir, outcomeOf(r.ID(), err, last, started)) // wakeoutcome.go
-		_ = opstatus.PublishStatus(gitDir)                                     // opstatus.go
+		_ = opstatus.RecordWake(gitDir, outcomeOf(r.ID(), err, last, started)) // hooks/opstatus/wakeoutcome.go
+		_ = opstatus.PublishStatus(gitDir)                                     // hooks/opstatus/opstatus.go
 		if err != nil {
 			failed++
 			fmt.Fprintf(w.Stderr, "git+: wake %s (%s) in %s: %v\n", r.ID(), strings.Join(r.Run, " "), gitDir, err)

@@ -2,7 +2,7 @@ package wake
 
 // A wake rule's run supervised (docs/operating.md "When a wake rule
 // fails"): `git+ hook wake-run` runs the rule's command, keeps its last
-// line and records how it ended (wakeoutcome.go).
+// line and records how it ended (hooks/opstatus/wakeoutcome.go).
 
 import (
 	"errors"
@@ -97,7 +97,7 @@ func SuperviseWake(gitDir, rule string, argv []string, out io.Writer) opstatus.W
 	if err := opstatus.RecordWake(gitDir, o); err != nil {
 		fmt.Fprintf(out, "=== %v\n", err)
 	}
-	if err := opstatus.PublishStatus(gitDir); err != nil { // opstatus.go
+	if err := opstatus.PublishStatus(gitDir); err != nil { // hooks/opstatus/opstatus.go
 		fmt.Fprintf(out, "=== %v\n", err)
 	}
 	return o

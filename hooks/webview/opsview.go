@@ -2,7 +2,7 @@ package webview
 
 // What operators must see on the page (docs/operating.md "Where operators
 // and users see it"): the server's failing wake rules and its recent
-// unjudged-update alarms (hooks/wakeoutcome.go, hooks/unjudged.go), read
+// unjudged-update alarms (hooks/opstatus), read
 // from the git directory's records on every request; and each pull
 // request's queue events in its timeline.
 

@@ -91,7 +91,8 @@ func Position(data []byte, off int64) (line, col int) {
 
 // LineCol returns the 1-based line and column (in bytes) of the byte at
 // index at of data, clamped to data: the one place positions in JSON files
-// are counted (rules files here, after-push configuration in config.go).
+// are counted (rules documents, and the after-push configuration read by
+// hooks/config).
 func LineCol(data []byte, at int64) (line, col int) {
 	if at > int64(len(data)) {
 		at = int64(len(data))
