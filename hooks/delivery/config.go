@@ -1,7 +1,9 @@
 package delivery
 
-// The after-push chain's configuration (docs/operating.md). Three optional JSON
-// files in the bare repository's git directory, never in pushed content:
+// The after-push chain's configuration of deliveries (docs/operating.md).
+// Two of its three optional JSON files in the bare repository's git
+// directory, never in pushed content (hub/wake.json is hooks/wake's,
+// wakeconfig.go; hooks/config reads all three):
 //
 //	hub/remotes.json   {"remotes":[{"name":"m1","url":"/srv/mirror.git","timeout_seconds":20,
 //	                                 "backoff_seconds":1,"backoff_max_seconds":300}]}
@@ -9,9 +11,6 @@ package delivery
 //	                              "events":["*"],"timeout_seconds":5,"attempts":0,
 //	                              "retry_window_seconds":1800,"backoff_seconds":1,
 //	                              "backoff_max_seconds":60,"format":"gitplus","repo_url":""}]}
-//	hub/wake.json      {"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],
-//	                              "run":["git+","queue","run","--target","main"],
-//	                              "key":"server","env":["HTTPS_PROXY"]}]}
 //
 // Unknown fields are refused (a misspelt "timeout_secnds" would otherwise be
 // silently ignored), and so is a webhook URL that is not http(s) with a host

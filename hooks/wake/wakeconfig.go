@@ -1,6 +1,11 @@
 package wake
 
-// hub/wake.json's rules (hooks/config has the file; wake.go runs them).
+// hub/wake.json's rules (docs/operating.md "Wake rules"; hooks/config reads
+// the file, wake.go runs them):
+//
+//	hub/wake.json      {"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],
+//	                              "run":["git+","queue","run","--target","main"],
+//	                              "key":"server","env":["HTTPS_PROXY"]}]}
 
 import (
 	"crypto/sha256"
