@@ -20,7 +20,7 @@ import (
 	"github.com/gitplus/gitplus/hooks/wake"
 )
 
-// testSend is a Sender for these tests (the real one, webhookpost.Attempt,
+// testSend is a Sender for these tests (the real one, Via(webhookpost.Post),
 // imports this package).
 func testSend(ctx context.Context, h Webhook, id string, body []byte) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, strings.NewReader(string(body)))
