@@ -20,8 +20,8 @@ import (
 	"github.com/gitplus/gitplus/hooks/wake"
 )
 
-// testSend is a Sender for these tests (the real one, Via(webhookpost.Post),
-// imports this package).
+// testSend is a Sender for these tests (the real one is
+// Via(webhookpost.Post)).
 func testSend(ctx context.Context, h Webhook, id string, body []byte) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, strings.NewReader(string(body)))
 	if err != nil {
