@@ -13,24 +13,23 @@ package hooks
 //     hubrefs.ReadNew and the default ceilings); wake rules are then started
 //     detached (not waited for); then mirrors and webhooks are spooled, not
 //     sent: a change is recorded for each mirror and one delivery per
-//     subscribed webhook is written to the spool (spool.go), and the
-//     delivery worker (worker.go) is started detached unless one runs. The
-//     hook sends nothing over the network, so a slow or dead receiver never
-//     slows a push (docs/delivery.md).
+//     subscribed webhook is written to the spool (hooks/delivery/spool.go),
+//     and the delivery worker (hooks/delivery/worker.go) is started
+//     detached unless one runs. The hook sends nothing over the network, so
+//     a slow or dead receiver never slows a push (docs/delivery.md).
 //   - The push option "gitplus.no-notify" (git+ queue run --no-notify)
 //     skips the webhooks of a push that moved no refs/hub/* ref, and only
-//     when git+ itself set it (pushopts.go: never from a client's `git push
-//     -o`); mirrors and wake still run.
+//     when git+ itself set it (hooks/wake/pushopts.go: never from a
+//     client's `git push -o`); mirrors and wake still run.
 //   - An event ref that cannot be decoded (it should not pass the boundary)
 //     is logged; its update is still delivered and mirrored, without events.
 //   - Before anything else, the updates are checked against the
-//     pre-receive's records (unjudged.go): a protected ref that moved
-//     unjudged raises the alarm, whether or not any after-push
+//     pre-receive's records (hooks/opstatus/unjudged.go): a protected ref
+//     that moved unjudged raises the alarm, whether or not any after-push
 //     configuration exists; with webhooks or wake rules, the alarm is an
 //     event (UnjudgedEvent) of the ref's update.
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -40,15 +39,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/opstatus"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
 )
-
-// NoNotifyOption is the push option that skips the webhooks of a push of
-// branches alone, honoured only from git+'s own pushes (pushopts.go).
-const NoNotifyOption = "gitplus.no-notify"
 
 // Options are what the post-receive chain runs with.
 type Options struct {
@@ -63,9 +61,9 @@ type Options struct {
 
 // Report is what a chain run did, for tests and callers.
 type Report struct {
-	Unjudged []Unjudged // updates of protected refs git+'s pre-receive did not judge (unjudged.go)
-	Alarms   []string   // their log lines
-	Updates  []RefUpdate
+	Unjudged []opstatus.Unjudged // updates of protected refs git+'s pre-receive did not judge (hooks/opstatus/unjudged.go)
+	Alarms   []string            // their log lines
+	Updates  []wake.RefUpdate
 	Woken    []string // ids of the rules started
 	Mirrors  []string // names of the mirrors a change was recorded for
 	Spooled  []string // ids of the webhook deliveries spooled
@@ -79,21 +77,21 @@ const LogFile = "gitplus/log/post-receive.log"
 // post-receive hook on o.Stdin. It returns an error only when the input cannot
 // be read.
 func PostReceive(o Options) (*Report, error) {
-	own := HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
-	remote := remotePusher(o.Environ)
-	who := hostPusherOf(o.Environ) // for the alarm (unjudged.go), before the identity is dropped
-	o.Environ = WithoutPusher(o.Environ)
+	own := wake.HonouredOptions(o.Environ) // read before WithoutPusher drops GITPLUS_SERVED
+	remote := wake.RemotePusher(o.Environ)
+	who := wake.HostPusher(o.Environ) // for the alarm (hooks/opstatus/unjudged.go), before the identity is dropped
+	o.Environ = wake.WithoutPusher(o.Environ)
 	ups, err := receive.ParseHookInput(o.Stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading the post-receive input: %w", err)
 	}
 	rep := &Report{}
-	// The alarm first (unjudged.go): did git+'s pre-receive judge this push?
-	unjudged, uerr := findUnjudged(o.GitDir, ups, who, time.Now())
+	// The alarm first (hooks/opstatus/unjudged.go): did git+'s pre-receive judge this push?
+	unjudged, uerr := opstatus.FindUnjudged(o.GitDir, ups, who, time.Now())
 	rep.Unjudged = unjudged
-	remotes, rerr := LoadRemotes(o.GitDir)
-	webhooks, werr := LoadWebhooks(o.GitDir)
-	rules, kerr := LoadWake(o.GitDir)
+	remotes, rerr := delivery.LoadRemotes(o.GitDir)
+	webhooks, werr := delivery.LoadWebhooks(o.GitDir)
+	rules, kerr := wake.LoadWake(o.GitDir)
 	var fails []string
 	for _, e := range []error{uerr, rerr, werr, kerr} {
 		if e != nil {
@@ -101,23 +99,23 @@ func PostReceive(o Options) (*Report, error) {
 		}
 	}
 	if len(unjudged) > 0 {
-		rep.Alarms = raiseUnjudged(o, unjudged)
+		rep.Alarms = opstatus.RaiseUnjudged(o.GitDir, o.Stderr, unjudged)
 	}
 	defer func() { rep.Failures = fails; logChain(o, rep, remote) }()
 	if len(remotes)+len(webhooks)+len(rules) == 0 {
 		for _, u := range ups {
-			rep.Updates = append(rep.Updates, RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()})
+			rep.Updates = append(rep.Updates, wake.RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()})
 		}
 		return rep, nil
 	}
-	opts := PushOptions(o.Environ)
-	d := &Delivery{Delivery: randomID(), Repo: repoName(o.GitDir), Time: time.Now().UTC().Format(time.RFC3339),
-		Updates: []DeliveryRef{}, Events: []DeliveryEvent{}, PushOptions: append([]string{}, opts...)}
+	opts := wake.PushOptions(o.Environ)
+	d := &delivery.Delivery{Delivery: randomID(), Repo: repoName(o.GitDir), Time: time.Now().UTC().Format(time.RFC3339),
+		Updates: []delivery.DeliveryRef{}, Events: []delivery.DeliveryEvent{}, PushOptions: append([]string{}, opts...)}
 	needEvents := len(webhooks)+len(rules) > 0
 	var store *gitio.Store
 	for _, u := range ups {
-		ru := RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
-		d.Updates = append(d.Updates, DeliveryRef{Ref: u.Ref, Old: ru.Old, New: ru.New})
+		ru := wake.RefUpdate{Ref: u.Ref, Old: u.Old.String(), New: u.New.String()}
+		d.Updates = append(d.Updates, delivery.DeliveryRef{Ref: u.Ref, Old: ru.Old, New: ru.New})
 		if needEvents && strings.HasPrefix(u.Ref, "refs/hub/") && !u.New.IsZero() {
 			if store == nil {
 				if store, err = gitio.OpenStore(o.GitDir, gitio.QuarantineEnv{}); err != nil {
@@ -132,8 +130,8 @@ func PostReceive(o Options) (*Report, error) {
 				}
 				for _, ev := range evs {
 					ru.Types = append(ru.Types, ev.Type)
-					ru.Events = append(ru.Events, WakeEvent{ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
-					d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
+					ru.Events = append(ru.Events, wake.WakeEvent{ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
+					d.Events = append(d.Events, delivery.DeliveryEvent{Ref: u.Ref, ID: ev.ID.String(), Type: ev.Type, Payload: ev.Payload})
 				}
 			}
 		}
@@ -144,9 +142,9 @@ func PostReceive(o Options) (*Report, error) {
 			// The alarm travels as an event of the push: webhooks
 			// subscribed to it (or to "*") and wake rules "on" it get it.
 			payload, _ := json.Marshal(a)
-			ru.Types = append(ru.Types, UnjudgedEvent)
-			ru.Events = append(ru.Events, WakeEvent{Type: UnjudgedEvent, Payload: payload})
-			d.Events = append(d.Events, DeliveryEvent{Ref: u.Ref, Type: UnjudgedEvent, Payload: payload})
+			ru.Types = append(ru.Types, opstatus.UnjudgedEvent)
+			ru.Events = append(ru.Events, wake.WakeEvent{Type: opstatus.UnjudgedEvent, Payload: payload})
+			d.Events = append(d.Events, delivery.DeliveryEvent{Ref: u.Ref, Type: opstatus.UnjudgedEvent, Payload: payload})
 		}
 		rep.Updates = append(rep.Updates, ru)
 	}
@@ -155,11 +153,11 @@ func PostReceive(o Options) (*Report, error) {
 	}
 
 	// Wake first: detached, not waited for.
-	for _, r := range Match(rules, rep.Updates, own.SkipWake) {
-		runs := []WakeRule{r}
+	for _, r := range wake.Match(rules, rep.Updates, own.SkipWake) {
+		runs := []wake.WakeRule{r}
 		if r.PerEvent() {
 			runs = nil
-			refs, evs := MatchEvents(r, rep.Updates)
+			refs, evs := wake.MatchEvents(r, rep.Updates)
 			for i, ev := range evs {
 				x, err := r.Expand(refs[i], ev)
 				if err != nil {
@@ -170,7 +168,7 @@ func PostReceive(o Options) (*Report, error) {
 			}
 		}
 		for _, x := range runs {
-			if _, err := StartWake(o.GitDir, o.Binary, x, o.Environ); err != nil {
+			if _, err := wake.StartWake(o.GitDir, o.Binary, x, o.Environ); err != nil {
 				fails = append(fails, err.Error())
 				continue
 			}
@@ -180,45 +178,24 @@ func PostReceive(o Options) (*Report, error) {
 
 	// Mirrors and webhooks: spooled, then handed to the worker; nothing is
 	// sent from here, so no receiver can slow the push down. Their times
-	// are git+'s clock (schedule.go).
+	// are git+'s clock (hooks/delivery/schedule.go).
 	now := clock.Now()
 	for _, r := range remotes {
-		if err := RequestMirror(o.GitDir, r, now); err != nil {
+		if err := delivery.RequestMirror(o.GitDir, r, now); err != nil {
 			fails = append(fails, fmt.Sprintf("recording a change for mirror %s: %v", r.Name, err))
 			continue
 		}
 		rep.Mirrors = append(rep.Mirrors, r.Name)
 	}
-	if len(webhooks) > 0 && !(own.NoNotify && quietable(rep.Updates)) {
-		body, err := json.Marshal(d)
-		if err != nil {
-			fails = append(fails, fmt.Sprintf("encoding the webhook delivery: %v", err))
-		} else {
-			ghCache := map[string]*GitHubPush{}
-			for _, h := range webhooks {
-				if h.isGitHub() {
-					ids, fs := spoolGitHub(context.Background(), o, h, d, body, ghCache, now)
-					rep.Spooled, fails = append(rep.Spooled, ids...), append(fails, fs...)
-					continue
-				}
-				if !h.wants(d) {
-					continue
-				}
-				j := &WebhookJob{ID: newJobID(now), Hook: h.Name, URL: h.URL, Created: now.UTC(), State: StatePending,
-					NextAttempt: now.UTC(), Updates: d.Updates, Body: body}
-				if err := spoolJob(o.GitDir, j); err != nil {
-					fails = append(fails, fmt.Sprintf("spooling the delivery to webhook %s: %v", h.Name, err))
-					continue
-				}
-				rep.Spooled = append(rep.Spooled, j.ID)
-			}
-		}
+	if len(webhooks) > 0 && !(own.NoNotify && wake.Quietable(rep.Updates)) {
+		ids, fs := delivery.SpoolWebhooks(o.GitDir, webhooks, d, now)
+		rep.Spooled, fails = append(rep.Spooled, ids...), append(fails, fs...)
 	}
 	// With any mirror configured the worker starts even when no change could
 	// be recorded (a full disk): it syncs a mirror whose refs differ from
-	// what it last carried (mirrorrefs.go).
+	// what it last carried (hooks/delivery/mirrorrefs.go).
 	if len(remotes)+len(rep.Spooled) > 0 && !o.NoWorker {
-		if err := StartWorker(o.GitDir, o.Binary, o.Environ); err != nil {
+		if err := delivery.StartWorker(o.GitDir, o.Binary, o.Environ); err != nil {
 			fails = append(fails, err.Error())
 		}
 	}
@@ -254,7 +231,7 @@ func logChain(o Options, rep *Report, remote bool) {
 		// the log (docs/delivery.md "Configuration errors").
 		fmt.Fprintf(o.Stderr, "git+: post-receive: %d after-push step(s) failed (mirrors, webhooks or wake rules); the push stands. The server's operator finds why in the repository's %s\n", n, LogFile)
 	}
-	f, err := openLog(filepath.Join(o.GitDir, LogFile))
+	f, err := wake.OpenLog(filepath.Join(o.GitDir, LogFile))
 	if err != nil {
 		if o.Stderr != nil {
 			fmt.Fprintf(o.Stderr, "git+: post-receive: %v\n", err)

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gitplus/gitplus/fixtures"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // git+'s options count only from the environment channel of a push that
@@ -29,18 +33,18 @@ func TestPostReceiveHonouredOptions(t *testing.T) {
 		wokeRules string
 	}{
 		{"nothing", nil, []string{branch}, true, "[w other]"},
-		{"local no-notify, branches", local(NoNotifyOption), []string{branch}, false, "[w other]"},
-		{"local no-notify, a hub ref too", local(NoNotifyOption), []string{branch, hub}, true, "[w other]"},
-		{"local wake tag", local(WakeOptionPrefix + "w"), []string{branch}, true, "[other]"},
-		{"wire no-notify and wake tag", wire(NoNotifyOption, WakeOptionPrefix+"w"), []string{branch}, true, "[w other]"},
-		{"a wake child's plain git push", append(wire(WakeOptionPrefix+"w"), WakeEnv+"=w"), []string{branch}, true, "[other]"},
-		{"served, wake rule variable", served([]string{WakeEnv + "=w"}), []string{branch}, true, "[w other]"},
-		{"served, environment channel", served(local(NoNotifyOption, WakeOptionPrefix+"w")), []string{branch}, true, "[w other]"},
+		{"local no-notify, branches", local(wake.NoNotifyOption), []string{branch}, false, "[w other]"},
+		{"local no-notify, a hub ref too", local(wake.NoNotifyOption), []string{branch, hub}, true, "[w other]"},
+		{"local wake tag", local(wake.WakeOptionPrefix + "w"), []string{branch}, true, "[other]"},
+		{"wire no-notify and wake tag", wire(wake.NoNotifyOption, wake.WakeOptionPrefix+"w"), []string{branch}, true, "[w other]"},
+		{"a wake child's plain git push", append(wire(wake.WakeOptionPrefix+"w"), wake.WakeEnv+"=w"), []string{branch}, true, "[other]"},
+		{"served, wake rule variable", served([]string{wake.WakeEnv + "=w"}), []string{branch}, true, "[w other]"},
+		{"served, environment channel", served(local(wake.NoNotifyOption, wake.WakeOptionPrefix+"w")), []string{branch}, true, "[w other]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeConfig(t, dir, WebhooksFile, `{"hooks":[{"name":"h","url":"http://127.0.0.1:1/","secret":"s"}]}`)
-			writeConfig(t, dir, WakeFile, `{"rules":[{"name":"w","ref":"refs/heads/*","on":["*"],"run":["true"]},`+
+			fixtures.WriteFile(t, dir, config.WebhooksFile, `{"hooks":[{"name":"h","url":"http://127.0.0.1:1/","secret":"s"}]}`)
+			fixtures.WriteFile(t, dir, config.WakeFile, `{"rules":[{"name":"w","ref":"refs/heads/*","on":["*"],"run":["true"]},`+
 				`{"name":"other","ref":"refs/heads/*","on":["*"],"run":["true"]}]}`)
 			var in strings.Builder
 			for _, r := range c.refs {

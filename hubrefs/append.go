@@ -245,7 +245,7 @@ func Fetch(ctx context.Context, gitDir, remote string) error {
 		return err
 	}
 	// With the hub refs, the status the server publishes of itself
-	// (failing wake rules, unjudged updates: hooks/opstatus.go), which
+	// (failing wake rules, unjudged updates: hooks/opstatus/opstatus.go), which
 	// readers show and nothing judges.
 	return gitio.Fetch(ctx, gitDir, remote, nil, "+refs/hub/*:refs/hub/*", "+refs/gitplus/status/*:refs/gitplus/status/*")
 }

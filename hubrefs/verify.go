@@ -256,32 +256,51 @@ func verifyWith(rc *rawCommit, kc KeyCache) (PublicKey, error) {
 		}
 		return nil, fmt.Errorf("commit signature is not an armored SSH signature: %w", ErrBadSignature)
 	}
-	block, rest := pem.Decode(rc.sig)
+	sig, err := decodeSig(rc.sig, kc, "commit signature")
+	if err != nil {
+		return nil, err
+	}
+	return sig.check("commit signature", func(h hash.Hash) {
+		at := 0
+		for _, d := range rc.drop {
+			h.Write(rc.raw[at:d[0]])
+			at = d[1]
+		}
+		h.Write(rc.raw[at:])
+	})
+}
+
+// decodeSig decodes armored, one SSH signature block of an SSHSIG in
+// namespace "git"; what ("commit signature", "signature") names it in
+// errors.
+func decodeSig(armored []byte, kc KeyCache, what string) (*sshSig, error) {
+	block, rest := pem.Decode(armored)
 	if block == nil || block.Type != sigPEMType || len(block.Headers) != 0 {
-		return nil, fmt.Errorf("commit signature is not a well-formed SSH signature block: %w", ErrBadSignature)
+		return nil, fmt.Errorf("%s is not a well-formed SSH signature block: %w", what, ErrBadSignature)
 	}
 	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, fmt.Errorf("commit signature holds more than one block, want exactly one: %w", ErrBadSignature)
+		return nil, fmt.Errorf("%s holds more than one block, want exactly one: %w", what, ErrBadSignature)
 	}
 	sig, err := parseSSHSig(block.Bytes, kc)
 	if err != nil {
-		return nil, fmt.Errorf("commit signature does not parse as SSHSIG: %v: %w", err, ErrBadSignature)
+		return nil, fmt.Errorf("%s does not parse as SSHSIG: %v: %w", what, err, ErrBadSignature)
 	}
 	if sig.namespace != SigNamespace {
-		return nil, fmt.Errorf("commit signature is in namespace %q, want %q: %w", sig.namespace, SigNamespace, ErrBadSignature)
+		return nil, fmt.Errorf("%s is in namespace %q, want %q: %w", what, sig.namespace, SigNamespace, ErrBadSignature)
 	}
+	return sig, nil
+}
+
+// check verifies sig over the message message writes into the hash sig
+// names, and returns its key; what names the signature in errors.
+func (sig *sshSig) check(what string, message func(h hash.Hash)) (PublicKey, error) {
 	var h hash.Hash
 	if sig.hash == "sha256" {
 		h = sha256.New()
 	} else {
 		h = sha512.New()
 	}
-	at := 0
-	for _, d := range rc.drop {
-		h.Write(rc.raw[at:d[0]])
-		at = d[1]
-	}
-	h.Write(rc.raw[at:])
+	message(h)
 	var sum [64]byte
 	// The signed data of PROTOCOL.sshsig: "SSHSIG", namespace, reserved,
 	// hash algorithm, H(message), each but the first an SSH string.
@@ -292,8 +311,8 @@ func verifyWith(rc *rawCommit, kc KeyCache) (PublicKey, error) {
 	msg = appendSSHString(msg, string(sig.hash))
 	msg = appendSSHString(msg, string(h.Sum(sum[:0])))
 	if err := sig.pub.verify(msg, sig.format, sig.blob); err != nil {
-		return nil, fmt.Errorf("commit signature by %s key %s does not verify: %v: %w",
-			sig.pub.Type(), Fingerprint(sig.pub), err, ErrBadSignature)
+		return nil, fmt.Errorf("%s by %s key %s does not verify: %v: %w",
+			what, sig.pub.Type(), Fingerprint(sig.pub), err, ErrBadSignature)
 	}
 	return sig.pub, nil
 }

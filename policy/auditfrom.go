@@ -40,15 +40,7 @@ import (
 // the newest landings c brings (one, except as said above), or the zero
 // hash for a root.
 func (a *auditor) directFrom(c *commit) ([]plumbing.Hash, error) {
-	var all []plumbing.Hash
-	for _, p := range c.parents {
-		ts, err := a.top(p)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, ts...)
-	}
-	all, err := a.maxima(all)
+	all, err := a.topsOf(nil, c.parents)
 	if err != nil {
 		return nil, err
 	}
@@ -127,15 +119,7 @@ func (a *auditor) chainTop(i int) ([]plumbing.Hash, error) {
 		base = a.tops[a.chain[j].id]
 	}
 	for k := j + 1; k <= i; k++ {
-		ts := append([]plumbing.Hash{}, base...)
-		for _, p := range a.chain[k].parents[1:] {
-			pt, err := a.top(p)
-			if err != nil {
-				return nil, err
-			}
-			ts = append(ts, pt...)
-		}
-		ts, err := a.maxima(ts)
+		ts, err := a.topsOf(base, a.chain[k].parents[1:])
 		if err != nil {
 			return nil, err
 		}
@@ -143,6 +127,20 @@ func (a *auditor) chainTop(i int) ([]plumbing.Hash, error) {
 		base = ts
 	}
 	return base, nil
+}
+
+// topsOf is the newest of the landings in and those parents bring (top
+// of each parent, maxima of all).
+func (a *auditor) topsOf(in []plumbing.Hash, parents []plumbing.Hash) ([]plumbing.Hash, error) {
+	ts := append([]plumbing.Hash{}, in...)
+	for _, p := range parents {
+		pt, err := a.top(p)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, pt...)
+	}
+	return a.maxima(ts)
 }
 
 // isLanding reports whether c, a commit the walk has not judged, is a

@@ -132,13 +132,7 @@ func (j *judge) firstParentReaches(newID, old plumbing.Hash, max int) bool {
 		if id == old {
 			return true
 		}
-		var c *commit
-		var err error
-		if facts {
-			c, err = j.candidate(id)
-		} else {
-			c, err = j.commits.get(id)
-		}
+		c, err := j.walked(id, facts)
 		if err != nil || len(c.parents) == 0 {
 			return false
 		}
@@ -146,6 +140,16 @@ func (j *judge) firstParentReaches(newID, old plumbing.Hash, max int) bool {
 		id = c.parents[0]
 	}
 	return false
+}
+
+// walked is commit id as a first-parent walk from a candidate reads it
+// (firstParentReaches, checkObjects): from its merge fact while
+// every commit walked so far came from one (facts), else read.
+func (j *judge) walked(id plumbing.Hash, facts bool) (*commit, error) {
+	if facts {
+		return j.candidate(id)
+	}
+	return j.commits.get(id)
 }
 
 // candidate returns commit id for a candidate chain's walk: from its merge

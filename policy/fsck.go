@@ -43,13 +43,7 @@ func (j *judge) checkObjects(newID, oldID plumbing.Hash) error {
 	// one, as in firstParentReaches: a pull request's commits never look.
 	facts := true
 	for id := newID; id != oldID; {
-		var c *commit
-		var err error
-		if facts {
-			c, err = j.candidate(id)
-		} else {
-			c, err = j.commits.get(id)
-		}
+		c, err := j.walked(id, facts)
 		if err != nil {
 			return err
 		}

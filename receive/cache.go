@@ -122,30 +122,6 @@ func (c *DirCache) put(h plumbing.Hash, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
 	sum := cacheSum(h, data)
-	_, err1 := tmp.Write(sum[:])
-	_, err2 := tmp.Write(data)
-	err3 := tmp.Close()
-	if err := firstErr(err1, err2, err3); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
+	return gitio.WriteFileAtomic(p, ".tmp-*", 0, sum[:], data)
 }

@@ -33,7 +33,9 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 )
 
 func run(b *testing.B, env []string, dir string, args ...string) string {
@@ -86,9 +88,9 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 		// The hooks `go install ./cmd/...` gets: both run git+hook (a test
 		// build is not from a clean checkout, so install would not pick it).
 		for _, h := range []string{"pre-receive", "post-receive"} {
-			body := "#!/bin/sh\n" + hooks.Marker + "\n"
+			body := "#!/bin/sh\n" + install.Marker + "\n"
 			if h == "post-receive" {
-				body += "[ -e \"$GIT_DIR/" + hooks.RemotesFile + "\" ] || [ -e \"$GIT_DIR/" + hooks.WebhooksFile + "\" ] || exit 0\n"
+				body += "[ -e \"$GIT_DIR/" + config.RemotesFile + "\" ] || [ -e \"$GIT_DIR/" + config.WebhooksFile + "\" ] || exit 0\n"
 			}
 			body += "exec '" + lean + "' " + h
 			if h == "post-receive" {
@@ -103,16 +105,16 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 	if err := os.MkdirAll(cfg, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(repos["hole"], hooks.WebhooksFile), []byte(`{"hooks":[{"name":"hole","url":"http://`+hole+`/hook","secret":"s","timeout_seconds":60}]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(repos["hole"], config.WebhooksFile), []byte(`{"hooks":[{"name":"hole","url":"http://`+hole+`/hook","secret":"s","timeout_seconds":60}]}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(repos["hole"], hooks.RemotesFile), []byte(`{"remotes":[{"name":"hole","url":"http://`+hole+`/m.git","timeout_seconds":60}]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(repos["hole"], config.RemotesFile), []byte(`{"remotes":[{"name":"hole","url":"http://`+hole+`/m.git","timeout_seconds":60}]}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	defer func() {
-		if pid := hooks.WorkerPID(repos["hole"]); pid > 0 {
+		if pid := delivery.WorkerPID(repos["hole"]); pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
-			for i := 0; i < 100 && hooks.WorkerRunning(repos["hole"]); i++ {
+			for i := 0; i < 100 && delivery.WorkerRunning(repos["hole"]); i++ {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
@@ -140,12 +142,12 @@ func BenchmarkPushWithBlackHole(b *testing.B) {
 	b.ReportMetric(float64(none.Microseconds())/1000, "none-ms")
 	b.ReportMetric(float64(withHole.Microseconds())/1000, "hole-ms")
 	b.ReportMetric(float64(withHole)/float64(none), "ratio")
-	d, _ := hooks.Deliveries(repos["hole"])
+	d, _ := delivery.Deliveries(repos["hole"])
 	pending := 0
 	for _, j := range d {
-		if j.State == hooks.StatePending {
+		if j.State == delivery.StatePending {
 			pending++
 		}
 	}
-	b.Logf("%d webhook deliveries spooled, %d pending (the receiver never answers); worker running: %v", len(d), pending, hooks.WorkerRunning(repos["hole"]))
+	b.Logf("%d webhook deliveries spooled, %d pending (the receiver never answers); worker running: %v", len(d), pending, delivery.WorkerRunning(repos["hole"]))
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
@@ -377,7 +377,7 @@ func (w *world) setFacts(n int, on bool) {
 // binary beside it unless -cli, else git+ hook pre-receive.
 func preCommand(bin string) []string {
 	pre := []string{bin, "hook", "pre-receive"}
-	if lean := filepath.Join(filepath.Dir(bin), hooks.HookBinary); !*flagCLI {
+	if lean := filepath.Join(filepath.Dir(bin), install.HookBinary); !*flagCLI {
 		if _, err := os.Stat(lean); err == nil {
 			pre = []string{lean, "pre-receive"}
 		}
@@ -463,7 +463,7 @@ func BenchmarkHook(b *testing.B) {
 	script, _ := os.ReadFile(filepath.Join(w.dir, "hooks", "pre-receive"))
 	runs := "git+ hook pre-receive (the lean binary is not beside git+ from the same clean build)"
 	if strings.Contains(string(script), "gitplus_hook=") {
-		runs = hooks.HookBinary + " pre-receive"
+		runs = install.HookBinary + " pre-receive"
 	}
 	var pushes strings.Builder
 	fmt.Fprintf(&pushes, "%6s %12s %12s %12s\n", "depth", "with-hooks", "no-hooks", "hooks-add")

@@ -9,7 +9,6 @@ package main
 // lease, or a batch group's last step is checked instead) and 1 otherwise.
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hubrefs"
-	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/checkrun"
 	"github.com/gitplus/gitplus/receive/repo"
@@ -94,8 +92,8 @@ func checkRun(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	if res.Skipped == "" && res.Conclusion != pr.Success {
-		return fail(1, errors.New(""))
+	if !res.Passed() {
+		return fail(1, errSilent)
 	}
 	return nil
 }

@@ -4,12 +4,9 @@ package main
 // sandbox is package receive/sandbox, composed by receive/checkrun.
 
 import (
-	"path/filepath"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/receive/checkrun"
-	"github.com/gitplus/gitplus/receive/childenv"
 	"github.com/gitplus/gitplus/receive/sandbox"
 )
 
@@ -23,36 +20,12 @@ func sandboxFlags() []cli.Flag {
 	}
 }
 
-// sandboxOptions reads the sandbox flags.
+// sandboxOptions reads the sandbox flags (checkrun.SandboxOf); a mistake
+// is a usage error.
 func sandboxOptions(c *cli.Context) (checkrun.Sandbox, error) {
-	mode, err := sandbox.ParseMode(c.String("sandbox"))
+	sb, err := checkrun.SandboxOf(c.String("sandbox"), c.StringSlice("pass-env"), c.StringSlice("cache"), c.StringSlice("read"), c.String("run-as"))
 	if err != nil {
-		return checkrun.Sandbox{}, usageErr("--sandbox: %v", err)
-	}
-	sb := checkrun.Sandbox{Mode: mode, RunAs: c.String("run-as")}
-	for _, n := range c.StringSlice("pass-env") {
-		if err := childenv.ValidName(n); err != nil {
-			return sb, usageErr("--pass-env: %v", err)
-		}
-		if n == "GITPLUS_KEY" {
-			return sb, usageErr("--pass-env GITPLUS_KEY: the key that signs a check's verdict never reaches the command it judges")
-		}
-		sb.PassEnv = append(sb.PassEnv, n)
-	}
-	for _, s := range c.StringSlice("cache") {
-		ch, err := sandbox.ParseCache(s)
-		if err != nil {
-			return sb, usageErr("%v", err)
-		}
-		sb.Caches = append(sb.Caches, ch)
-	}
-	for _, r := range c.StringSlice("read") {
-		// The command runs elsewhere: a relative path is the caller's.
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			return sb, usageErr("--read %s: %v", r, err)
-		}
-		sb.Reads = append(sb.Reads, abs)
+		return sb, usageErr("%v", err)
 	}
 	return sb, nil
 }

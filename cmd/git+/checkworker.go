@@ -8,20 +8,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/checkworker"
-	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func checkWorkerCommand() *cli.Command {
@@ -62,20 +57,9 @@ func checkWorker(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	dir := rootString(c, "repo")
-	if dir == "" {
-		dir = "."
-	}
-	gitDir, bare, err := repo.FindGitDir(dir)
+	gitDir, remote, err := checkworker.Locate(rootString(c, "repo"), c.String("remote"))
 	if err != nil {
 		return fail(1, err)
-	}
-	remote := c.String("remote")
-	if remote == "" {
-		remote, _ = repo.DefaultRemote(gitDir, bare)
-	}
-	if remote == "." {
-		remote = gitDir
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -84,15 +68,13 @@ func checkWorker(c *cli.Context) error {
 		if c.String("secret") == "" {
 			return usageErr("--listen needs --secret: deliveries are signed")
 		}
-		l, err := net.Listen("tcp", addr)
+		wake = make(chan struct{}, 1)
+		at, closeListener, err := checkworker.Listen(addr, delivery.Verifier(c.String("secret")), wake)
 		if err != nil {
 			return fail(1, fmt.Errorf("--listen: %w", err))
 		}
-		wake = make(chan struct{}, 1)
-		srv := &http.Server{Handler: wakeHandler(c.String("secret"), wake), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(l) }()
-		defer srv.Close()
-		fmt.Fprintf(c.App.ErrWriter, "check worker: listening for webhook deliveries on http://%s/\n", l.Addr())
+		defer closeListener()
+		fmt.Fprintf(c.App.ErrWriter, "check worker: listening for webhook deliveries on http://%s/\n", at)
 	}
 	err = checkworker.Run(ctx, checkworker.Options{GitDir: gitDir, Remote: remote, Key: key, Name: name, Argv: argv,
 		Jobs: c.Int("jobs"), Retries: c.Int("retries"), Timeout: c.Duration("timeout"), Lease: c.Duration("lease"),
@@ -102,34 +84,4 @@ func checkWorker(c *cli.Context) error {
 		return fail(1, err)
 	}
 	return nil
-}
-
-// wakeHandler takes webhook deliveries signed with secret (git+'s
-// X-GitPlus-Signature or GitHub's X-Hub-Signature-256, docs/delivery.md)
-// and wakes the worker; anything else is answered 401 and wakes nothing.
-func wakeHandler(secret string, wake chan<- struct{}) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			http.Error(w, "POST a webhook delivery", http.StatusMethodNotAllowed)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		sig := r.Header.Get(hooks.SignatureHeader)
-		if sig == "" {
-			sig = r.Header.Get(hooks.GitHubSignatureHeader)
-		}
-		if !hooks.VerifySignature(secret, body, sig) {
-			http.Error(w, "git+ check worker: the delivery's signature does not match --secret", http.StatusUnauthorized)
-			return
-		}
-		select {
-		case wake <- struct{}{}:
-		default: // a look is already due
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
 }

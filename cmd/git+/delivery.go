@@ -2,7 +2,7 @@ package main
 
 // git+ webhook {deliveries,redeliver} and git+ mirror {status,sync}: the
 // after-push delivery spool seen and driven by hand (docs/delivery.md). The
-// spool, the views and the waiting are package hooks' (hooks/status.go).
+// spool, the views and the waiting are hooks/delivery's (status.go there).
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
-	"github.com/gitplus/gitplus/hooks/webhookpost"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/delivery/webhookpost"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -28,8 +28,8 @@ func init() {
 				Usage: "list every delivery: hook, state, attempts, last status and error",
 				Flags: []cli.Flag{jsonFlag()},
 				Action: inGitDir("usage: git+ webhook deliveries [--json]", 0, 0, func(c *cli.Context, gitDir string) error {
-					st := hooks.ReadDeliveryStatus(gitDir)
-					return printStatus(c, st, gitDir, st.ConfigErrors, "the webhook configuration or spool of %s has errors (listed above)")
+					st := delivery.ReadDeliveryStatus(gitDir)
+					return printStatus(c, st, gitDir)
 				}),
 			},
 			{
@@ -37,7 +37,7 @@ func init() {
 				Usage:     "send one delivery again, now",
 				ArgsUsage: "ID",
 				Action: inGitDir("usage: git+ webhook redeliver ID", 1, 1, func(c *cli.Context, gitDir string) error {
-					j, err := hooks.Redeliver(context.Background(), gitDir, c.Args().First(), webhookpost.Attempt)
+					j, err := delivery.Redeliver(context.Background(), gitDir, c.Args().First(), delivery.Via(webhookpost.Post))
 					if err == nil {
 						fmt.Fprintf(c.App.Writer, "delivered %s to %s (%s, attempt %d)\n", j.ID, j.Hook, j.LastStatus, j.Attempts)
 					}
@@ -54,8 +54,8 @@ func init() {
 				Usage: "each mirror's last success, last error and whether it is behind",
 				Flags: []cli.Flag{jsonFlag()},
 				Action: inGitDir("usage: git+ mirror status [--json]", 0, 0, func(c *cli.Context, gitDir string) error {
-					st := hooks.ReadMirrorStatus(gitDir)
-					return printStatus(c, st, gitDir, st.ConfigErrors, "the mirror configuration of %s has errors (listed above)")
+					st := delivery.ReadMirrorStatus(gitDir)
+					return printStatus(c, st, gitDir)
 				}),
 			},
 			{
@@ -63,7 +63,7 @@ func init() {
 				Usage:     "push everything to every mirror (or NAME) now",
 				ArgsUsage: "[NAME]",
 				Action: inGitDir("usage: git+ mirror sync [NAME]", 0, 1, func(c *cli.Context, gitDir string) error {
-					return hooks.SyncMirrors(context.Background(), gitDir, c.Args().First(), os.Environ(), c.App.Writer, c.App.ErrWriter)
+					return delivery.SyncMirrors(context.Background(), gitDir, c.Args().First(), os.Environ(), c.App.Writer, c.App.ErrWriter)
 				}),
 			},
 		},
@@ -84,8 +84,11 @@ func inGitDir(usage string, min, max int, fn func(c *cli.Context, gitDir string)
 }
 
 // printStatus prints a status document as JSON (--json) or text, then
-// fails with failure when its configuration had errors.
-func printStatus(c *cli.Context, st interface{ WriteText(io.Writer, string) }, gitDir string, cfgErrs []string, failure string) error {
+// ends with its error (a configuration that did not load).
+func printStatus(c *cli.Context, st interface {
+	WriteText(io.Writer, string)
+	Err(string) error
+}, gitDir string) error {
 	if wantJSON(c) {
 		if err := printJSON(c, st); err != nil {
 			return err
@@ -93,14 +96,11 @@ func printStatus(c *cli.Context, st interface{ WriteText(io.Writer, string) }, g
 	} else {
 		st.WriteText(c.App.Writer, gitDir)
 	}
-	if len(cfgErrs) > 0 {
-		return fmt.Errorf(failure, gitDir)
-	}
-	return nil
+	return st.Err(gitDir)
 }
 
 // awaitOwnDeliveries waits, bounded, for the deliveries of the pushes a
-// verb made to h since it started (hooks.AwaitPushes).
+// verb made to h since it started (delivery.AwaitPushes).
 func awaitOwnDeliveries(h *repo.Repo, since time.Time) []string {
-	return hooks.AwaitPushes(h.GitDir, h.Remote, since, os.Environ())
+	return delivery.AwaitPushes(h.GitDir, h.Remote, since, os.Environ())
 }

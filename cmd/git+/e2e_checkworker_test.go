@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -208,7 +210,7 @@ func newWorkerQueue(t *testing.T, nWorkers int, ci string, env []string, workerF
 	}
 	t.Cleanup(func() { stopWorker(t, bare) })
 	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
-	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(bare, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
 		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
 	}})
@@ -396,8 +398,8 @@ func TestCheckWorkerWokenByWebhook(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(wk.Log(), "woken") {
 		t.Fatalf("a delivery without a valid signature: %s\n%s", resp.Status, wk.Log())
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
-		{Name: "worker", URL: addr, Secret: "k", Format: hooks.FormatGitHub, Events: []string{"push"}},
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
+		{Name: "worker", URL: addr, Secret: "k", Format: delivery.FormatGitHub, Events: []string{"push"}},
 	}})
 	c1 := w.candidate(base, h, "candidate")
 	if out, err := w.push("origin", c1+":refs/heads/queue/main/"+p.ID); err != nil {
@@ -407,7 +409,7 @@ func TestCheckWorkerWokenByWebhook(t *testing.T) {
 		return strings.Contains(wk.Log(), "woken") && countLines(checkEvents(t, w.origin, p.Ref()), "check.completed success "+c1) == 1
 	}) {
 		t.Fatalf("the worker was not woken by the delivery, or did not record %s: %q\n%s\ndelivery log:\n%s", c1,
-			checkEvents(t, w.origin, p.Ref()), wk.Log(), readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+			checkEvents(t, w.origin, p.Ref()), wk.Log(), readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	wk.stop(t)
 }
@@ -494,7 +496,7 @@ echo passed`
 	if healing != 1 {
 		t.Errorf("%d re-runs of the red first candidate published, want 1\n%s", healing, qlog)
 	}
-	if runs := readFile(hooks.WakeLog(wq.bare, "queue-on-check")) + readFile(hooks.WakeLog(wq.bare, "queue-on-entry")); !strings.Contains(runs, "heal: re-running") {
+	if runs := readFile(wake.WakeLog(wq.bare, "queue-on-check")) + readFile(wake.WakeLog(wq.bare, "queue-on-entry")); !strings.Contains(runs, "heal: re-running") {
 		t.Errorf("no queue run reported the heal:\n%s", runs)
 	}
 	for _, id := range []string{a, b} {

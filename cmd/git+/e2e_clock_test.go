@@ -21,7 +21,8 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/receive/clock"
 )
 
@@ -217,10 +218,10 @@ func TestMirrorCatchUpOldRecords(t *testing.T) {
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "clone", "-q", "--mirror", w.origin, mirror)
 	w.mustGP("", mirror, "", "--repo", mirror, "hook", "install")
-	remotes := filepath.Join(w.origin, hooks.RemotesFile)
+	remotes := filepath.Join(w.origin, config.RemotesFile)
 	sync := func() {
 		t.Helper()
-		writeJSONFile(t, remotes, hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+		writeJSONFile(t, remotes, delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
 		if out, errs, code := w.gp("", w.origin, "", "mirror", "sync"); code != 0 {
 			t.Fatalf("mirror sync: exit %d\n%s%s", code, out, errs)
 		}
@@ -301,7 +302,7 @@ func TestDeliveryClockSkew(t *testing.T) {
 				}
 			}))
 			t.Cleanup(srv.Close)
-			writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+			writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 				{Name: "h", URL: srv.URL, Secret: "k", BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2, RetryWindowSeconds: 5},
 			}})
 			lock := holdWorkerLock(t, w.origin)
@@ -331,8 +332,8 @@ func TestDeliveryClockSkew(t *testing.T) {
 				t.Logf("the worker did not finish: the delivery was never due")
 			}
 			d := w.deliveries()
-			if len(d.Deliveries) != 1 || d.Deliveries[0].State != hooks.StateDelivered || d.Deliveries[0].Attempts != 4 {
-				t.Fatalf("deliveries: %+v, want one delivered on the 4th attempt\nworker:\n%s\nlog:\n%s", d, out, readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+			if len(d.Deliveries) != 1 || d.Deliveries[0].State != delivery.StateDelivered || d.Deliveries[0].Attempts != 4 {
+				t.Fatalf("deliveries: %+v, want one delivered on the 4th attempt\nworker:\n%s\nlog:\n%s", d, out, readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 			}
 		})
 	}
@@ -342,7 +343,7 @@ func TestDeliveryClockSkew(t *testing.T) {
 // starts no worker; Close releases it.
 func holdWorkerLock(t *testing.T, gitDir string) *os.File {
 	t.Helper()
-	p := filepath.Join(gitDir, hooks.SpoolDir, "worker.lock")
+	p := filepath.Join(gitDir, delivery.SpoolDir, "worker.lock")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,9 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 )
 
 // stopWorker ends the delivery worker the test's pushes started in gitDir
@@ -30,7 +33,7 @@ func stopWorker(t *testing.T, gitDir string) {
 	t.Helper()
 	quiet := 0
 	for i := 0; i < 400 && quiet < 6; i++ {
-		if pid := hooks.WorkerPID(gitDir); pid > 0 {
+		if pid := delivery.WorkerPID(gitDir); pid > 0 {
 			quiet = 0
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 		} else {
@@ -103,13 +106,13 @@ func TestDeliverySlowReceiver(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		defer mu.Unlock()
-		if hooks.VerifySignature("k", body, r.Header.Get(hooks.SignatureHeader)) {
+		if delivery.VerifySignature("k", body, r.Header.Get(delivery.SignatureHeader)) {
 			answered = append(answered, r.Header.Get("X-GitPlus-Delivery"))
 		}
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(open) // runs before srv.Close
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "slow", URL: srv.URL, Secret: "k", TimeoutSeconds: 120},
 	}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -121,16 +124,16 @@ func TestDeliverySlowReceiver(t *testing.T) {
 	select {
 	case <-entered:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the worker never reached the receiver; log:\n%s", readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("the worker never reached the receiver; log:\n%s", readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	d := w.deliveries()
-	if len(d.Deliveries) != 1 || d.Deliveries[0].State != hooks.StatePending || d.Deliveries[0].Attempts != 0 {
+	if len(d.Deliveries) != 1 || d.Deliveries[0].State != delivery.StatePending || d.Deliveries[0].Attempts != 0 {
 		t.Fatalf("while the receiver holds the request: %+v", d)
 	}
 	open()
 	if !waitFor(30*time.Second, func() bool {
 		d = w.deliveries()
-		return len(d.Deliveries) == 1 && d.Deliveries[0].State == hooks.StateDelivered
+		return len(d.Deliveries) == 1 && d.Deliveries[0].State == delivery.StateDelivered
 	}) {
 		t.Fatalf("not delivered after the receiver answered: %+v", d)
 	}
@@ -161,14 +164,14 @@ func TestDeliveryRetries(t *testing.T) {
 			http.Error(rw, "not yet", http.StatusServiceUnavailable)
 			return
 		}
-		var d hooks.Delivery
+		var d delivery.Delivery
 		_ = json.Unmarshal(body, &d)
 		for _, u := range d.Updates {
 			okRefs = append(okRefs, u.Ref)
 		}
 	}))
 	t.Cleanup(srv.Close)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "flaky", URL: srv.URL, Secret: "k", BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2, RetryWindowSeconds: 60},
 	}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -182,7 +185,7 @@ func TestDeliveryRetries(t *testing.T) {
 		d = w.deliveries()
 		n := 0
 		for _, x := range d.Deliveries {
-			if x.State == hooks.StateDelivered {
+			if x.State == delivery.StateDelivered {
 				n++
 			}
 		}
@@ -228,7 +231,7 @@ func TestDeliveryFailsThenRedeliver(t *testing.T) {
 		got++
 	}))
 	t.Cleanup(srv.Close)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "down", URL: srv.URL, Secret: "k", BackoffSeconds: 0.05, BackoffMaxSeconds: 0.1, RetryWindowSeconds: 0.6},
 	}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -238,7 +241,7 @@ func TestDeliveryFailsThenRedeliver(t *testing.T) {
 	var d deliveriesOut
 	if !waitFor(30*time.Second, func() bool {
 		d = w.deliveries()
-		return len(d.Deliveries) == 1 && d.Deliveries[0].State == hooks.StateFailed
+		return len(d.Deliveries) == 1 && d.Deliveries[0].State == delivery.StateFailed
 	}) {
 		t.Fatalf("not failed after the window: %+v", d)
 	}
@@ -262,7 +265,7 @@ func TestDeliveryFailsThenRedeliver(t *testing.T) {
 		t.Fatalf("redeliver: %s", out)
 	}
 	d = w.deliveries()
-	if d.Deliveries[0].State != hooks.StateDelivered || d.Deliveries[0].Attempts != f.Attempts+2 {
+	if d.Deliveries[0].State != delivery.StateDelivered || d.Deliveries[0].Attempts != f.Attempts+2 {
 		t.Fatalf("after redeliver: %+v (was %+v)", d.Deliveries[0], f)
 	}
 	mu.Lock()
@@ -284,7 +287,7 @@ func TestDeliveryMirrorOutage(t *testing.T) {
 	dir := t.TempDir()
 	mirror := filepath.Join(dir, "mirror.git")
 	w.git(dir, "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{
 		{Name: "m", URL: mirror, BackoffSeconds: 0.05, BackoffMaxSeconds: 0.3},
 	}})
 	c := w.commit(nil, map[string]string{"a": "0"}, "c0")
@@ -348,7 +351,7 @@ func TestDeliveryMirrorOutage(t *testing.T) {
 func (w *e2e) forceLeanHooks(t *testing.T) {
 	t.Helper()
 	w.forcePreReceive(t, true)
-	script := "#!/bin/sh\n" + hooks.Marker + " (rewritten by the test to run the lean post-receive)\n" +
+	script := "#!/bin/sh\n" + install.Marker + " (rewritten by the test to run the lean post-receive)\n" +
 		"exec '" + fixtures.HookBinary(t) + "' post-receive '" + w.bin + "'\n"
 	if err := os.WriteFile(filepath.Join(w.origin, "hooks", "post-receive"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -367,7 +370,7 @@ func TestDeliveryConcurrentPushes(t *testing.T) {
 	dir := t.TempDir()
 	mirror := filepath.Join(dir, "mirror.git")
 	w.git(dir, "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
 	maintainBeside(t, w.origin, mirror)
 	base := w.commit(nil, map[string]string{"a": "0"}, "base")
 	commits := make([]string, 10)
@@ -399,7 +402,7 @@ func TestDeliveryConcurrentPushes(t *testing.T) {
 		t.Fatalf("mirror still behind: %+v", m)
 	}
 	if m.Mirrors[0].LastError != "" || m.Mirrors[0].Failures != 0 {
-		t.Fatalf("a sync failed: %+v\nlog:\n%s", m, readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("a sync failed: %+v\nlog:\n%s", m, readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	if strings.Count(readFile(filepath.Join(w.origin, hooks.LogFile)), "mirrors to sync [m]") != 10 {
 		t.Fatalf("post-receive log:\n%s", readFile(filepath.Join(w.origin, hooks.LogFile)))
@@ -415,10 +418,10 @@ func TestDeliveryBadConfig(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(w.origin, "hub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(w.origin, hooks.WebhooksFile), []byte("{\"hooks\": [\n  {\"url\": \"http://127.0.0.1:1/x\", \"secret\": \"s\",\n   \"timout_seconds\": 3}\n]}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.origin, config.WebhooksFile), []byte("{\"hooks\": [\n  {\"url\": \"http://127.0.0.1:1/x\", \"secret\": \"s\",\n   \"timout_seconds\": 3}\n]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(w.origin, hooks.RemotesFile), []byte("{\"remotes\": [\n  {\"name\": \"m\", \"url\": \"--upload-pack=evil\"}]}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.origin, config.RemotesFile), []byte("{\"remotes\": [\n  {\"name\": \"m\", \"url\": \"--upload-pack=evil\"}]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -426,8 +429,8 @@ func TestDeliveryBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("push with a bad configuration failed: %v\n%s", err, out)
 	}
-	hookPos := hooks.WebhooksFile + ":3:4: json: unknown field \"timout_seconds\""
-	remotePos := hooks.RemotesFile + ":2:24: remote 0: url \"--upload-pack=evil\" starts with '-'"
+	hookPos := config.WebhooksFile + ":3:4: json: unknown field \"timout_seconds\""
+	remotePos := config.RemotesFile + ":2:24: remote 0: url \"--upload-pack=evil\" starts with '-'"
 	if !strings.Contains(out, hookPos) || !strings.Contains(out, remotePos) {
 		t.Fatalf("push output does not name the errors (%q, %q):\n%s", hookPos, remotePos, out)
 	}
@@ -459,7 +462,7 @@ func TestDeliveryVerbWaits(t *testing.T) {
 	var types []string
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		var d hooks.Delivery
+		var d delivery.Delivery
 		_ = json.Unmarshal(body, &d)
 		mu.Lock()
 		defer mu.Unlock()
@@ -471,8 +474,8 @@ func TestDeliveryVerbWaits(t *testing.T) {
 	dir := t.TempDir()
 	mirror := filepath.Join(dir, "mirror.git")
 	w.git(dir, "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{Name: "good", URL: srv.URL, Secret: "k"}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{{Name: "good", URL: srv.URL, Secret: "k"}}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
 	if out, err := w.push("origin", c1+":refs/heads/main"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)
@@ -495,7 +498,7 @@ func TestDeliveryVerbWaits(t *testing.T) {
 	mu.Unlock()
 
 	// A black-holed webhook: reported, bounded, not a failure.
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "hole", URL: "http://" + blackHole(t) + "/hook", Secret: "k", TimeoutSeconds: 60}}})
 	c3 := w.commit([]string{c2}, map[string]string{"a": "3"}, "c3")
 	w.git(w.work, "push", "-q", "origin", c3+":refs/heads/feature3")
@@ -541,7 +544,7 @@ func TestDeliveryWorkerKilled(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { stopWorker(t, w.origin) }) // before srv.Close: a held request ends with its worker
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "h", URL: srv.URL, Secret: "k", TimeoutSeconds: 120}}})
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
 	if out, err := w.push("origin", c1+":refs/heads/main"); err != nil {
@@ -552,18 +555,18 @@ func TestDeliveryWorkerKilled(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the worker never reached the receiver")
 	}
-	pid := hooks.WorkerPID(w.origin)
+	pid := delivery.WorkerPID(w.origin)
 	if pid <= 0 {
 		t.Fatalf("no worker pid while a delivery is in flight")
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(10*time.Second, func() bool { return !hooks.WorkerRunning(w.origin) }) {
+	if !waitFor(10*time.Second, func() bool { return !delivery.WorkerRunning(w.origin) }) {
 		t.Fatalf("the worker lock outlived the killed worker")
 	}
 	d := w.deliveries()
-	if len(d.Deliveries) != 1 || d.Deliveries[0].State != hooks.StatePending {
+	if len(d.Deliveries) != 1 || d.Deliveries[0].State != delivery.StatePending {
 		t.Fatalf("after the kill: %+v", d)
 	}
 	first := d.Deliveries[0].ID
@@ -575,7 +578,7 @@ func TestDeliveryWorkerKilled(t *testing.T) {
 	}
 	if !waitFor(30*time.Second, func() bool {
 		d = w.deliveries()
-		return len(d.Deliveries) == 2 && d.Deliveries[0].State == hooks.StateDelivered && d.Deliveries[1].State == hooks.StateDelivered
+		return len(d.Deliveries) == 2 && d.Deliveries[0].State == delivery.StateDelivered && d.Deliveries[1].State == delivery.StateDelivered
 	}) {
 		t.Fatalf("not delivered after a new worker started: %+v", d)
 	}

@@ -24,7 +24,8 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/receive/hookrec"
 )
 
@@ -114,11 +115,11 @@ type mirrorOut struct {
 func TestDiskFullMirrorFollowsRefs(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
-	disk := mountSmall(t, filepath.Join(w.origin, filepath.FromSlash(hooks.SpoolDir)), 256<<10)
+	disk := mountSmall(t, filepath.Join(w.origin, filepath.FromSlash(delivery.SpoolDir)), 256<<10)
 	t.Cleanup(func() { stopWorker(t, w.origin) })
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{
 		{Name: "m", URL: mirror, BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2},
 	}})
 	status := func() mirrorOut {
@@ -135,7 +136,7 @@ func TestDiskFullMirrorFollowsRefs(t *testing.T) {
 		t.Fatalf("push: %v\n%s", err, out)
 	}
 	if !waitFor(60*time.Second, func() bool { return hubAndHeads(w, w.origin) == hubAndHeads(w, mirror) && !status().Mirrors[0].Behind }) {
-		t.Fatalf("the mirror did not follow the first push: %+v\nlog:\n%s", status(), readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("the mirror did not follow the first push: %+v\nlog:\n%s", status(), readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 
 	disk.fill()
@@ -157,12 +158,12 @@ func TestDiskFullMirrorFollowsRefs(t *testing.T) {
 		}
 		return have == want
 	}) {
-		t.Fatalf("the mirror never got the push made while the spool's disk was full: %+v\nlog:\n%s", status(), readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("the mirror never got the push made while the spool's disk was full: %+v\nlog:\n%s", status(), readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	disk.free()
 	// Space is back: the worker records what it carried; no push needed.
 	if !waitFor(60*time.Second, func() bool { return !status().Mirrors[0].Behind }) {
-		t.Fatalf("mirror status after space came back: %+v\nlog:\n%s", status(), readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("mirror status after space came back: %+v\nlog:\n%s", status(), readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	if have := hubAndHeads(w, mirror); have != want {
 		t.Fatalf("in step, but the mirror holds\n%s\nwant\n%s", have, want)
@@ -240,7 +241,7 @@ func TestDiskFullHookRecords(t *testing.T) {
 func TestDiskFullWebhookNotResent(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
-	disk := mountSmall(t, filepath.Join(w.origin, filepath.FromSlash(hooks.SpoolDir)), 256<<10)
+	disk := mountSmall(t, filepath.Join(w.origin, filepath.FromSlash(delivery.SpoolDir)), 256<<10)
 	t.Cleanup(func() { stopWorker(t, w.origin) })
 	entered := make(chan struct{}, 64)
 	release := make(chan struct{})
@@ -256,7 +257,7 @@ func TestDiskFullWebhookNotResent(t *testing.T) {
 	var once sync.Once
 	open := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(open)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "h", URL: srv.URL, Secret: "k", TimeoutSeconds: 120, BackoffSeconds: 0.05, BackoffMaxSeconds: 0.2},
 	}})
 	c := w.commit(nil, map[string]string{"a": "0"}, "c0")
@@ -266,19 +267,19 @@ func TestDiskFullWebhookNotResent(t *testing.T) {
 	select {
 	case <-entered:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("the worker never reached the receiver; log:\n%s", readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("the worker never reached the receiver; log:\n%s", readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	disk.fill()
 	open() // answered 200 now, with no room to record it
 	// The worker has failed to record it several times over.
-	logPath := filepath.Join(w.origin, hooks.WorkerLog)
+	logPath := filepath.Join(w.origin, delivery.WorkerLog)
 	if !waitFor(60*time.Second, func() bool { return strings.Count(readFile(logPath), "webhook h: delivery") >= 3 }) {
 		t.Fatalf("the worker did not report the record it could not write; log:\n%s", readFile(logPath))
 	}
 	disk.free()
 	if !waitFor(60*time.Second, func() bool {
 		d := w.deliveries()
-		return len(d.Deliveries) == 1 && d.Deliveries[0].State == hooks.StateDelivered
+		return len(d.Deliveries) == 1 && d.Deliveries[0].State == delivery.StateDelivered
 	}) {
 		t.Fatalf("not recorded delivered after space came back: %+v\nlog:\n%s", w.deliveries(), readFile(logPath))
 	}

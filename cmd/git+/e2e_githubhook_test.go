@@ -18,7 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 )
 
 func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
@@ -74,8 +75,8 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	}) {
 		t.Fatalf("the webhook daemon did not listen:\n%s", log.String())
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
-		{Name: "gh", URL: url, Secret: secret, Format: hooks.FormatGitHub, Events: []string{"push"}},
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
+		{Name: "gh", URL: url, Secret: secret, Format: delivery.FormatGitHub, Events: []string{"push"}},
 	}})
 
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
@@ -86,7 +87,7 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	want := "push refs/heads/queue/main/1 " + c2 + " " + c2
 	if !waitFor(60*time.Second, func() bool { return strings.Contains(readFile(got), want) }) {
 		t.Fatalf("the webhook daemon did not run its command with %q; ran:\n%s\ndaemon log:\n%s\ndelivery log:\n%s",
-			want, readFile(got), log.String(), readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+			want, readFile(got), log.String(), readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	// main was delivered too (the daemon answers 200 without running the
 	// command: its rule asks for refs/heads/queue/).
@@ -102,11 +103,11 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	var body []byte
 	var ents []string
 	waitFor(60*time.Second, func() bool {
-		ents, _ = filepath.Glob(filepath.Join(w.origin, hooks.SpoolDir, "webhooks", "*", "*.json"))
+		ents, _ = filepath.Glob(filepath.Join(w.origin, delivery.SpoolDir, "webhooks", "*", "*.json"))
 		for _, p := range ents {
-			var j hooks.WebhookJob
-			if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &j) == nil && j.Format == hooks.FormatGitHub &&
-				j.Updates[0].Ref == "refs/heads/queue/main/1" && j.State == hooks.StateDelivered {
+			var j delivery.WebhookJob
+			if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &j) == nil && j.Format == delivery.FormatGitHub &&
+				j.Updates[0].Ref == "refs/heads/queue/main/1" && j.State == delivery.StateDelivered {
 				body = j.Body
 			}
 		}
@@ -115,7 +116,7 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	if body == nil {
 		t.Fatalf("no delivered GitHub delivery for the candidate in the spool: %v", ents)
 	}
-	var p hooks.GitHubPush
+	var p delivery.GitHubPush
 	if err := json.Unmarshal(body, &p); err != nil {
 		t.Fatal(err)
 	}
@@ -127,9 +128,9 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	send := func(b []byte, sig string) int {
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(hooks.GitHubEventHeader, "push")
-		req.Header.Set(hooks.GitHubDeliveryHeader, "replay")
-		req.Header.Set(hooks.GitHubSignatureHeader, sig)
+		req.Header.Set(delivery.GitHubEventHeader, "push")
+		req.Header.Set(delivery.GitHubDeliveryHeader, "replay")
+		req.Header.Set(delivery.GitHubSignatureHeader, sig)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +139,7 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 		return resp.StatusCode
 	}
 	before := strings.Count(readFile(got), "\n")
-	if code := send(body, hooks.Sign(secret, body)); code != http.StatusOK {
+	if code := send(body, delivery.Sign(secret, body)); code != http.StatusOK {
 		t.Fatalf("replaying the delivery: %d\n%s", code, log.String())
 	}
 	if n := strings.Count(readFile(got), "\n"); n != before+1 {
@@ -148,7 +149,7 @@ func TestGitHubWebhookToAdnanhWebhook(t *testing.T) {
 	if bytes.Equal(tampered, body) {
 		t.Fatal("tampering changed nothing")
 	}
-	send(tampered, hooks.Sign(secret, body))
+	send(tampered, delivery.Sign(secret, body))
 	// The daemon logs a request's outcome as it goes, not before answering.
 	if !waitFor(20*time.Second, func() bool { return strings.Contains(log.String(), "invalid payload signature") }) {
 		t.Errorf("the daemon did not report the tampered body's signature:\n%s", log.String())

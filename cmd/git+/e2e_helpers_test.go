@@ -21,7 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
 )
@@ -117,7 +117,7 @@ func (w *e2e) forcePreReceive(t *testing.T, lean bool) {
 	if lean {
 		run = "'" + fixtures.HookBinary(t) + "' pre-receive"
 	}
-	script := "#!/bin/sh\n" + hooks.Marker + " (rewritten by the test to run one pre-receive command)\nexec " + run + "\n"
+	script := "#!/bin/sh\n" + install.Marker + " (rewritten by the test to run one pre-receive command)\nexec " + run + "\n"
 	if err := os.WriteFile(filepath.Join(w.origin, "hooks", "pre-receive"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // hostFlow is what the flow needs of a host: the clone URL a member uses,
@@ -47,14 +49,14 @@ func checkHostFlow(t *testing.T, w *e2e, f hostFlow, c0 string) {
 
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
 	gp := append(append([]string{}, f.wakePre...), w.bin)
 	run := func(args ...string) []string { return append(append([]string{}, gp...), args...) }
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},
-			Run: run("check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci", "--", "true"), Key: hooks.WakeKeyServer},
-		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: run("queue", "run", "--target", "main"), Key: hooks.WakeKeyServer},
-		{Name: "queue-entered", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: run("queue", "run", "--target", "main"), Key: hooks.WakeKeyServer},
+			Run: run("check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci", "--", "true"), Key: wake.WakeKeyServer},
+		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: run("queue", "run", "--target", "main"), Key: wake.WakeKeyServer},
+		{Name: "queue-entered", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: run("queue", "run", "--target", "main"), Key: wake.WakeKeyServer},
 	}})
 
 	// alice and rev work in a clone of the host's URL: plain git pushes

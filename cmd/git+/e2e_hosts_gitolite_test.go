@@ -17,7 +17,10 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/opstatus"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // gitoliteHost is a running gitolite: its home (the hosting user's $HOME
@@ -213,7 +216,7 @@ func TestHostGitolite(t *testing.T) {
 	// unreviewed push to main raises the alarm everywhere.
 	t.Run("unjudged", func(t *testing.T) {
 		sink := newWebhookSink(t)
-		writeJSONFile(t, filepath.Join(origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+		writeJSONFile(t, filepath.Join(origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
 		t.Cleanup(func() { stopWorker(t, origin) })
 		h.configure(t, "team", "option hook.pre-receive = lint", "option hook.post-receive = gitplus-post-receive")
 		if out, errs, code := w.gp("admin", w.work, "", "--repo", origin, "hook", "check"); code != 1 || !strings.Contains(out, "problem: pushes are not judged") {
@@ -227,7 +230,7 @@ func TestHostGitolite(t *testing.T) {
 			t.Fatalf("the unjudged push did not go through: %v\n%s", err, out)
 		}
 		unjudgedAlarm(t, origin, out, "refs/heads/main", c, sink)
-		if a, _ := hooks.ReadUnjudged(origin); len(a) != 1 || a[0].Pusher != "GL_USER=alice" {
+		if a, _ := opstatus.ReadUnjudged(origin); len(a) != 1 || a[0].Pusher != "GL_USER=alice" {
 			t.Fatalf("the alarm records: %+v", a)
 		}
 		h.configure(t, "team", "option hook.pre-receive = gitplus-pre-receive", "option hook.post-receive = gitplus-post-receive")
@@ -238,21 +241,21 @@ func TestHostGitolite(t *testing.T) {
 // the host is shown by queue show in a fresh clone of the host's URL.
 func checkHostWakeFailure(t *testing.T, w *e2e, url string, env []string, push func(string, ...string) (string, error)) {
 	t.Helper()
-	p := filepath.Join(w.origin, hooks.WakeFile)
+	p := filepath.Join(w.origin, config.WakeFile)
 	saved, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.WriteFile(p, saved, 0o644)
-	writeJSONFile(t, p, hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, p, wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "lint", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "echo 'lint: no runner configured' >&2; exit 1"}}}})
 	c := w.commit(nil, map[string]string{"w.txt": "w\n"}, "wake")
 	if out, err := push("alice", c+":refs/heads/wake-me"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)
 	}
 	if !waitFor(20*time.Second, func() bool {
-		fs, _ := hooks.WakeFailingIn(w.origin)
-		return len(fs) == 1 && len(hooks.PublishedWakeFailures(w.origin)) == 1
+		fs, _ := opstatus.WakeFailingIn(w.origin)
+		return len(fs) == 1 && len(opstatus.PublishedWakeFailures(w.origin)) == 1
 	}) {
 		t.Fatal("the wake rule's failure was not recorded")
 	}

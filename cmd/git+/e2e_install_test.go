@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/gitplus/gitplus/fixtures"
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/install"
 )
 
 func TestHookInstallConcurrent(t *testing.T) {
@@ -51,7 +51,7 @@ func TestHookInstallConcurrent(t *testing.T) {
 		}
 		for key, want := range map[string]string{
 			"receive.advertisePushOptions": "true", "receive.fsckObjects": "true",
-			"receive.certNonceSlop": hooks.CertNonceSlop, "gpg.ssh.allowedSignersFile": os.DevNull,
+			"receive.certNonceSlop": install.CertNonceSlop, "gpg.ssh.allowedSignersFile": os.DevNull,
 		} {
 			if got := fixtures.Git(t, gitDir, "config", "--get-all", key); got != want {
 				t.Errorf("round %d: %s = %q, want %q", r, key, got, want)
@@ -60,14 +60,14 @@ func TestHookInstallConcurrent(t *testing.T) {
 		if seeds := fixtures.Git(t, gitDir, "config", "--get-all", "receive.certNonceSeed"); len(seeds) != 64 {
 			t.Errorf("round %d: receive.certNonceSeed = %q, want one seed of 64 hex digits", r, seeds)
 		}
-		if ok, got, err := hooks.Installed(gitDir); !ok || got == "" || err != nil {
+		if ok, got, err := install.Installed(gitDir); !ok || got == "" || err != nil {
 			t.Errorf("round %d: hooks installed %v (binary %q, %v)", r, ok, got, err)
 		}
-		if b, err := os.ReadFile(filepath.Join(gitDir, "hooks", "pre-receive"+hooks.ChainedSuffix)); string(b) != foreign {
-			t.Errorf("round %d: the operator's hook was not kept as pre-receive%s (%v):\n%s", r, hooks.ChainedSuffix, err, b)
+		if b, err := os.ReadFile(filepath.Join(gitDir, "hooks", "pre-receive"+install.ChainedSuffix)); string(b) != foreign {
+			t.Errorf("round %d: the operator's hook was not kept as pre-receive%s (%v):\n%s", r, install.ChainedSuffix, err, b)
 		}
-		if _, err := os.Lstat(filepath.Join(gitDir, "hooks", "post-receive"+hooks.ChainedSuffix)); err == nil {
-			t.Errorf("round %d: post-receive%s exists: an install chained git+'s own script", r, hooks.ChainedSuffix)
+		if _, err := os.Lstat(filepath.Join(gitDir, "hooks", "post-receive"+install.ChainedSuffix)); err == nil {
+			t.Errorf("round %d: post-receive%s exists: an install chained git+'s own script", r, install.ChainedSuffix)
 		}
 		if left, _ := filepath.Glob(filepath.Join(gitDir, "hooks", ".*tmp-*")); len(left) > 0 {
 			t.Errorf("round %d: temporary files left: %v", r, left)

@@ -20,8 +20,13 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hooks/metrics"
+	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hooks/serve"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/receive/repo"
 )
@@ -43,7 +48,7 @@ func TestE2EHookCheckWarnsPusher(t *testing.T) {
 		t.Errorf("git+ init did not create hub/, where wake.json goes: %v", err)
 	}
 	out, code := hookCheck(w, w.origin)
-	if code != hooks.ExitWarnings || !strings.Contains(out, "warning: the rules require a known pusher") || !strings.Contains(out, "[unknown-pusher]") {
+	if code != install.ExitWarnings || !strings.Contains(out, "warning: the rules require a known pusher") || !strings.Contains(out, "[unknown-pusher]") {
 		t.Fatalf("hook check with requireKnownPusher and no gitplus.pusher: exit %d\n%s", code, out)
 	}
 	// A plain push is indeed refused so.
@@ -57,7 +62,7 @@ func TestE2EHookCheckWarnsPusher(t *testing.T) {
 		t.Fatalf("hook check with gitplus.pusher set: exit %d\n%s", code, out)
 	}
 	w.git(w.origin, "config", "--unset", "gitplus.pusher")
-	if err := hooks.MarkServed(w.origin); err != nil { // as git+ serve's install does
+	if err := install.MarkServed(w.origin); err != nil { // as git+ serve's install does
 		t.Fatal(err)
 	}
 	if out, code := hookCheck(w, w.origin); code != 0 {
@@ -76,13 +81,13 @@ func TestE2EHookCheckWarnsWakeKey(t *testing.T) {
 	if err := os.Remove(w.keys["server"].Path + ".pub"); err != nil { // read from the private key file's public half
 		t.Fatal(err)
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},
 			Run: []string{"env", "GL_BYPASS_ACCESS_CHECKS=1", w.bin, "check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci", "--", "true"}},
 		{Name: "queue", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: []string{"git+", "queue", "run", "--target", "main"}},
 	}})
 	out, code := hookCheck(w, w.origin)
-	if code != hooks.ExitWarnings || !strings.Contains(out, "wake rule ci runs git+ check run signing as member server") || !strings.Contains(out, "lacks hub.check:ci") {
+	if code != install.ExitWarnings || !strings.Contains(out, "wake rule ci runs git+ check run signing as member server") || !strings.Contains(out, "lacks hub.check:ci") {
 		t.Fatalf("hook check with a CI wake rule whose key lacks hub.check:ci: exit %d\n%s", code, out)
 	}
 	if strings.Contains(out, "wake rule queue ") {
@@ -93,7 +98,7 @@ func TestE2EHookCheckWarnsWakeKey(t *testing.T) {
 		t.Fatalf("hook check once the server key holds hub.check:ci: exit %d\n%s", code, out)
 	}
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "member", "change", "server", "--remove-cap", "hub.queue")
-	if out, code := hookCheck(w, w.origin); code != hooks.ExitWarnings || !strings.Contains(out, "wake rule queue runs git+ queue run signing as member server") || !strings.Contains(out, "lacks hub.queue") {
+	if out, code := hookCheck(w, w.origin); code != install.ExitWarnings || !strings.Contains(out, "wake rule queue runs git+ queue run signing as member server") || !strings.Contains(out, "lacks hub.queue") {
 		t.Fatalf("hook check with a queue rule whose key lacks hub.queue: exit %d\n%s", code, out)
 	}
 }
@@ -122,7 +127,7 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "queue", "open", "--target", "main")
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "ci", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "echo running; echo 'ci: cannot reach the runner' >&2; exit 3"}},
 		{Name: "gone", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"/nonexistent/ci-runner"}},
 	}})
@@ -130,10 +135,10 @@ func TestE2EWakeFailureShown(t *testing.T) {
 		w.git(w.work, "commit", "-q", "--allow-empty", "-m", "wake me")
 		w.git(w.work, "push", "-q", "origin", "HEAD:refs/heads/topic")
 		if !waitFor(20*time.Second, func() bool {
-			fs, _ := hooks.WakeFailingIn(w.origin)
+			fs, _ := opstatus.WakeFailingIn(w.origin)
 			return len(fs) == 2 && fs[0].Failures == i+1 && fs[1].Failures == i+1
 		}) {
-			fs, _ := hooks.WakeFailingIn(w.origin)
+			fs, _ := opstatus.WakeFailingIn(w.origin)
 			t.Fatalf("push %d: the wake failures were not recorded: %+v", i+1, fs)
 		}
 	}
@@ -165,7 +170,7 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	w.git(w.work, "clone", "-q", "file://"+w.origin, other)
 	w.git(other, "remote", "set-url", "origin", "ssh://example.invalid/r.git")
 	w.git(other, "fetch", "-q", w.origin, "+refs/hub/*:refs/hub/*", "+refs/gitplus/status/*:refs/gitplus/status/*")
-	if got := hooks.PublishedWakeFailures(filepath.Join(other, ".git")); len(got) != 2 {
+	if got := opstatus.PublishedWakeFailures(filepath.Join(other, ".git")); len(got) != 2 {
 		t.Fatalf("the published status has %d failing rules, want 2: %+v", len(got), got)
 	}
 
@@ -181,15 +186,15 @@ func TestE2EWakeFailureShown(t *testing.T) {
 	}
 
 	// The rule mended: its next run succeeds and queue show says nothing.
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "ci", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"true"}}}})
 	w.git(w.work, "commit", "-q", "--allow-empty", "-m", "mended")
 	w.git(w.work, "push", "-q", "origin", "HEAD:refs/heads/topic")
 	if !waitFor(20*time.Second, func() bool {
-		fs, _ := hooks.WakeFailingIn(w.origin)
-		return len(fs) == 1 && fs[0].Rule == "gone" && len(hooks.PublishedWakeFailures(w.origin)) == 1
+		fs, _ := opstatus.WakeFailingIn(w.origin)
+		return len(fs) == 1 && fs[0].Rule == "gone" && len(opstatus.PublishedWakeFailures(w.origin)) == 1
 	}) {
-		fs, _ := hooks.WakeFailingIn(w.origin)
+		fs, _ := opstatus.WakeFailingIn(w.origin)
 		t.Fatalf("a successful run did not clear the failing rule: %+v", fs)
 	}
 }
@@ -236,8 +241,8 @@ func unjudgedAlarm(t *testing.T, gitDir, pushOut, ref, c string, sink *webhookSi
 	if !strings.Contains(string(log), "ALARM: "+ref+" moved ") {
 		t.Errorf("the post-receive log has no alarm:\n%s", log)
 	}
-	if !waitFor(20*time.Second, func() bool { return sink.has(`"type":"`+hooks.UnjudgedEvent+`"`) && sink.has(c) }) {
-		t.Errorf("no webhook delivery carried the %s event", hooks.UnjudgedEvent)
+	if !waitFor(20*time.Second, func() bool { return sink.has(`"type":"`+opstatus.UnjudgedEvent+`"`) && sink.has(c) }) {
+		t.Errorf("no webhook delivery carried the %s event", opstatus.UnjudgedEvent)
 	}
 	page, expo := pageAndMetrics(t, gitDir)
 	if v, ok := sample(expo, "gitplus_unjudged_updates_total", "repository", "r.git", "ref", ref); !ok || v != 1 {
@@ -262,7 +267,7 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 	writeRules(t, rules, `{"requireKnownPusher":true,"protected":{"refs/heads/main":{}}}`)
 	w.mustGP("admin", w.work, "", "--repo", w.origin, "rules", "set", rules)
 	sink := newWebhookSink(t)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{{URL: sink.srv.URL, Secret: "s"}}})
 	t.Cleanup(func() { stopWorker(t, w.origin) }) // before the directories go
 
 	// Judged pushes, several at once: no alarm.
@@ -276,7 +281,7 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 		}(i, c)
 	}
 	wg.Wait()
-	if a, _ := hooks.ReadUnjudged(w.origin); len(a) != 0 {
+	if a, _ := opstatus.ReadUnjudged(w.origin); len(a) != 0 {
 		t.Fatalf("judged pushes raised alarms: %+v", a)
 	}
 
@@ -296,7 +301,7 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 	if _, errs, _ := w.gitRun(w.work, "", nil, "push", "origin", c1+":refs/heads/free"); strings.Contains(errs, "ALARM") {
 		t.Fatalf("an unprotected branch raised the alarm:\n%s", errs)
 	}
-	if a, _ := hooks.ReadUnjudged(w.origin); len(a) != 1 {
+	if a, _ := opstatus.ReadUnjudged(w.origin); len(a) != 1 {
 		t.Fatalf("%d alarms recorded, want 1: %+v", len(a), a)
 	}
 }

@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 )
 
@@ -110,18 +113,18 @@ func TestPostReceiveChain(t *testing.T) {
 	// A good webhook checks the signature and keeps the deliveries.
 	const secret = "s3cret"
 	var mu sync.Mutex
-	var got []hooks.Delivery
+	var got []delivery.Delivery
 	badSig := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		defer mu.Unlock()
-		if !hooks.VerifySignature(secret, body, r.Header.Get(hooks.SignatureHeader)) {
+		if !delivery.VerifySignature(secret, body, r.Header.Get(delivery.SignatureHeader)) {
 			badSig++
 			http.Error(rw, "bad signature", 400)
 			return
 		}
-		var d hooks.Delivery
+		var d delivery.Delivery
 		if err := json.Unmarshal(body, &d); err != nil {
 			http.Error(rw, err.Error(), 400)
 			return
@@ -132,17 +135,17 @@ func TestPostReceiveChain(t *testing.T) {
 
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{
 		{Name: "m1", URL: mirror},
 		{Name: "down", URL: "http://" + closedPort(t) + "/x.git", TimeoutSeconds: 3},
 		{Name: "hole", URL: "http://" + blackHole(t) + "/x.git", TimeoutSeconds: 2},
 	}})
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WebhooksFile), hooks.WebhooksConfig{Hooks: []hooks.Webhook{
+	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{
 		{Name: "good", URL: srv.URL, Secret: secret, Events: []string{"*"}},
 		{Name: "hole", URL: "http://" + blackHole(t) + "/hook", Secret: "x", TimeoutSeconds: 1, Attempts: 2},
 	}})
 	probe := `s=$(cat /proc/$$/stat); set -- $s; echo "pid=$1 pgrp=$5 sid=$6 rule=$GITPLUS_WAKE_RULE cwd=$(pwd)"`
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "probe", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", probe}},
 		{Name: "pr", Ref: "refs/hub/pr/*", On: []string{hubrefs.TypePROpened}, Run: []string{"sh", "-c", "echo woke"}},
 		{Name: "never", Ref: "refs/hub/pr/*", On: []string{hubrefs.TypeCheckCompleted}, Run: []string{"sh", "-c", "echo never"}},
@@ -173,7 +176,7 @@ func TestPostReceiveChain(t *testing.T) {
 		st, _, _ := w.gp("", w.origin, "", "mirror", "status")
 		t.Fatalf("mirror status does not show the two failing mirrors:\n%s", st)
 	}
-	probeLog := hooks.WakeLog(w.origin, "probe")
+	probeLog := wake.WakeLog(w.origin, "probe")
 	if !waitFor(10*time.Second, func() bool { return strings.Contains(readFile(probeLog), "exit 0") }) {
 		t.Fatalf("probe rule did not finish; log:\n%s", readFile(probeLog))
 	}
@@ -219,10 +222,10 @@ func TestPostReceiveChain(t *testing.T) {
 	if err := json.Unmarshal(last.Events[0].Payload, &payload); err != nil || payload.ID != id {
 		t.Fatalf("event payload %s: %v", last.Events[0].Payload, err)
 	}
-	if !waitFor(10*time.Second, func() bool { return strings.Contains(readFile(hooks.WakeLog(w.origin, "pr")), "exit 0") }) {
-		t.Fatalf("rule pr did not run: %s", readFile(hooks.WakeLog(w.origin, "pr")))
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(readFile(wake.WakeLog(w.origin, "pr")), "exit 0") }) {
+		t.Fatalf("rule pr did not run: %s", readFile(wake.WakeLog(w.origin, "pr")))
 	}
-	if _, err := os.Stat(hooks.WakeLog(w.origin, "never")); err == nil {
+	if _, err := os.Stat(wake.WakeLog(w.origin, "never")); err == nil {
 		t.Fatalf("rule never ran")
 	}
 	if !waitFor(20*time.Second, func() bool { return hubAndHeads(w, w.origin) == hubAndHeads(w, mirror) }) {
@@ -235,7 +238,7 @@ func TestPostReceiveChain(t *testing.T) {
 func TestPostReceiveWakeNoRetrigger(t *testing.T) {
 	t.Parallel()
 	w := newE2E(t, nil)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		// self pushes a new branch into its own repository (through
 		// receive-pack, so the hooks run) each time it runs.
 		{Name: "self", Ref: "refs/heads/*", On: []string{"*"},
@@ -248,7 +251,7 @@ func TestPostReceiveWakeNoRetrigger(t *testing.T) {
 	if out, err := w.push("origin", c1+":refs/heads/main"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)
 	}
-	selfLog, otherLog := hooks.WakeLog(w.origin, "self"), hooks.WakeLog(w.origin, "other")
+	selfLog, otherLog := wake.WakeLog(w.origin, "self"), wake.WakeLog(w.origin, "other")
 	t0 := time.Now()
 	if !waitFor(15*time.Second, func() bool { return strings.Contains(readFile(otherLog), "exit 0") }) {
 		t.Fatalf("rule other did not run after self's push\nself:\n%s\nother:\n%s", readFile(selfLog), readFile(otherLog))

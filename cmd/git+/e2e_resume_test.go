@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
 )
 
 // TestServeResumesDeliveries: refs that moved without post-receive (a
@@ -20,7 +21,7 @@ func TestServeResumesDeliveries(t *testing.T) {
 	t.Cleanup(func() { stopWorker(t, w.origin) })
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
 	c := w.commit(nil, map[string]string{"a": "0"}, "c0")
 	if out, err := w.push("origin", c+":refs/heads/main"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)
@@ -38,7 +39,7 @@ func TestServeResumesDeliveries(t *testing.T) {
 	}
 	startServe(t, w.bin, w.env, filepath.Dir(w.origin))
 	if !waitFor(60*time.Second, func() bool { return hubAndHeads(w, w.origin) == hubAndHeads(w, mirror) }) {
-		t.Fatalf("serve started and the mirror is still behind:\n%s\nlog:\n%s", w.mustGP("", w.origin, "", "mirror", "status"), readFile(filepath.Join(w.origin, hooks.WorkerLog)))
+		t.Fatalf("serve started and the mirror is still behind:\n%s\nlog:\n%s", w.mustGP("", w.origin, "", "mirror", "status"), readFile(filepath.Join(w.origin, delivery.WorkerLog)))
 	}
 	if !waitFor(30*time.Second, func() bool { return strings.Contains(w.mustGP("", w.origin, "", "mirror", "status"), ": in step") }) {
 		t.Fatalf("mirror status after the sync:\n%s", w.mustGP("", w.origin, "", "mirror", "status"))

@@ -16,6 +16,10 @@ import (
 
 	"github.com/gitplus/gitplus/fixtures"
 	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // gpServer is a running `git+ serve`.
@@ -112,14 +116,14 @@ func TestServe(t *testing.T) {
 	nested := filepath.Join(root, "team", "nested.git")
 	w.mustGP("admin", root, "", "init", nested)
 	os.RemoveAll(filepath.Join(nested, "hooks", "pre-receive"))
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "late", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "sleep 1; echo survived"}},
 	}})
 	s := startServe(t, w.bin, w.env, root)
-	if ok, _, err := hooks.Installed(nested); err != nil || !ok {
+	if ok, _, err := install.Installed(nested); err != nil || !ok {
 		t.Fatalf("git+ serve did not install the hooks in %s: %v", nested, err)
 	}
-	if ok, _, _ := hooks.Installed(other); ok {
+	if ok, _, _ := install.Installed(other); ok {
 		t.Fatalf("git+ serve installed hooks in %s, which has no refs/hub/trust", other)
 	}
 	if log := readFile(s.Log); !strings.Contains(log, "skipped "+other) {
@@ -138,7 +142,7 @@ func TestServe(t *testing.T) {
 		t.Fatalf("feature = %q after the HTTP push, want %s", got, head)
 	}
 	// The wake run outlives the request (gitkit signals receive-pack's group).
-	late := hooks.WakeLog(w.origin, "late")
+	late := wake.WakeLog(w.origin, "late")
 	if !waitFor(15*time.Second, func() bool { return strings.Contains(readFile(late), "exit 0") }) {
 		t.Fatalf("wake run did not survive the request:\n%s", readFile(late))
 	}
@@ -192,10 +196,10 @@ func TestServeClosedLoop(t *testing.T) {
 	}
 	mirror := filepath.Join(settlingDir(t), "mirror.git")
 	fixtures.Git(t, filepath.Dir(mirror), "init", "-q", "--bare", mirror)
-	writeJSONFile(t, filepath.Join(bare, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
+	writeJSONFile(t, filepath.Join(bare, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
 	t.Cleanup(func() { stopWorker(t, bare) })
 	queueRun := []string{"git+", "--key", e.keys["q"].Path, "queue", "run", "--target", "main"}
-	writeJSONFile(t, filepath.Join(bare, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{
+	writeJSONFile(t, filepath.Join(bare, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{
 		{Name: "ci", Ref: "refs/hub/queue/*", On: []string{"queue.candidate"},
 			Run: []string{"git+", "--key", e.keys["ci"].Path, "check", "run", "--pr", "{event.pr}", "--rev", "{event.step}", "--name", "ci",
 				"--timeout", "30s", "--", "sh", "-c", "test ! -e fail.txt"}},
@@ -231,7 +235,7 @@ func TestServeClosedLoop(t *testing.T) {
 	if !waitFor(60*time.Second, landed) {
 		logs := ""
 		for _, id := range []string{"ci", "queue-on-check", "queue-on-entry"} {
-			logs += "--- " + id + "\n" + readFile(hooks.WakeLog(bare, id))
+			logs += "--- " + id + "\n" + readFile(wake.WakeLog(bare, id))
 		}
 		t.Fatalf("the loop did not close in 60 s\nmain: %s\nqueue:\n%s\npost-receive:\n%s\n%s",
 			fixtures.Git(t, bare, "ls-tree", "--name-only", "refs/heads/main"),

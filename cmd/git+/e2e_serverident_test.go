@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // TestServerIdentity (docs/serving.md "The server's own pushes"): what a
@@ -28,10 +30,10 @@ func TestServerIdentity(t *testing.T) {
 	mirror := filepath.Join(t.TempDir(), "mirror.git")
 	w.git(filepath.Dir(mirror), "clone", "-q", "--mirror", w.origin, mirror)
 	w.mustGP("", mirror, "", "--repo", mirror, "hook", "install")
-	writeJSONFile(t, filepath.Join(w.origin, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "m", URL: mirror}}})
-	rule := hooks.WakeRule{Name: "env", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "env"}, Key: hooks.WakeKeyServer}
-	nokey := hooks.WakeRule{Name: "nokey", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "env"}}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), hooks.WakeConfig{Rules: []hooks.WakeRule{rule, nokey}})
+	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
+	rule := wake.WakeRule{Name: "env", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "env"}, Key: wake.WakeKeyServer}
+	nokey := wake.WakeRule{Name: "nokey", Ref: "refs/heads/*", On: []string{"*"}, Run: []string{"sh", "-c", "env"}}
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake.WakeConfig{Rules: []wake.WakeRule{rule, nokey}})
 
 	c := w.commit(nil, map[string]string{"a.txt": "a\n"}, "one")
 	leaks := []string{"GL_USER=alice", "GL_ID=user-1", "GL_USERNAME=alice", "GL_REPO=team", "REMOTE_USER=alice", "AUTH_TYPE=Basic",
@@ -42,8 +44,8 @@ func TestServerIdentity(t *testing.T) {
 		t.Fatalf("push: %v\n%s", err, errs)
 	}
 
-	envOf := func(r hooks.WakeRule) (map[string]string, string) {
-		logPath := hooks.WakeLog(w.origin, r.ID())
+	envOf := func(r wake.WakeRule) (map[string]string, string) {
+		logPath := wake.WakeLog(w.origin, r.ID())
 		var env string
 		if !waitFor(20*time.Second, func() bool {
 			b, _ := os.ReadFile(logPath)

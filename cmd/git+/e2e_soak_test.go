@@ -25,7 +25,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 )
@@ -36,7 +37,7 @@ import (
 // ciScript, which logs its runs beside itself: check run's sandbox lets it
 // write there (--cache, docs/ci.md). With gate set, the CI job waits for that file to exist before
 // it starts check run (bin, the git+ binary the wake rule's "git+" names).
-func soakRules(t *testing.T, ciScript, gate, bin string) hooks.WakeConfig {
+func soakRules(t *testing.T, ciScript, gate, bin string) wake.WakeConfig {
 	t.Helper()
 	readme := readFile(filepath.Join("..", "..", "README.md"))
 	_, block, ok := strings.Cut(readme, "<!-- wake-rules -->\n```json\n")
@@ -44,7 +45,7 @@ func soakRules(t *testing.T, ciScript, gate, bin string) hooks.WakeConfig {
 	if !ok || !ok2 {
 		t.Fatal("README.md has no wake-rules block")
 	}
-	var cfg hooks.WakeConfig
+	var cfg wake.WakeConfig
 	if err := json.Unmarshal([]byte(block), &cfg); err != nil {
 		t.Fatalf("README.md's wake rules: %v", err)
 	}
@@ -182,7 +183,7 @@ func soak(t *testing.T, rules string, batch bool, workers int) (*e2e, string) {
 		}
 		wake.Rules = kept
 	}
-	writeJSONFile(t, filepath.Join(w.origin, hooks.WakeFile), wake)
+	writeJSONFile(t, filepath.Join(w.origin, config.WakeFile), wake)
 	// The wake rules run with the server's environment: its key holds
 	// hub.queue and hub.check:ci.
 	srv := startServe(t, w.bin, append(append([]string{}, w.env...), "GITPLUS_KEY="+w.keys["bot"].Path), filepath.Dir(w.origin))
@@ -472,7 +473,7 @@ var soakRoundRE = regexp.MustCompile(`(?m)^(\d+) round\(s\), (\d+) push\(es\)`)
 // logs): started, did work (pushed), deferred, and pushes in all.
 func soakPasses(t *testing.T, origin string) (started, worked, deferred, pushes int) {
 	for _, rule := range []string{"queue", "queue-entered"} {
-		log := readFile(hooks.WakeLog(origin, rule))
+		log := readFile(wake.WakeLog(origin, rule))
 		started += strings.Count(log, " wake "+rule+": ")
 		deferred += strings.Count(log, ": deferred: ")
 		for _, m := range soakRoundRE.FindAllStringSubmatch(log, -1) {

@@ -6,7 +6,8 @@ package main
 //
 // Decisions:
 //   - The hooks find the repository from --repo, then $GIT_DIR, then the
-//     current directory (where git runs hooks), without running git.
+//     current directory (where git runs hooks), without running git
+//     (hooks.GitDir).
 //   - pre-receive (receive.PreReceive) prints one "git+: refused <ref>:
 //     [<code>] <reason>" line per refused ref and exits 1 when any ref is
 //     refused. It fails closed.
@@ -14,21 +15,23 @@ package main
 //     a failure is reported and logged, never failing the push.
 //   - deliver is the worker post-receive starts; run by hand it settles
 //     whatever is pending (it returns at once if a worker runs).
-//   - `git+ init` installs the hooks too (installHooks); both judge first
-//     that the hook user can use what they write (hookinstall.go).
+//   - `git+ init` installs the hooks too (install.InstallHooks); both judge
+//     first that the hook user can use what they write (hookinstall.go).
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hooks"
-	"github.com/gitplus/gitplus/hooks/webhookpost"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/delivery/webhookpost"
+	"github.com/gitplus/gitplus/hooks/install"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive"
 )
 
@@ -51,7 +54,7 @@ func init() {
 				Name:  "pre-receive",
 				Usage: "judge a push (run by git; reads `old new ref` lines on stdin)",
 				Action: func(c *cli.Context) error {
-					if receive.PreReceive(hookGitDir(c, false), os.Environ(), os.Stdin, c.App.ErrWriter) > 0 {
+					if receive.PreReceive(hooks.GitDir(repoDir(c)), os.Environ(), os.Stdin, c.App.ErrWriter) > 0 {
 						return fail(1, errSilent)
 					}
 					return nil
@@ -80,36 +83,12 @@ func repoDir(c *cli.Context) string {
 	return rootString(c, "repo")
 }
 
-// hookGitDir is the repository a hook runs for: --repo, $GIT_DIR, ".";
-// abs makes it absolute.
-func hookGitDir(c *cli.Context, abs bool) string {
-	d := repoDir(c)
-	if d == "" {
-		d = os.Getenv("GIT_DIR")
-	}
-	if d == "" {
-		d = "."
-	}
-	if a, err := filepath.Abs(d); err == nil && abs {
-		return a
-	}
-	return d
-}
-
 func hookInstall(c *cli.Context, gitDir string) error {
-	bin, err := installHooks(gitDir)
+	bin, err := install.InstallHooks(gitDir)
 	if err == nil {
-		fmt.Fprintln(c.App.ErrWriter, hooks.InstalledNote(gitDir, bin))
+		fmt.Fprintln(c.App.ErrWriter, install.InstalledNote(gitDir, bin))
 	}
 	return err
-}
-
-// installHooks installs the receive hooks running this binary into gitDir.
-func installHooks(gitDir string) (bin string, err error) {
-	if bin, err = hooks.Executable(); err == nil {
-		err = hooks.Install(gitDir, bin)
-	}
-	return bin, err
 }
 
 // preReceiveFast is `git+ hook pre-receive` with no other argument (the
@@ -119,8 +98,8 @@ func preReceiveFast() int {
 }
 
 func hookPostReceiveAction(c *cli.Context) error {
-	gitDir := hookGitDir(c, true)
-	bin, _ := hooks.Executable()
+	gitDir := hooks.AbsGitDir(repoDir(c))
+	bin, _ := wake.Executable()
 	_, err := hooks.PostReceive(hooks.Options{GitDir: gitDir, Stdin: os.Stdin, Stderr: c.App.ErrWriter, Environ: os.Environ(), Binary: bin})
 	if err != nil {
 		return fmt.Errorf("post-receive in %s: %w", gitDir, err)
@@ -128,28 +107,21 @@ func hookPostReceiveAction(c *cli.Context) error {
 	return nil
 }
 
-// wakeRunFast is `git+ hook wake-run RULE COMMAND...` (hooks.SuperviseWake),
+// wakeRunFast is `git+ hook wake-run RULE COMMAND...` (wake.SuperviseWake),
 // run by main without the CLI so that the command's own flags reach it
 // untouched: the repository is $GIT_DIR, else the current directory (the
 // git directory, where post-receive starts it); standard output is the
 // rule's log.
 func wakeRunFast(rule string, argv []string) int {
-	gitDir := os.Getenv("GIT_DIR")
-	if gitDir == "" {
-		gitDir = "."
-	}
-	if a, err := filepath.Abs(gitDir); err == nil {
-		gitDir = a
-	}
-	hooks.SuperviseWake(gitDir, rule, argv, os.Stdout)
+	wake.SuperviseWake(hooks.AbsGitDir(""), rule, argv, os.Stdout)
 	return 0
 }
 
 func hookDeliverAction(c *cli.Context) error {
-	gitDir := hookGitDir(c, true)
+	gitDir := hooks.AbsGitDir(repoDir(c))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	w := &hooks.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: webhookpost.Attempt}
+	w := &delivery.Worker{GitDir: gitDir, Environ: os.Environ(), Log: c.App.ErrWriter, Send: delivery.Via(webhookpost.Post)}
 	if err := w.Run(ctx); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("delivery worker for %s: %w", gitDir, err)
 	}

@@ -1,30 +1,14 @@
 package main
 
-// git+ hook install's and git+ init's preflight (hooks.CheckInstall: the
+// git+ hook install's and git+ init's preflight (install.Preflight: the
 // hook user can use what is written, docs/operating.md "Ownership and the
-// hook user") and git+ hook check (hooks.Check, "Checking the boundary:
-// git+ hook check").
-//
-// Decisions:
-//   - The preflight runs before anything is written; with --chown (root
-//     only) everything written is handed to the repository's owner
-//     afterwards, and git is told to trust the repository for this run
-//     (safe.directory through GIT_CONFIG_COUNT, which children inherit).
-//   - hook check finds a named repository without asking git (no
-//     safe.directory refusal), so root can check a repository another user
-//     owns.
+// hook user") and git+ hook check (install.CheckDir, "Checking the
+// boundary: git+ hook check"); package hooks/install has the decisions.
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
-	"github.com/gitplus/gitplus/receive/gitio"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -43,51 +27,8 @@ func hookCheckCommand() *cli.Command {
 	}
 }
 
-// preflightInstall judges installing into dir ("" is the current
-// directory) before anything is written (hooks.CheckInstall).
-func preflightInstall(dir string, chown bool) (hooks.InstallCheck, error) {
-	target := dir
-	if target == "" {
-		target, _ = os.Getwd()
-	}
-	bin, err := hooks.Executable()
-	if err != nil {
-		return hooks.InstallCheck{}, err
-	}
-	lean, _ := hooks.LeanHook(bin)
-	ic, err := hooks.CheckInstall(target, bin, lean, chown)
-	if err != nil {
-		return ic, err
-	}
-	if ic.Chown {
-		trustForGit(target)
-	}
-	return ic, nil
-}
-
-// trustForGit adds dir to git's safe.directory for the processes this one
-// starts (root installing with --chown into another user's repository).
-func trustForGit(dir string) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return
-	}
-	n, _ := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT"))
-	os.Setenv("GIT_CONFIG_KEY_"+strconv.Itoa(n), "safe.directory")
-	os.Setenv("GIT_CONFIG_VALUE_"+strconv.Itoa(n), abs)
-	os.Setenv("GIT_CONFIG_COUNT", strconv.Itoa(n+1))
-}
-
-// finishInstall hands what was written to the hook user when asked.
-func finishInstall(ic hooks.InstallCheck, gitDir string) error {
-	if !ic.Chown {
-		return nil
-	}
-	return hooks.ChownWritten(gitDir, ic.Owner)
-}
-
 func hookInstallAction(c *cli.Context) error {
-	ic, err := preflightInstall(repoDir(c), c.Bool("chown"))
+	ic, err := install.Preflight(repoDir(c), c.Bool("chown"))
 	if err != nil {
 		return fail(1, err)
 	}
@@ -96,62 +37,20 @@ func hookInstallAction(c *cli.Context) error {
 		return err
 	}
 	err = hookInstall(c, gitDir)
-	if cerr := finishInstall(ic, gitDir); err == nil {
+	if cerr := ic.Finish(gitDir); err == nil {
 		err = cerr
 	}
 	return err
 }
 
 func hookCheckAction(c *cli.Context) error {
-	dir := repoDir(c)
-	var gitDir string
-	var err error
-	if dir != "" {
-		gitDir, err = gitio.ResolveGitDir(dir)
-	} else {
-		gitDir, _, err = repo.FindGitDir("")
-	}
+	r, err := install.CheckDir(repoDir(c))
 	if err != nil {
 		return fail(1, err)
 	}
-	r, err := hooks.Check(gitDir)
-	if err != nil {
-		return fail(1, err)
+	r.WriteText(c.App.Writer)
+	if code, err := r.Exit(); err != nil {
+		return fail(code, err)
 	}
-	w := c.App.Writer
-	fmt.Fprintf(w, "repository: %s\n", r.GitDir)
-	fmt.Fprintf(w, "hooks: %s\n", r.HooksDir)
-	if r.Gitolite {
-		fmt.Fprintln(w, "host: gitolite manages this repository's hooks")
-	}
-	for _, h := range []struct {
-		name string
-		r    hooks.Reach
-	}{{"pre-receive", r.PreReceive}, {"post-receive", r.PostReceive}} {
-		if h.r.Via == hooks.ViaNone {
-			fmt.Fprintf(w, "%s: does not reach git+\n", h.name)
-		} else {
-			fmt.Fprintf(w, "%s: %s\n", h.name, h.r.Detail())
-		}
-	}
-	fmt.Fprintf(w, "hook user: %s, the owner of %s\n", r.Owner, r.GitDir)
-	fmt.Fprintf(w, "identity source (gitplus.pusher): %s\n", r.Pusher)
-	for _, p := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", p)
-	}
-	for _, p := range r.Problems {
-		fmt.Fprintf(w, "problem: %s\n", p)
-	}
-	if !r.OK() {
-		return fail(1, fmt.Errorf("the boundary of %s is not in place (%d problems above): %w", r.GitDir, len(r.Problems), errNotInPlace))
-	}
-	if len(r.Warnings) > 0 {
-		return fail(hooks.ExitWarnings, fmt.Errorf("the boundary of %s is in place, with %d warning(s) above: %w", r.GitDir, len(r.Warnings), errWarnings))
-	}
-	fmt.Fprintln(w, "ok: the boundary is in place")
 	return nil
 }
-
-var errWarnings = errors.New("hook check warned")
-
-var errNotInPlace = errors.New("hook check failed")

@@ -159,6 +159,17 @@ func printView(c *cli.Context, v interface{ WriteText(io.Writer) }) error {
 	return nil
 }
 
+// printLines prints list as JSON (--json), or each element's line.
+func printLines[T interface{ Line() string }](c *cli.Context, list []T) error {
+	if wantJSON(c) {
+		return printJSON(c, list)
+	}
+	for _, v := range list {
+		fmt.Fprintln(c.App.Writer, v.Line())
+	}
+	return nil
+}
+
 // printJSON prints v as JSON, with JSON's escapes also where a text
 // output shows a JSON document (rules show).
 func printJSON(c *cli.Context, v any) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -52,14 +53,14 @@ func initAction(c *cli.Context) (err error) {
 	if err != nil {
 		return fail(1, err)
 	}
-	ic, err := preflightInstall(dir, c.Bool("chown"))
+	ic, err := install.Preflight(dir, c.Bool("chown"))
 	if err != nil {
 		return fail(1, err)
 	}
 	if ic.Chown { // whatever was written, even on failure, goes to the owner
 		abs, _ := filepath.Abs(dir)
 		defer func() {
-			if cerr := finishInstall(ic, abs); cerr != nil && err == nil {
+			if cerr := ic.Finish(abs); cerr != nil && err == nil {
 				err = fail(1, cerr)
 			}
 		}()
@@ -69,7 +70,7 @@ func initAction(c *cli.Context) (err error) {
 	if err != nil {
 		return failed(err)
 	}
-	if _, err := installHooks(in.GitDir); err != nil {
+	if _, err := install.InstallHooks(in.GitDir); err != nil {
 		return fail(1, fmt.Errorf("installing hooks into %s: %w", in.GitDir, err))
 	}
 	if wantJSON(c) {

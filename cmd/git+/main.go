@@ -16,7 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hubrefs/sshsign"
 	"github.com/gitplus/gitplus/receive/termtext"
 )
@@ -68,7 +68,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:                 "git+",
 		Usage:                "signed records and an exact-candidate merge queue for protected git branches",
-		Version:              hooks.BuildVersion(),
+		Version:              install.BuildVersion(),
 		Flags:                globalFlags(),
 		Commands:             commands,
 		EnableBashCompletion: false,

@@ -151,14 +151,7 @@ func memberList(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	out := repo.Members(t)
-	if wantJSON(c) {
-		return printJSON(c, out)
-	}
-	for _, m := range out {
-		fmt.Fprintln(c.App.Writer, m.Line())
-	}
-	return nil
+	return printLines(c, repo.Members(t))
 }
 
 func memberAllowedSigners(c *cli.Context) error {

@@ -10,9 +10,7 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -59,25 +57,14 @@ func mergeTreeAction(c *cli.Context) error {
 	defer out.Flush()
 	asJSON := wantJSON(c) // one line of mergetree.ResultJSON per merge (docs/cli.md)
 	if !stdin {
-		res, err := s.Merge(c.Args().Get(0), c.Args().Get(1))
-		switch {
-		case err != nil:
+		clean, err := s.One(c.Args().Get(0), c.Args().Get(1), out, asJSON)
+		if err != nil {
 			return fail(128, err)
-		case asJSON:
-			b, _ := json.Marshal(res.JSON())
-			fmt.Fprintf(out, "%s\n", b)
-		case res.Clean():
-			fmt.Fprintln(out, res.Tree)
 		}
-		if res.Clean() {
-			return nil
+		if !clean {
+			return fail(1, errSilent) // a conflict, printed
 		}
-		for _, cf := range res.Conflicts {
-			if !asJSON {
-				fmt.Fprintf(out, "CONFLICT (%s): %s\n", cf.Kind, cf.Path)
-			}
-		}
-		return fail(1, errSilent) // a conflict, printed above
+		return nil
 	}
 	if err := s.Batch(os.Stdin, out, asJSON); err != nil {
 		return fail(128, err)

@@ -6,15 +6,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
 	"github.com/gitplus/gitplus/hubrefs"
-	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/repo"
 )
 
@@ -44,15 +40,7 @@ func prMergeAction(c *cli.Context) error {
 	m, err := s.Merge(id)
 	var refused *repo.LandingRefusedError
 	if errors.As(err, &refused) {
-		for _, l := range refused.Lines {
-			fmt.Fprintln(c.App.ErrWriter, l)
-		}
-		var host *receive.PushRefusedError // the host's own words (a chained or gitolite hook)
-		if errors.As(err, &host) {
-			for _, l := range host.Host {
-				fmt.Fprintln(c.App.ErrWriter, "remote: "+l)
-			}
-		}
+		refused.WriteLines(c.App.ErrWriter)
 	}
 	if err != nil {
 		return fail(1, err)
@@ -61,27 +49,5 @@ func prMergeAction(c *cli.Context) error {
 	if !m.Already {
 		undelivered = awaitOwnDeliveries(s.Repo, since)
 	}
-	if !m.Squash.IsZero() {
-		m.Result += " as squash step " + m.Squash.String()
-	}
-	if m.SourceDeleted != "" {
-		m.Result += "; deleted its source branch " + m.SourceDeleted + " (deleteSourceBranch)"
-	} else if m.SourceNote != "" {
-		m.Result += "; " + m.SourceNote
-	}
-	return prMergeReport(c, m.ID, m.Branch, m.Head, m.Pushed, m.Result, undelivered)
-}
-
-// prMergeReport prints the outcome; undelivered lists the verb's own
-// deliveries (mirrors, webhooks) that did not arrive within the wait.
-func prMergeReport(c *cli.Context, id, base string, head plumbing.Hash, pushed bool, msg string, undelivered []string) error {
-	if wantJSON(c) {
-		return printJSON(c, map[string]any{"pr": id, "branch": base, "commit": head.String(), "pushed": pushed, "result": msg,
-			"undelivered": append([]string{}, undelivered...)})
-	}
-	fmt.Fprintf(c.App.Writer, "%s %s %s: %s\n", id, strings.TrimPrefix(base, "refs/heads/"), head, msg)
-	for _, u := range undelivered {
-		fmt.Fprintf(c.App.Writer, "undelivered: %s\n", u)
-	}
-	return nil
+	return printView(c, m.View(undelivered))
 }

@@ -19,15 +19,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive/queuerun"
-	"github.com/gitplus/gitplus/receive/repo"
 )
 
 func queueRunCommand() *cli.Command {
@@ -56,32 +54,14 @@ func queueRun(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	var target string
-	if c.String("target") != "" {
-		if target, err = repo.BranchRef(c.String("target")); err != nil {
-			return fail(1, fmt.Errorf("--target: %w", err))
-		}
-	}
 	qid := c.String("queue")
-	if qid != "" {
-		q, err := w.Repo.QueueLog(qid, w.Trust)
-		if err != nil {
-			return fail(1, err)
-		}
-		if target == "" {
-			target = q.State.Target
-		} else if q.State.Target != target {
-			return fail(1, fmt.Errorf("queue %s lands on %s, not %s", qid, q.State.Target, target))
-		}
+	target, err := w.QueueTarget(c.String("target"), qid)
+	if err != nil {
+		return fail(1, err)
 	}
 	var pushOpts []string
 	if c.Bool("no-notify") {
-		pushOpts = []string{hooks.NoNotifyOption}
-		// git drops the configured push options (the wake tag a wake rule's
-		// process inherits) once a push names its own: carry the tag too.
-		if tag := hooks.WakeTag(os.Getenv); tag != "" {
-			pushOpts = append(pushOpts, tag)
-		}
+		pushOpts = wake.NoNotify(os.Getenv)
 	}
 	since := time.Now() // its own deliveries are those recorded from now (awaitOwnDeliveries)
 	rep, err := queuerun.Run(context.Background(), queuerun.Options{

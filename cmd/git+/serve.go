@@ -12,8 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
 	"github.com/gitplus/gitplus/hooks/serve"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 func init() {
@@ -34,7 +34,7 @@ func init() {
 }
 
 func serveAction(c *cli.Context) error {
-	bin, err := hooks.Executable()
+	bin, err := wake.Executable()
 	if err != nil {
 		return err
 	}

@@ -59,12 +59,5 @@ func teamList(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	out := repo.Teams(t)
-	if wantJSON(c) {
-		return printJSON(c, out)
-	}
-	for _, v := range out {
-		fmt.Fprintln(c.App.Writer, v.Line())
-	}
-	return nil
+	return printLines(c, repo.Teams(t))
 }

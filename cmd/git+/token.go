@@ -58,24 +58,7 @@ func memberTokenCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					if wantJSON(c) {
-						type token struct {
-							Name    string `json:"name"`
-							ID      string `json:"id"`
-							Created string `json:"created"`
-						}
-						v := struct {
-							Tokens []token `json:"tokens"`
-						}{Tokens: []token{}}
-						for _, r := range recs {
-							v.Tokens = append(v.Tokens, token{Name: r.Name, ID: r.ID, Created: r.Created})
-						}
-						return printJSON(c, v)
-					}
-					for _, r := range recs {
-						fmt.Fprintf(c.App.Writer, "%s\t%s\t%s\n", r.Name, r.ID, r.Created)
-					}
-					return nil
+					return printView(c, serve.TokenListOf(recs))
 				}),
 			},
 		},

@@ -58,8 +58,6 @@ func init() {
 	}))
 }
 
-const zeroOID = "0000000000000000000000000000000000000000"
-
 func verifyAction(c *cli.Context) error {
 	const usage = "usage: git+ verify --ref R --old O --new N | git+ verify --branch B [--since REV] [--strict] [--no-fetch] [--remote R] [--json]"
 	if c.NArg() != 0 {
@@ -88,18 +86,6 @@ func verifyAction(c *cli.Context) error {
 	return verifyBranch(c, gitDir, bare, branch)
 }
 
-// revOrZero resolves a revision, or the zero id for "" / 40 zeros.
-func revOrZero(gitDir, flag, rev string) (plumbing.Hash, error) {
-	if rev == "" || rev == zeroOID {
-		return plumbing.ZeroHash, nil
-	}
-	out, err := repo.Git(gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
-	if err != nil || len(out) != 40 {
-		return plumbing.ZeroHash, fmt.Errorf("--%s %q is not a commit in %s (fetch it first, or give 40 zeros for none)", flag, rev, gitDir)
-	}
-	return plumbing.NewHash(out), nil
-}
-
 func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 	if !strings.HasPrefix(ref, "refs/") {
 		r, err := repo.BranchRef(ref)
@@ -108,11 +94,11 @@ func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 		}
 		ref = r
 	}
-	old, err := revOrZero(gitDir, "old", c.String("old"))
+	old, err := repo.RevOrZero(gitDir, "old", c.String("old"))
 	if err != nil {
 		return fail(1, err)
 	}
-	nw, err := revOrZero(gitDir, "new", c.String("new"))
+	nw, err := repo.RevOrZero(gitDir, "new", c.String("new"))
 	if err != nil {
 		return fail(1, err)
 	}
@@ -124,10 +110,8 @@ func verifyUpdate(c *cli.Context, gitDir, ref string) error {
 		if err := printJSON(c, receive.NewVerifyUpdateJSON(v)); err != nil {
 			return err
 		}
-	} else if v.Accepted() {
-		fmt.Fprintf(c.App.Writer, "git+: accepted %s: %s -> %s\n", ref, old, nw)
 	} else {
-		fmt.Fprintln(c.App.Writer, v.Line())
+		fmt.Fprintln(c.App.Writer, repo.VerdictLine(ref, old, nw, v))
 	}
 	if !v.Accepted() {
 		return fail(1, errSilent)
@@ -142,7 +126,7 @@ func verifyBranch(c *cli.Context, gitDir string, bare bool, branch string) error
 	}
 	var since plumbing.Hash
 	if s := c.String("since"); s != "" {
-		if since, err = revOrZero(gitDir, "since", s); err != nil {
+		if since, err = repo.RevOrZero(gitDir, "since", s); err != nil {
 			return fail(1, err)
 		}
 	}
@@ -150,43 +134,12 @@ func verifyBranch(c *cli.Context, gitDir string, bare bool, branch string) error
 	if err != nil {
 		return fail(1, err)
 	}
-	if wantJSON(c) {
-		out := verifyBranchJSON{AuditJSON: receive.NewAuditJSON(rep)}
-		if !src.Own() {
-			out.Source = &auditSourceJSON{Remote: src.Remote, URL: src.URL, Ref: src.Tracking, Tip: src.Tip.String(), Fetched: src.Fetched}
-		}
-		if err := printJSON(c, out); err != nil {
-			return err
-		}
-	} else {
-		if line := src.Line(); line != "" {
-			fmt.Fprintln(c.App.Writer, line)
-		}
-		for _, f := range rep.Unjustified {
-			fmt.Fprintf(c.App.Writer, "unjustified %s: [%s] %s\n", f.Commit, f.Code, f.Reason)
-		}
-		for _, b := range receive.AuditBypasses(rep) {
-			fmt.Fprintln(c.App.Writer, b)
-		}
-		fmt.Fprintln(c.App.Writer, receive.AuditSummary(rep))
+	view := repo.NewAuditView(rep, src)
+	if err := printView(c, view); err != nil {
+		return err
 	}
-	if len(rep.Unjustified) > 0 || c.Bool("strict") && len(receive.AuditBypasses(rep)) > 0 {
+	if view.Failed(c.Bool("strict")) {
 		return fail(1, errSilent)
 	}
 	return nil
-}
-
-// verifyBranchJSON is `git+ verify --branch --json`: the audit, and in a
-// clone the copy it judged.
-type verifyBranchJSON struct {
-	receive.AuditJSON
-	Source *auditSourceJSON `json:"source,omitempty"`
-}
-
-type auditSourceJSON struct {
-	Remote  string `json:"remote"`
-	URL     string `json:"url"`
-	Ref     string `json:"ref"` // the ref the tip was read from
-	Tip     string `json:"tip"`
-	Fetched bool   `json:"fetched"`
 }

@@ -1,7 +1,7 @@
 package main
 
 // git+ --version: the module version and the VCS revision the binary was
-// built from (hooks.BuildVersion; docs/cli.md, "Version").
+// built from (install.BuildVersion; docs/cli.md, "Version").
 
 import (
 	"fmt"

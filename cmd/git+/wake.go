@@ -1,6 +1,6 @@
 package main
 
-// git+ wake: run the repository's wake rules by hand (hooks.WakeByHand,
+// git+ wake: run the repository's wake rules by hand (wake.WakeByHand,
 // docs/operating.md).
 
 import (
@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/receive/termtext"
 )
 
@@ -37,7 +37,7 @@ func wakeAction(c *cli.Context, gitDir string) error {
 	// if typed: they get the terminal itself, not git+'s text filter
 	// (docs/cli.md "Text on a terminal"); git+ verbs among them escape
 	// their own text.
-	w := hooks.WakeByHand{Sweep: c.Bool("sweep"), Ref: c.String("ref"), Events: c.StringSlice("event"), Rule: c.String("rule"),
+	w := wake.WakeByHand{Sweep: c.Bool("sweep"), Ref: c.String("ref"), Events: c.StringSlice("event"), Rule: c.String("rule"),
 		DryRun: c.Bool("dry-run"), Environ: os.Environ(), Stdout: termtext.Raw(c.App.Writer), Stderr: termtext.Raw(c.App.ErrWriter)}
 	return w.Run(gitDir)
 }

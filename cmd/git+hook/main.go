@@ -8,13 +8,12 @@
 // `git+ hook install` (and `git+ init`) use it when it sits beside the git+
 // binary and both were built from the same source — `go install ./cmd/...`
 // installs both — and otherwise fall back to `git+ hook pre-receive` (see
-// `go doc ./hooks`).
+// `go doc ./hooks/install`, lean.go).
 package main
 
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/gitplus/gitplus/hooks"
@@ -40,13 +39,7 @@ func main() {
 // started, deliveries spooled for the worker that bin runs): the package
 // links no HTTP client, so this starts as fast as pre-receive.
 func postReceive(bin string) int {
-	gitDir := os.Getenv("GIT_DIR")
-	if gitDir == "" {
-		gitDir = "."
-	}
-	if abs, err := filepath.Abs(gitDir); err == nil {
-		gitDir = abs
-	}
+	gitDir := hooks.AbsGitDir("")
 	// What it says reaches the pusher's terminal (git relays it): escaped
 	// as all git+ text is (docs/cli.md "Text on a terminal").
 	stderr := termtext.NewWriter(os.Stderr)

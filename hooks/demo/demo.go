@@ -2,7 +2,7 @@
 // repository, told as a Go program over the packages the verbs call —
 // receive/repo (init, members, rules, pull requests, the queue),
 // receive/queuerun (the queue's passes), receive/checkrun (CI),
-// receive.AuditBranch (verify) and hooks.Install. It sits under hooks
+// receive.AuditBranch (verify) and install.Install. It sits under hooks
 // because it installs the receive hooks.
 //
 // Decisions:
@@ -45,7 +45,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/checkrun"
@@ -93,6 +93,34 @@ func Prepare(keep string) (dir string, done func(), err error) {
 
 // Bare and Work are the repositories Run makes in dir.
 func Bare(dir string) string { return filepath.Join(dir, "repo.git") }
+
+// Tell is `git+ demo [--keep DIR]`: the story told to out over the hooks
+// running bin, in keep (kept) or a temporary directory (removed), ending
+// with how long it took and where the repository is kept. A keep that
+// cannot hold it is ErrKeepDir; a story that fails says so and where it
+// stopped.
+func Tell(keep, bin string, out io.Writer) error {
+	root, done, err := Prepare(keep)
+	if err != nil {
+		return err
+	}
+	defer done()
+	start := time.Now()
+	if err := Run(Options{Dir: root, Binary: bin, Out: out}); err != nil {
+		fmt.Fprintf(out, "\nDEMO FAILED after %.1fs: %v\n", time.Since(start).Seconds(), err)
+		if keep != "" {
+			fmt.Fprintf(out, "the repository is kept in %s\n", root)
+		}
+		return fmt.Errorf("demo failed: %w", err)
+	}
+	fmt.Fprintf(out, "\nDemo finished in %.1fs.", time.Since(start).Seconds())
+	if keep != "" {
+		fmt.Fprintf(out, " The repository is kept: %s (bare) and %s (a clone).\n", Bare(root), Work(root))
+	} else {
+		fmt.Fprintln(out, " The throwaway repository has been removed (keep it with --keep DIR).")
+	}
+	return nil
+}
 func Work(dir string) string { return filepath.Join(dir, "work") }
 
 // demo is the story's state: its directory, keys and repository.
@@ -224,7 +252,7 @@ func (d *demo) run() (err error) {
 	d.say("wrote ed25519 keys for %s in %s (no ssh-agent is used)", strings.Join(names, ", "), d.keyDir)
 	d.verb("admin", "init", "--name", "demo", "--admin", "admin", d.bare)
 	made := must(repo.Init(repo.InitOptions{Dir: d.bare, Key: d.keys["admin"], Admin: "admin", Name: "demo"}))
-	check(hooks.Install(made.GitDir, d.bin))
+	check(install.Install(made.GitDir, d.bin))
 	d.r = must(repo.Open(made.GitDir, "."))
 	defer d.r.Close()
 	d.say("           created the bare repository, its signed trust root (RepoID %s) and the receive hooks", made.RepoID)

@@ -12,7 +12,7 @@
 //     (receive/hookrec), read on from where the last scrape stopped and
 //     summed in this process: they count from the server's start, as a
 //     Prometheus counter may. The delivery figures are the spool's
-//     (hooks/spool.go).
+//     (hooks/delivery/spool.go).
 //   - Each scrape has its own registry (no global state): a scrape sees
 //     the repositories its credentials allow (hooks/serve decides), and
 //     only those are collected.
@@ -40,7 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
 	"github.com/gitplus/gitplus/hubrefs/queue"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/receive/hookrec"
@@ -396,7 +396,7 @@ func jobIDs(dir string) []string {
 }
 
 func (c *Collector) collectDelivery(ch chan<- prometheus.Metric, r Repo) {
-	base := filepath.Join(r.GitDir, filepath.FromSlash(hooks.SpoolDir), "webhooks")
+	base := filepath.Join(r.GitDir, filepath.FromSlash(delivery.SpoolDir), "webhooks")
 	done := jobIDs(filepath.Join(base, "done"))
 	isDone := make(map[string]bool, len(done))
 	failed := func() int {
@@ -412,12 +412,12 @@ func (c *Collector) collectDelivery(ch chan<- prometheus.Metric, r Repo) {
 			if s.seen[id] {
 				continue
 			}
-			j, err := hooks.FindDelivery(r.GitDir, id)
+			j, err := delivery.FindDelivery(r.GitDir, id)
 			if err != nil {
 				continue // not written whole yet, or not a delivery: read it next time
 			}
 			s.seen[id] = true
-			if j.State == hooks.StateFailed {
+			if j.State == delivery.StateFailed {
 				s.failed++
 			}
 		}
@@ -431,12 +431,12 @@ func (c *Collector) collectDelivery(ch chan<- prometheus.Metric, r Repo) {
 	}
 	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(pending), r.Name)
 	ch <- prometheus.MustNewConstMetric(descFailures, prometheus.CounterValue, float64(failed), r.Name)
-	remotes, err := hooks.LoadRemotes(r.GitDir)
+	remotes, err := delivery.LoadRemotes(r.GitDir)
 	if err != nil {
 		c.logf("%s: %v", r.Name, err)
 	}
 	for _, rem := range remotes {
-		ms, err := hooks.ReadMirror(r.GitDir, rem)
+		ms, err := delivery.ReadMirror(r.GitDir, rem)
 		if err != nil {
 			c.logf("%s: %v", r.Name, err)
 			continue

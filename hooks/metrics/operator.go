@@ -2,8 +2,8 @@ package metrics
 
 // The operator's alarms in /metrics (docs/operating.md "Metrics"): wake
 // rule failures and updates of protected refs git+ did not judge, counted
-// on scrape from the records the hooks keep (hooks/wakeoutcome.go,
-// hooks/unjudged.go). Like the queue figures they count what is recorded,
+// on scrape from the records the hooks keep (hooks/opstatus/wakeoutcome.go,
+// hooks/opstatus/unjudged.go). Like the queue figures they count what is recorded,
 // so deleting or rotating the records resets them (a counter reset). Every
 // wake rule of wake.json and every protected branch pattern is exported,
 // 0 until it counts, so that an alert's increase() sees the first one.
@@ -11,7 +11,8 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/opstatus"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 var (
@@ -20,12 +21,12 @@ var (
 )
 
 func (c *Collector) collectOperator(ch chan<- prometheus.Metric, r Repo) {
-	outcomes, err := hooks.ReadWakeOutcomes(r.GitDir)
+	outcomes, err := opstatus.ReadWakeOutcomes(r.GitDir)
 	if err != nil {
 		c.logf("%s: %v", r.Name, err)
 	}
-	totals := hooks.WakeFailureTotals(outcomes)
-	if rules, err := hooks.LoadWake(r.GitDir); err == nil { // every rule, 0 until it fails
+	totals := opstatus.WakeFailureTotals(outcomes)
+	if rules, err := wake.LoadWake(r.GitDir); err == nil { // every rule, 0 until it fails
 		for _, w := range rules {
 			totals[w.ID()] += 0
 		}
@@ -33,7 +34,7 @@ func (c *Collector) collectOperator(ch chan<- prometheus.Metric, r Repo) {
 	for _, rule := range sortedKeys(totals) {
 		ch <- prometheus.MustNewConstMetric(descWakeFailures, prometheus.CounterValue, float64(totals[rule]), r.Name, rule)
 	}
-	alarms, err := hooks.ReadUnjudged(r.GitDir)
+	alarms, err := opstatus.ReadUnjudged(r.GitDir)
 	if err != nil {
 		c.logf("%s: %v", r.Name, err)
 	}
@@ -46,7 +47,7 @@ func (c *Collector) collectOperator(ch chan<- prometheus.Metric, r Repo) {
 		}
 	}
 	for _, a := range alarms {
-		byRef[hooks.UnjudgedLabel(a.Ref)]++
+		byRef[opstatus.UnjudgedLabel(a.Ref)]++
 	}
 	for _, ref := range sortedKeys(byRef) {
 		ch <- prometheus.MustNewConstMetric(descUnjudged, prometheus.CounterValue, float64(byRef[ref]), r.Name, ref)

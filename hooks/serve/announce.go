@@ -13,7 +13,7 @@ package serve
 //     readable file) or else with the key serve's own environment hands
 //     down (GITPLUS_KEY, or ssh-agent); with none, every such rule would
 //     fail into gitplus/log/wake-*.log while the page waits. A rule that
-//     runs git+ without "key" gets no key at all (hooks/wakeenv.go): a
+//     runs git+ without "key" gets no key at all (hooks/wake/wakeenv.go): a
 //     rule written before rules had to name it is named. A rule whose first
 //     word is "git+" runs the binary the hooks run; one that runs git+
 //     from a shell (sh -c "git+ ...") needs it on serve's PATH. And
@@ -29,7 +29,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // CloneURLs returns the URLs rel ("team/app.git") is cloned by from a
@@ -80,12 +81,12 @@ func (s *Server) announce(log io.Writer, httpAddr, sshAddr net.Addr) {
 // not run as configured (none when it has no hub/wake.json). getenv is
 // serve's environment, which the rules' commands inherit.
 func wakeWarnings(gitDir string, getenv func(string) string) []string {
-	file := filepath.Join(gitDir, hooks.WakeFile)
+	file := filepath.Join(gitDir, config.WakeFile)
 	if _, err := os.Stat(file); err != nil {
 		return nil
 	}
 	var out []string
-	rules, err := hooks.LoadWake(gitDir)
+	rules, err := wake.LoadWake(gitDir)
 	if err != nil {
 		return append(out, fmt.Sprintf("%v: no wake rule runs until it is fixed", err))
 	}
@@ -94,28 +95,28 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 	}
 	keyed := false
 	for _, r := range rules {
-		if r.Key == hooks.WakeKeyServer {
+		if r.Key == wake.WakeKeyServer {
 			keyed = true
 			continue
 		}
 		for _, a := range r.Run {
 			if filepath.Base(a) == "git+" || strings.Contains(a, "git+ ") {
-				out = append(out, fmt.Sprintf("wake rule %s runs git+ without \"key\": \"server\" in %s, so it has no signing key (a rule gets the server's key only by naming it; docs/ci.md): add \"key\": \"server\" if its command signs (queue run, check run)", r.ID(), hooks.WakeFile))
+				out = append(out, fmt.Sprintf("wake rule %s runs git+ without \"key\": \"server\" in %s, so it has no signing key (a rule gets the server's key only by naming it; docs/ci.md): add \"key\": \"server\" if its command signs (queue run, check run)", r.ID(), config.WakeFile))
 				break
 			}
 		}
 	}
-	switch key := hooks.ServerKey(gitDir); {
+	switch key := wake.ServerKey(gitDir); {
 	case !keyed:
 	case key != "":
 		if f, err := os.Open(key); err != nil {
-			out = append(out, fmt.Sprintf("%s names %s, which cannot be read (%v): its wake rules cannot sign; make it readable by the user serve runs as", hooks.ServerKeyConfig, key, err))
+			out = append(out, fmt.Sprintf("%s names %s, which cannot be read (%v): its wake rules cannot sign; make it readable by the user serve runs as", wake.ServerKeyConfig, key, err))
 		} else {
 			f.Close()
 		}
-	case getenv(hooks.EnvKey) == "" && getenv("SSH_AUTH_SOCK") == "":
+	case getenv(wake.EnvKey) == "" && getenv("SSH_AUTH_SOCK") == "":
 		out = append(out, fmt.Sprintf("%s exists but no signing key is available to its wake rules: set one with `git -C %s config %s KEYFILE` (a member holding what the rules' commands need, hub.queue or hub.check), or start serve with %s set; until then every rule fails into gitplus/log/wake-*.log",
-			hooks.WakeFile, gitDir, hooks.ServerKeyConfig, hooks.EnvKey))
+			config.WakeFile, gitDir, wake.ServerKeyConfig, wake.EnvKey))
 	}
 	// A rule's first word "git+" is the binary the hooks run; git+ named
 	// anywhere else (sh -c "git+ ...") is found on PATH.
@@ -126,7 +127,7 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 		}
 	}
 	if _, err := exec.LookPath("git+"); err != nil && viaPath {
-		out = append(out, fmt.Sprintf("a rule in %s runs git+ from a shell, but git+ is not on serve's PATH: install it (go install ./cmd/...) or add its directory to PATH", hooks.WakeFile))
+		out = append(out, fmt.Sprintf("a rule in %s runs git+ from a shell, but git+ is not on serve's PATH: install it (go install ./cmd/...) or add its directory to PATH", config.WakeFile))
 	}
 	return out
 }

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/wake"
 )
 
 // A repository with wake rules that name the server's key and no key for
@@ -27,18 +28,18 @@ func TestWakeWarningsNoKey(t *testing.T) {
 		t.Fatalf("no wake.json: %q", w)
 	}
 	rules := `{"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["pr.reviewed"],"run":["sh","-c","true"],"key":"server"}]}`
-	if err := os.WriteFile(filepath.Join(dir, hooks.WakeFile), []byte(rules), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.WakeFile), []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w := wakeWarnings(dir, getenv)
 	if len(w) != 1 || !strings.Contains(w[0], "no signing key is available") || !strings.Contains(w[0], "gitplus.serverkey") {
 		t.Fatalf("wake rules, no key: %q", w)
 	}
-	env[hooks.EnvKey] = "/some/key"
+	env[wake.EnvKey] = "/some/key"
 	if w := wakeWarnings(dir, getenv); len(w) != 0 {
 		t.Fatalf("GITPLUS_KEY set: %q", w)
 	}
-	delete(env, hooks.EnvKey)
+	delete(env, wake.EnvKey)
 	if err := os.WriteFile(filepath.Join(dir, "config"), []byte("[core]\n\tbare = true\n[gitplus]\n\tserverKey = /nonexistent/key\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestWakeWarningsNoKey(t *testing.T) {
 		t.Fatalf("serverKey missing: %q", w)
 	}
 	rules = `{"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],"run":["git+","queue","run","--target","main"]}]}`
-	if err := os.WriteFile(filepath.Join(dir, hooks.WakeFile), []byte(rules), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, config.WakeFile), []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if w := wakeWarnings(dir, getenv); len(w) != 1 || !strings.Contains(w[0], `wake rule queue runs git+ without "key": "server"`) {

@@ -61,7 +61,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/sosedoff/gitkit"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/delivery"
+	"github.com/gitplus/gitplus/hooks/install"
+	"github.com/gitplus/gitplus/hooks/wake"
 	"github.com/gitplus/gitplus/hooks/webview"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
@@ -246,10 +248,10 @@ func (s *Server) Install(dir string) error {
 	if s.installed[dir] {
 		return nil
 	}
-	if err := hooks.Install(dir, s.Binary); err != nil {
+	if err := install.Install(dir, s.Binary); err != nil {
 		return fmt.Errorf("installing the git+ hooks in %s: %w", dir, err)
 	}
-	if err := hooks.MarkServed(dir); err != nil { // hook check: serve identifies pushers
+	if err := install.MarkServed(dir); err != nil { // hook check: serve identifies pushers
 		return err
 	}
 	s.installed[dir] = true
@@ -283,7 +285,7 @@ func (s *Server) Prepare(adopt string, log io.Writer) (int, error) {
 		}
 		// What a push left undelivered when a server before this one was
 		// killed mid-push goes out now (docs/delivery.md).
-		if err := hooks.ResumeDeliveries(d, s.Binary, os.Environ()); err != nil {
+		if err := delivery.ResumeDeliveries(d, s.Binary, os.Environ()); err != nil {
 			fmt.Fprintf(log, "git+ serve: %s: %v\n", d, err)
 		}
 		served++
@@ -299,7 +301,7 @@ func gitEnv(extra ...string) []string {
 		switch name {
 		case receive.EnvServed, receive.EnvSSHKey, receive.EnvTokenKey:
 			continue // only serve says who pushes
-		case gitio.EnvPushOptions, hooks.WakeEnv:
+		case gitio.EnvPushOptions, wake.WakeEnv:
 			continue // git+'s own push options never come from a client (docs/serving.md)
 		}
 		env = append(env, kv)
@@ -323,7 +325,7 @@ type Config struct {
 	HostKey string    // SSH host key file ("": ROOT/.gitplus/ssh_host_ed25519_key)
 	Private bool      // HTTP reads need a member token too
 	Adopt   string    // SSH private key file: git+ init every repository without refs/hub/trust
-	Binary  string    // the git+ binary the hooks run (hooks.Executable())
+	Binary  string    // the git+ binary the hooks run (wake.Executable())
 	Stdout  io.Writer // the "listening on" lines
 	Stderr  io.Writer // what serve reports: adopted, skipped, failed requests
 

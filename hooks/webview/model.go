@@ -23,7 +23,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/pr"
 	"github.com/gitplus/gitplus/hubrefs/queue"
@@ -56,8 +56,8 @@ type Snapshot struct {
 	Read     time.Time
 	// Alarms: updates of protected refs git+ did not judge, recently;
 	// WakeFailures: the wake rules whose latest run failed (opsview.go).
-	Alarms       []hooks.Unjudged
-	WakeFailures []hooks.WakeFailure
+	Alarms       []opstatus.Unjudged
+	WakeFailures []opstatus.WakeFailure
 }
 
 // Item is one event of a pull request's timeline.

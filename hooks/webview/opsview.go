@@ -2,7 +2,7 @@ package webview
 
 // What operators must see on the page (docs/operating.md "Where operators
 // and users see it"): the server's failing wake rules and its recent
-// unjudged-update alarms (hooks/wakeoutcome.go, hooks/unjudged.go), read
+// unjudged-update alarms (hooks/opstatus), read
 // from the git directory's records on every request; and each pull
 // request's queue events in its timeline.
 
@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/gitplus/gitplus/hooks"
+	"github.com/gitplus/gitplus/hooks/opstatus"
 	"github.com/gitplus/gitplus/hubrefs"
 	"github.com/gitplus/gitplus/hubrefs/trust"
 	"github.com/gitplus/gitplus/policy"
@@ -23,8 +23,8 @@ import (
 
 // operatorState fills s's alarms and failing wake rules from gitDir.
 func (s *Snapshot) operatorState(gitDir string) {
-	s.Alarms = hooks.RecentUnjudged(gitDir, s.Read)
-	fs, err := hooks.WakeFailingIn(gitDir)
+	s.Alarms = opstatus.RecentUnjudged(gitDir, s.Read)
+	fs, err := opstatus.WakeFailingIn(gitDir)
 	if err != nil {
 		s.Warnings = append(s.Warnings, err.Error())
 	}

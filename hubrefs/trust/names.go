@@ -57,43 +57,27 @@ func validCaps(caps []string) error {
 
 // ValidCheckName reports whether name may name a check: 1 to 100 bytes of
 // ASCII letters, digits, '.', '_', '-' and '/', starting with a letter or digit.
-func ValidCheckName(name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: empty check name", ErrMalformed)
-	}
-	if len(name) > 100 {
-		return fmt.Errorf("%w: check name %.20q... is longer than 100 bytes", ErrMalformed, name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case isAlnum(c):
-		case i > 0 && (c == '.' || c == '_' || c == '-' || c == '/'):
-		default:
-			return fmt.Errorf("%w: check name %q: only letters, digits and . _ - / are allowed, starting with a letter or digit", ErrMalformed, name)
-		}
-	}
-	return nil
-}
+func ValidCheckName(name string) error { return validIdent("check name", name, 100, "._-/") }
 
 // ValidName reports whether name may name a member: 1 to 64 bytes of ASCII
 // letters, digits, '.', '_' and '-', starting with a letter or digit. Member
 // names appear in commit identities (<name@hub.invalid>) and as principals in
 // git's allowed-signers file, so nothing else is safe there.
-func ValidName(name string) error {
+func ValidName(name string) error { return validIdent("member name", name, 64, "._-") }
+
+// validIdent reports whether name may be a kind ("member name"): 1 to max
+// bytes of ASCII letters, digits and the characters of punct, starting with
+// a letter or digit.
+func validIdent(kind, name string, max int, punct string) error {
 	if name == "" {
-		return fmt.Errorf("%w: empty member name", ErrMalformed)
+		return fmt.Errorf("%w: empty %s", ErrMalformed, kind)
 	}
-	if len(name) > 64 {
-		return fmt.Errorf("%w: member name %.20q... is longer than 64 bytes", ErrMalformed, name)
+	if len(name) > max {
+		return fmt.Errorf("%w: %s %.20q... is longer than %d bytes", ErrMalformed, kind, name, max)
 	}
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case isAlnum(c):
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return fmt.Errorf("%w: member name %q: only letters, digits and . _ - are allowed, starting with a letter or digit", ErrMalformed, name)
+		if c := name[i]; !isAlnum(c) && (i == 0 || strings.IndexByte(punct, c) < 0) {
+			return fmt.Errorf("%w: %s %q: only letters, digits and %s are allowed, starting with a letter or digit", ErrMalformed, kind, name, strings.Join(strings.Split(punct, ""), " "))
 		}
 	}
 	return nil

@@ -1,7 +1,7 @@
 // Package childenv is the environment allowlist of the programs git+ starts
 // on someone else's behalf: a check command (receive/sandbox) and a wake
-// rule's command (hooks/wake.go). They inherit the search path, the locale
-// and time zone, the terminal and the user's name, and otherwise only what
+// rule's command (hooks/wake/wakeenv.go). They inherit the search path, the
+// locale and time zone, the terminal and the user's name, and otherwise only what
 // is named on purpose (docs/ci.md). Standard library only: the lean hook
 // binary links it.
 package childenv

@@ -24,7 +24,8 @@ import (
 // runs as a child of git push and its hooks inherit the pusher's
 // environment, so the options travel in the environment variable
 // GITPLUS_PUSH_OPTIONS instead (one per line; git forbids newlines in push
-// options), which hooks.PushOptions reads beside git's GIT_PUSH_OPTION_*.
+// options), which hooks/wake's PushOptions reads beside git's
+// GIT_PUSH_OPTION_*.
 // Options configured through GIT_CONFIG_* push.pushOption (how a wake child
 // tags its pushes) are moved there the same way, and, as git does, options
 // given explicitly replace the configured ones. Pushes to other remotes

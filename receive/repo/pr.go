@@ -412,6 +412,30 @@ type LandingRefusedError struct {
 func (e *LandingRefusedError) Error() string { return e.msg }
 func (e *LandingRefusedError) Unwrap() error { return e.err }
 
+// pushLanding pushes commit onto base, expected at old, for pull request
+// id (landing says what lands, for the refusal): the hook's refusal is a
+// *LandingRefusedError, a lost race says to run pr merge again.
+func (s *Signing) pushLanding(id, base string, old, commit plumbing.Hash, landing string) error {
+	r := s.Repo
+	_, err := receive.Push(context.Background(), receive.PushOptions{
+		GitDir:  r.GitDir,
+		Remote:  r.Remote,
+		Updates: []receive.PushUpdate{{Ref: base, Old: old, New: commit}},
+		Sign:    s.Key.PushSigning(),
+	})
+	var refused *receive.PushRefusedError
+	switch {
+	case errors.As(err, &refused):
+		return &LandingRefusedError{Lines: refused.Lines, err: refused,
+			msg: fmt.Sprintf("pull request %s: landing %s on %s at %s was refused (%s)", id, landing, base, r.Where(), refused.Status)}
+	case errors.Is(err, receive.ErrPushStale):
+		return fmt.Errorf("pull request %s: %s moved while landing; run `git+ pr merge %s` again: %w", id, base, id, err)
+	case err != nil:
+		return fmt.Errorf("pull request %s: landing %s on %s: %w", id, commit, base, err)
+	}
+	return nil
+}
+
 // merge (Merge, sourcebranch.go) is the direct landing (the queue of depth zero, docs/boundary.md
 // rule 1, docs/cli.md): it pushes the pull request's current head onto its
 // base with the base's current value as the expected old value, so the
@@ -461,21 +485,8 @@ func (s *Signing) merge(id string) (*Merged, error) {
 		if _, err := Git(r.GitDir, "cat-file", "-e", st.Head+"^{commit}"); err != nil {
 			return nil, fmt.Errorf("pull request %s: its head %s is not in %s: fetch it (e.g. `git fetch %s`) and try again", id, st.Head, r.GitDir, r.Remote)
 		}
-		_, err := receive.Push(context.Background(), receive.PushOptions{
-			GitDir:  r.GitDir,
-			Remote:  r.Remote,
-			Updates: []receive.PushUpdate{{Ref: base, Old: old, New: head}},
-			Sign:    s.Key.PushSigning(),
-		})
-		var refused *receive.PushRefusedError
-		switch {
-		case errors.As(err, &refused):
-			return nil, &LandingRefusedError{Lines: refused.Lines, err: refused,
-				msg: fmt.Sprintf("pull request %s: landing %s on %s at %s was refused (%s)", id, head, base, r.Where(), refused.Status)}
-		case errors.Is(err, receive.ErrPushStale):
-			return nil, fmt.Errorf("pull request %s: %s moved while landing; run `git+ pr merge %s` again: %w", id, base, id, err)
-		case err != nil:
-			return nil, fmt.Errorf("pull request %s: landing %s on %s: %w", id, head, base, err)
+		if err := s.pushLanding(id, base, old, head, head.String()); err != nil {
+			return nil, err
 		}
 		res.Pushed = true
 	}

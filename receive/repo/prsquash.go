@@ -1,8 +1,6 @@
 package repo
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -57,21 +55,8 @@ func (s *Signing) mergeSquash(st *pr.State, res *Merged, old plumbing.Hash) (*Me
 			return nil, fmt.Errorf("pull request %s: %s conflicts with %s at %v: rebase the pull request onto %s and push its head again", id, head, base, paths, base)
 		}
 		step = built
-		_, err = receive.Push(context.Background(), receive.PushOptions{
-			GitDir:  r.GitDir,
-			Remote:  r.Remote,
-			Updates: []receive.PushUpdate{{Ref: base, Old: old, New: step}},
-			Sign:    s.Key.PushSigning(),
-		})
-		var refused *receive.PushRefusedError
-		switch {
-		case errors.As(err, &refused):
-			return nil, &LandingRefusedError{Lines: refused.Lines, err: refused,
-				msg: fmt.Sprintf("pull request %s: landing the squash step %s of %s on %s at %s was refused (%s)", id, step, head, base, r.Where(), refused.Status)}
-		case errors.Is(err, receive.ErrPushStale):
-			return nil, fmt.Errorf("pull request %s: %s moved while landing; run `git+ pr merge %s` again: %w", id, base, id, err)
-		case err != nil:
-			return nil, fmt.Errorf("pull request %s: landing %s on %s: %w", id, step, base, err)
+		if err := s.pushLanding(id, base, old, step, fmt.Sprintf("the squash step %s of %s", step, head)); err != nil {
+			return nil, err
 		}
 		res.Pushed = true
 	}

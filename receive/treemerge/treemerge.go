@@ -187,8 +187,7 @@ func (s *Session) Batch(in io.Reader, out io.Writer, asJSON bool) error {
 		case err != nil:
 			return fmt.Errorf("stdin line %d: %w", line, err)
 		case asJSON:
-			b, _ := json.Marshal(res.JSON())
-			fmt.Fprintf(w, "%s\n", b)
+			writeJSON(w, res)
 		case res.Clean():
 			fmt.Fprintln(w, res.Tree)
 		default:
@@ -203,4 +202,33 @@ func (s *Session) Batch(in io.Reader, out io.Writer, asJSON bool) error {
 		return fmt.Errorf("read stdin: %w", err)
 	}
 	return nil
+}
+
+// One merges ours and theirs and prints the result as `git+ merge-tree
+// OURS THEIRS` does (docs/cli.md): the merged tree's id when the merge is
+// clean, else a "CONFLICT (<kind>): <path>" line per conflicted path; with
+// asJSON, one line of mergetree.ResultJSON either way. It reports whether
+// the merge was clean.
+func (s *Session) One(ours, theirs string, out io.Writer, asJSON bool) (clean bool, err error) {
+	res, err := s.Merge(ours, theirs)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case asJSON:
+		writeJSON(out, res)
+	case res.Clean():
+		fmt.Fprintln(out, res.Tree)
+	default:
+		for _, cf := range res.Conflicts {
+			fmt.Fprintf(out, "CONFLICT (%s): %s\n", cf.Kind, cf.Path)
+		}
+	}
+	return res.Clean(), nil
+}
+
+// writeJSON prints res as one line of mergetree.ResultJSON.
+func writeJSON(w io.Writer, res mergetree.Result) {
+	b, _ := json.Marshal(res.JSON())
+	fmt.Fprintf(w, "%s\n", b)
 }
