@@ -67,6 +67,10 @@ type Branch struct {
 	// Owners (rules "owners"): path owners, each entry's paths needing
 	// its own approvals (docs/trust.md, "Path owners"; owners.go).
 	Owners []Owner
+	// Partitions (rules "partitions"): the queue's lanes, each with the
+	// paths it owns and what else its checks read (docs/trust.md,
+	// "Partitions"; partitions.go).
+	Partitions []Partition
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -126,7 +130,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass", "owners"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass", "owners", "partitions"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -305,6 +309,9 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 	if b.Owners, err = parseOwners(m, path, strict); err != nil {
 		return Branch{}, err
 	}
+	if b.Partitions, err = parsePartitions(m, path, strict); err != nil {
+		return Branch{}, err
+	}
 	if raw, ok := m["requiredChecks"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		var checks []string
 		if err := json.Unmarshal(raw, &checks); err != nil {
@@ -378,6 +385,9 @@ func (r Rules) Validate() error {
 		if err := validateOwners(b.Owners, path); err != nil {
 			return err
 		}
+		if err := validatePartitions(b.Partitions, path); err != nil {
+			return err
+		}
 	}
 	for _, c := range []struct {
 		name string
@@ -407,7 +417,8 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		BlockOnChanges         bool     `json:"blockOnChangesRequested"`
 		AllowBypass            bool     `json:"allowBypass"`
 		landingJSON
-		Owners ownerSet `json:"owners,omitempty"`
+		Owners     ownerSet        `json:"owners,omitempty"`
+		Partitions []partitionJSON `json:"partitions,omitempty"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -428,7 +439,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckTimeout > 0 {
 			timeout = b.CheckTimeout.String()
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json(), ownersJSON(b.Owners)}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json(), ownersJSON(b.Owners), partitionsJSON(b.Partitions)}
 	}
 	return json.Marshal(out)
 }
