@@ -54,6 +54,19 @@ type BatchJudgement struct {
 // step first, then marks from the top down, then the lowest unvouched step.
 // The boundary (policy) and the planner (batchLandable) both judge by it.
 func JudgeBatch(steps []string, green []bool, marks *State, k int) BatchJudgement {
+	return JudgeBatchLinked(steps, green, marks, k, nil)
+}
+
+// JudgeBatchLinked is JudgeBatch over a chain whose steps are checked at
+// revisions that need not stand on each other: steps[i] is the revision
+// whose checks and marks count for step i (the step itself, or the
+// candidate a partition step was tested as: docs/boundary.md, "Partition
+// steps"), and linked(i) reports whether steps[i] is the first parent of
+// steps[i+1]. A green group end vouches for a step below it only through
+// linked steps: a group is a run of one lane's candidates, each built on
+// the one below, never steps of two lanes that happen to be pushed one
+// on the other. nil linked: every step is linked (a candidate chain).
+func JudgeBatchLinked(steps []string, green []bool, marks *State, k int, linked func(i int) bool) BatchJudgement {
 	allGreen := true
 	for _, g := range green {
 		allGreen = allGreen && g
@@ -89,6 +102,9 @@ func JudgeBatch(steps []string, green []bool, marks *State, k int) BatchJudgemen
 			return BatchJudgement{Fault: BatchEndNotGreen, Step: e, Marked: true, Size: n}
 		}
 		for i := e - 1; i > e-n && i >= 0; i-- {
+			if linked != nil && !linked(i) {
+				break
+			}
 			vouched[i] = true
 		}
 	}

@@ -133,7 +133,7 @@ func (b Branch) PartitionOf(changed []string) Membership {
 	for i, p := range b.Partitions {
 		parts[i] = p.compiled()
 	}
-	owner := -1
+	owner, first := -1, ""
 	for _, f := range changed {
 		comps := strings.Split(f, "/")
 		k := -1
@@ -147,7 +147,9 @@ func (b Branch) PartitionOf(changed []string) Membership {
 		case k < 0:
 			return Membership{File: f, Why: fmt.Sprintf("%s lies in no partition's paths", f)}
 		case owner >= 0 && k != owner:
-			return Membership{File: f, Why: fmt.Sprintf("%s lies in partition %s, other files in partition %s", f, parts[k].Name, parts[owner].Name)}
+			return Membership{File: f, Why: fmt.Sprintf("%s lies in partition %s and %s in partition %s", first, parts[owner].Name, f, parts[k].Name)}
+		case owner < 0:
+			first = f
 		}
 		owner = k
 	}
