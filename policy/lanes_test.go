@@ -1,0 +1,205 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitplus/gitplus/hubrefs"
+	"github.com/gitplus/gitplus/hubrefs/pr"
+	"github.com/gitplus/gitplus/hubrefs/queue"
+)
+
+// lanesWorld is a propWorld with partitions web, api, docs and a base.
+func lanesWorld(t *testing.T, extra string) (*propWorld, plumbing.Hash) {
+	w := &propWorld{rng: rand.New(rand.NewSource(1)), title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}}
+	w.world = newWorld(t, "")
+	w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet), Rules: json.RawMessage(fmt.Sprintf(
+		`{"protected":{"refs/heads/main":{"requiredApprovals":1,"requiredChecks":["ci"],"queueCandidates":true,"queueDepth":4%s,"partitions":%s}}}`, extra, lanesParts))})
+	w.qref = hubrefs.QueueRefPrefix + queueID
+	w.event(w.qref, "queuer", hubrefs.QueueOpened{Base: w.base(hubrefs.TypeQueueOpened), ID: queueID, Target: main})
+	base := w.commitFiles(w.c0, map[string]string{"web/x": "x\n", "api/x": "x\n", "docs/x": "x\n", "lib/w": "w\n", "lib/a": "a\n"})
+	w.refs[main] = base
+	return w, base
+}
+
+// enter opens, approves and enters a pull request changing files on base.
+func (w *propWorld) enter(base plumbing.Hash, files map[string]string) *prq {
+	p := w.open(w.commitFiles(base, files)).approve("bob")
+	w.title[p.id] = "change " + p.id
+	w.prs = append(w.prs, p)
+	w.event(w.qref, "queuer", hubrefs.QueueEntered{Base: w.base(hubrefs.TypeQueueEntered), PR: p.id, Head: p.head.String(), BaseRef: main})
+	return p
+}
+
+// pass plans, checks that the hook accepts the landing, and carries the
+// plan out.
+func (w *propWorld) pass() queue.Plan {
+	w.t.Helper()
+	in := w.planInput()
+	plan, err := queue.PlanPass(in)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if l := plan.Land; l != nil {
+		v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{{Ref: main, Old: in.Tip, New: plumbing.NewHash(l.New)}}})[0]
+		if !v.Accepted() {
+			w.t.Fatalf("the hook refuses the landing: [%s] %s", v.Code, v.Reason)
+		}
+	}
+	w.carryOut(in, plan)
+	return plan
+}
+
+func stepOf(plan queue.Plan, prID string) (queue.Step, bool) {
+	for _, st := range plan.Chain {
+		if st.PR == prID {
+			return st, true
+		}
+	}
+	return queue.Step{}, false
+}
+
+func published(plan queue.Plan, prID string) bool {
+	for _, p := range plan.Publish {
+		if p.PR == prID {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLanes: lanes of a partitioned queue (docs/queue.md, "Partitions and
+// lanes"). Each partition's entries form a chain of their own on the tip;
+// a lane that is green lands while another waits, and the waiting lane's
+// candidates stay as they are — not rebuilt, not published again, so CI
+// does not run them again — and land later as partition steps on the
+// moved tip, naming the candidates CI tested. A global entry waits for the
+// lanes ahead and the entries behind it wait for it. A landing outside
+// the queue that changes what a lane reads makes the lane start again on
+// the tip.
+func TestLanes(t *testing.T) {
+	w, base := lanesWorld(t, "")
+	web1 := w.enter(base, map[string]string{"web/a": "1\n"})
+	api1 := w.enter(base, map[string]string{"api/a": "1\n"})
+	web2 := w.enter(base, map[string]string{"web/b": "2\n"})
+	glob := w.enter(base, map[string]string{"web/c": "3\n", "api/c": "3\n"})
+	docs := w.enter(base, map[string]string{"docs/a": "4\n"})
+
+	plan := w.pass()
+	lane := func(p *prq) string { st, _ := stepOf(plan, p.id); return st.Partition }
+	if lane(web1) != "web" || lane(web2) != "web" || lane(api1) != "api" {
+		t.Fatalf("lanes: %s", describeLanes(plan))
+	}
+	if _, ok := stepOf(plan, glob.id); ok {
+		t.Fatalf("the global entry is built before the lanes ahead of it landed: %s", describeLanes(plan))
+	}
+	if _, ok := stepOf(plan, docs.id); ok {
+		t.Fatalf("an entry behind the global one is built: %s", describeLanes(plan))
+	}
+	waits := map[string]string{}
+	for _, wt := range plan.Waiting {
+		waits[wt.PR] = wt.Reason
+	}
+	if !strings.Contains(waits[glob.id], "global") || !strings.Contains(waits[docs.id], "behind global pull request "+glob.id) {
+		t.Fatalf("waiting: %v", waits)
+	}
+	web1C, _ := stepOf(plan, web1.id)
+	web2C, _ := stepOf(plan, web2.id)
+	apiC, _ := stepOf(plan, api1.id)
+	if web1C.Parent != base.String() || apiC.Parent != base.String() || web2C.Parent != web1C.Commit {
+		t.Fatalf("each lane is a chain on the tip: %s", describeLanes(plan))
+	}
+
+	// api is green first: it lands alone; web's candidates stand.
+	api1.check("ci", plumbing.NewHash(apiC.Commit), pr.Success)
+	plan = w.pass()
+	if plan.Land == nil || len(plan.Land.Landed) != 1 || plan.Land.Landed[0].Commit != apiC.Commit {
+		t.Fatalf("api's landing: %+v", plan.Land)
+	}
+	plan = w.pass()
+	for _, p := range []*prq{web1, web2} {
+		st, _ := stepOf(plan, p.id)
+		if published(plan, p.id) || (st.Commit != web1C.Commit && st.Commit != web2C.Commit) {
+			t.Fatalf("web's candidates were rebuilt or published again after api landed: %s", describeLanes(plan))
+		}
+	}
+	// web turns green: both land as partition steps on the moved tip,
+	// naming the candidates CI tested.
+	web1.check("ci", plumbing.NewHash(web1C.Commit), pr.Success)
+	web2.check("ci", plumbing.NewHash(web2C.Commit), pr.Success)
+	plan = w.pass()
+	if plan.Land == nil || len(plan.Land.Landed) != 2 || plan.Land.Old != apiC.Commit {
+		t.Fatalf("web's landing: %+v", plan.Land)
+	}
+	for i, want := range []string{web1C.Commit, web2C.Commit} {
+		x := plan.Land.Landed[i]
+		_, raw, err := GoGitObjects(w.store).ReadObject(plumbing.NewHash(x.Commit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.Commit == want || !strings.Contains(string(raw), queue.TrailerTested+": "+want) {
+			t.Errorf("landed %s for %s, want a partition step naming %s:\n%s", x.Commit, x.PR, want, raw)
+		}
+	}
+
+	// Now the global entry is first: one chain on the tip, with the
+	// entries behind it.
+	plan = w.pass()
+	gst, ok := stepOf(plan, glob.id)
+	dst, ok2 := stepOf(plan, docs.id)
+	if !ok || !ok2 || gst.Parent != w.refs[main].String() || dst.Parent != gst.Commit || gst.Partition != "" {
+		t.Fatalf("the global chain: %s", describeLanes(plan))
+	}
+	glob.check("ci", plumbing.NewHash(gst.Commit), pr.Success)
+	plan = w.pass()
+	if plan.Land == nil || plan.Land.Landed[0].PR != glob.id {
+		t.Fatalf("the global entry's landing: %+v", plan.Land)
+	}
+	// docs is a lane again, its candidate (built on the global one, which
+	// is the tip now) kept.
+	plan = w.pass()
+	if st, _ := stepOf(plan, docs.id); st.Partition != "docs" || st.Commit != dst.Commit || published(plan, docs.id) {
+		t.Fatalf("docs after the global landing: %s", describeLanes(plan))
+	}
+
+	// A landing outside the queue that changes what web reads: web's
+	// standing candidate cannot land on the new tip and is rebuilt there;
+	// api's stands.
+	web3 := w.enter(base, map[string]string{"web/d": "5\n"})
+	api2 := w.enter(base, map[string]string{"api/d": "5\n"})
+	plan = w.pass()
+	web3C, _ := stepOf(plan, web3.id)
+	api2C, _ := stepOf(plan, api2.id)
+	w.outsideFile("lib/w")
+	plan = w.pass()
+	if st, _ := stepOf(plan, web3.id); st.Commit == web3C.Commit || !published(plan, web3.id) {
+		t.Fatalf("web after its reads changed: %s", describeLanes(plan))
+	}
+	if st, _ := stepOf(plan, api2.id); st.Commit != api2C.Commit || published(plan, api2.id) {
+		t.Fatalf("api after web's reads changed: %s", describeLanes(plan))
+	}
+}
+
+// outsideFile lands directly, on the tip, a pull request changing file.
+func (w *propWorld) outsideFile(file string) {
+	w.t.Helper()
+	p := w.open(w.commitFiles(w.refs[main], map[string]string{file: "outside\n"}))
+	p.approve("bob").check("ci", p.head, pr.Success)
+	if v := Judge(Input{Objects: GoGitObjects(w.store), Refs: w.refs, Updates: []Update{{Ref: main, Old: w.refs[main], New: p.head}}})[0]; !v.Accepted() {
+		w.t.Fatalf("the direct landing: [%s] %s", v.Code, v.Reason)
+	}
+	w.refs[main] = p.head
+}
+
+func describeLanes(plan queue.Plan) string {
+	var s []string
+	for _, st := range plan.Chain {
+		s = append(s, fmt.Sprintf("%s:%s:%s<-%s:%s", st.Partition, st.PR[len(st.PR)-4:], st.Commit[:7], st.Parent[:7], st.Verdict))
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
