@@ -87,7 +87,7 @@ func lanesHook(t *testing.T, seed int64, seen *lanesSeen, squash bool) {
 		func(i int) map[string]string { return map[string]string{fmt.Sprintf("web/f%d", i): "1\n"} },
 		func(i int) map[string]string { return map[string]string{fmt.Sprintf("api/g%d", i): "1\n"} },
 		func(i int) map[string]string { return map[string]string{"web/x": fmt.Sprintf("x %d\n", i)} }, // api reads it: global
-		func(i int) map[string]string { return map[string]string{"lib/w": fmt.Sprintf("w %d\n", i)} },  // global, web reads it
+		func(i int) map[string]string { return map[string]string{"lib/w": fmt.Sprintf("w %d\n", i)} }, // global, web reads it
 		func(i int) map[string]string {
 			return map[string]string{fmt.Sprintf("web/h%d", i): "1\n", fmt.Sprintf("api/h%d", i): "1\n"}
 		}, // two partitions: global
