@@ -81,6 +81,7 @@ import (
 	"github.com/gitplus/gitplus/policy"
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/gitio"
+	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 // Sentinel errors.
@@ -658,7 +659,24 @@ func (r *runner) plan(st *state, clock *queue.ClockRange) (queue.Plan, error) {
 			return step, paths, nil
 		},
 		Changed: func(from, to plumbing.Hash) ([]string, error) { return policy.ChangedFiles(st.objs, from, to) },
-		Depth:   depth, AutoEnter: o.AutoEnter, Approved: st.approved,
+		// Partition steps (docs/queue.md, "Partitions and lanes"): built
+		// as the branch's method builds a step, judged by the hook's rule.
+		BuildTested: func(parent, head, tested plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
+			step, conflicts, err := queue.BuildTested(st.objs, st.objs, parent, head, tested, prID, o.Target, titles[prID], st.branch.Squash())
+			if err != nil {
+				return plumbing.ZeroHash, nil, err
+			}
+			var paths []string
+			for _, c := range conflicts {
+				paths = append(paths, c.Path)
+			}
+			return step, paths, nil
+		},
+		Tested: func(prev, step, tested, head plumbing.Hash, prID string) (string, string, error) {
+			part, _, reason, err := policy.TestedVerdict(st.objs, st.branch, policy.TestedStep{Prev: prev, Step: step, Tested: tested, Head: head, PR: prID, Squash: st.branch.Squash()})
+			return part, reason, err
+		},
+		Depth: depth, AutoEnter: o.AutoEnter, Approved: st.approved,
 		Ceiling: st.trust.Rules.Ceilings.EventsPerRef,
 		Now:     r.now,
 		Clock:   clock,
@@ -787,7 +805,7 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 	}
 	for _, p := range plan.Publish {
 		if err := qadd(hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
-			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run}); err != nil {
+			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run, Partition: p.Partition}); err != nil {
 			return nil, err
 		}
 		setBranch(p.Branch, plumbing.NewHash(p.Step))
@@ -880,6 +898,9 @@ func (r *runner) needsReset(st *state, plan *queue.Plan) bool {
 	if n := len(st.q.Resets); n > 0 && st.q.Resets[n-1].Tip == tip {
 		return false
 	}
+	if r.ownPartitionStep(st) {
+		return false
+	}
 	for _, p := range plan.Publish {
 		rec, ok := st.q.LatestCandidate(p.PR)
 		if ok && rec.Head == p.Head && rec.Step != p.Step && st.q.MovedUnder(tip, p.PR) {
@@ -887,6 +908,28 @@ func (r *runner) needsReset(st *state, plan *queue.Plan) bool {
 		}
 	}
 	return false
+}
+
+// ownPartitionStep reports whether the target's tip is a partition step of
+// this queue: its Git-Plus-Tested trailer names a candidate step the queue
+// recorded (docs/queue.md, "Partitions and lanes"). A lane that landed so
+// moved the target within the queue: the other lanes' standing candidates
+// on older tips are the planner's to keep or rebuild, and no queue.reset
+// may invalidate them.
+func (r *runner) ownPartitionStep(st *state) bool {
+	if len(st.branch.Partitions) == 0 {
+		return false
+	}
+	typ, raw, err := st.objs.ReadObject(st.target)
+	if err != nil || typ != plumbing.CommitObject {
+		return false
+	}
+	c, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return false
+	}
+	tested, found, err := queue.TestedTrailer(c.Message)
+	return err == nil && found && st.q.IsStep(tested.String())
 }
 
 // containsIn reports whether rev is tip or an ancestor of it, from the
