@@ -179,8 +179,9 @@ func (w *propWorld) lanesAgree(pass int, in queue.PlanInput, plan queue.Plan, se
 		}
 		first[st.Partition] = true
 		rec, ok := in.Queue.LatestCandidate(st.PR)
-		if !ok || !rec.Invalidated.IsZero() || rec.Head != st.Head || rec.Parents[0] == in.Tip.String() || rec.Step == st.Commit || landed[st.PR] {
-			continue
+		if !ok || !rec.Invalidated.IsZero() || rec.Head != st.Head || rec.Parents[0] == in.Tip.String() || rec.Step == st.Commit || landed[st.PR] ||
+			st.Parent != in.Tip.String() || rec.Partition != st.Partition || rec.Trial {
+			continue // not a lane's first candidate rebuilt on the tip in place of one of its own
 		}
 		d, conflicts, err := in.BuildTested(in.Tip, plumbing.NewHash(st.Head), plumbing.NewHash(rec.Step), st.PR)
 		if err != nil || len(conflicts) > 0 {

@@ -78,10 +78,11 @@ func published(plan queue.Plan, prID string) bool {
 // a lane that is green lands while another waits, and the waiting lane's
 // candidates stay as they are — not rebuilt, not published again, so CI
 // does not run them again — and land later as partition steps on the
-// moved tip, naming the candidates CI tested. A global entry waits for the
-// lanes ahead and the entries behind it wait for it. A landing outside
-// the queue that changes what a lane reads makes the lane start again on
-// the tip.
+// moved tip, naming the candidates CI tested. A global entry is built on
+// the composition of the lanes ahead of it and lands after them, as its
+// tested tree exactly; the entries behind it are lanes on its candidate.
+// A landing outside the queue that changes what a lane reads makes the
+// lane start again on the tip.
 func TestLanes(t *testing.T) {
 	w, base := lanesWorld(t, "")
 	web1 := w.enter(base, map[string]string{"web/a": "1\n"})
@@ -91,52 +92,59 @@ func TestLanes(t *testing.T) {
 	docs := w.enter(base, map[string]string{"docs/a": "4\n"})
 
 	plan := w.pass()
-	lane := func(p *prq) string { st, _ := stepOf(plan, p.id); return st.Partition }
-	if lane(web1) != "web" || lane(web2) != "web" || lane(api1) != "api" {
-		t.Fatalf("lanes: %s", describeLanes(plan))
-	}
-	if _, ok := stepOf(plan, glob.id); ok {
-		t.Fatalf("the global entry is built before the lanes ahead of it landed: %s", describeLanes(plan))
-	}
-	if _, ok := stepOf(plan, docs.id); ok {
-		t.Fatalf("an entry behind the global one is built: %s", describeLanes(plan))
-	}
-	waits := map[string]string{}
-	for _, wt := range plan.Waiting {
-		waits[wt.PR] = wt.Reason
-	}
-	if !strings.Contains(waits[glob.id], "global") || !strings.Contains(waits[docs.id], "behind global pull request "+glob.id) {
-		t.Fatalf("waiting: %v", waits)
-	}
 	web1C, _ := stepOf(plan, web1.id)
 	web2C, _ := stepOf(plan, web2.id)
 	apiC, _ := stepOf(plan, api1.id)
+	globC, _ := stepOf(plan, glob.id)
+	docsC, _ := stepOf(plan, docs.id)
+	if web1C.Partition != "web" || web2C.Partition != "web" || apiC.Partition != "api" || globC.Partition != "" || docsC.Partition != "docs" {
+		t.Fatalf("lanes: %s", describeLanes(plan))
+	}
 	if web1C.Parent != base.String() || apiC.Parent != base.String() || web2C.Parent != web1C.Commit {
 		t.Fatalf("each lane is a chain on the tip: %s", describeLanes(plan))
 	}
+	// The global entry stands on all three ahead of it, docs on it.
+	if globC.Parent == base.String() || docsC.Parent != globC.Commit {
+		t.Fatalf("the global entry and the entry behind it: %s", describeLanes(plan))
+	}
+	for _, p := range []*prq{web1, web2, api1, glob, docs} {
+		if !published(plan, p.id) {
+			t.Fatalf("%s not published: %s", p.id, describeLanes(plan))
+		}
+	}
+	// Green global and docs do not land before what they stand on.
+	glob.check("ci", plumbing.NewHash(globC.Commit), pr.Success)
+	docs.check("ci", plumbing.NewHash(docsC.Commit), pr.Success)
+	if plan = w.pass(); plan.Land != nil {
+		t.Fatalf("landed ahead of the lanes: %+v", plan.Land)
+	}
 
-	// api is green first: it lands alone; web's candidates stand.
+	// api is green first: it lands alone; the others stand.
 	api1.check("ci", plumbing.NewHash(apiC.Commit), pr.Success)
 	plan = w.pass()
 	if plan.Land == nil || len(plan.Land.Landed) != 1 || plan.Land.Landed[0].Commit != apiC.Commit {
 		t.Fatalf("api's landing: %+v", plan.Land)
 	}
 	plan = w.pass()
-	for _, p := range []*prq{web1, web2} {
-		st, _ := stepOf(plan, p.id)
-		if published(plan, p.id) || (st.Commit != web1C.Commit && st.Commit != web2C.Commit) {
-			t.Fatalf("web's candidates were rebuilt or published again after api landed: %s", describeLanes(plan))
+	for _, x := range []struct {
+		p *prq
+		c queue.Step
+	}{{web1, web1C}, {web2, web2C}, {glob, globC}, {docs, docsC}} {
+		st, _ := stepOf(plan, x.p.id)
+		if published(plan, x.p.id) || st.Commit != x.c.Commit {
+			t.Fatalf("%s was rebuilt or published again after api landed: %s", x.p.id, describeLanes(plan))
 		}
 	}
 	// web turns green: both land as partition steps on the moved tip,
-	// naming the candidates CI tested.
+	// naming the candidates CI tested, then the global entry as its
+	// tested tree, then docs — in one landing of four steps.
 	web1.check("ci", plumbing.NewHash(web1C.Commit), pr.Success)
 	web2.check("ci", plumbing.NewHash(web2C.Commit), pr.Success)
 	plan = w.pass()
-	if plan.Land == nil || len(plan.Land.Landed) != 2 || plan.Land.Old != apiC.Commit {
-		t.Fatalf("web's landing: %+v", plan.Land)
+	if plan.Land == nil || len(plan.Land.Landed) != 4 || plan.Land.Old != apiC.Commit {
+		t.Fatalf("the landing after web: %+v\n%s", plan.Land, describeLanes(plan))
 	}
-	for i, want := range []string{web1C.Commit, web2C.Commit} {
+	for i, want := range []string{web1C.Commit, web2C.Commit, globC.Commit, docsC.Commit} {
 		x := plan.Land.Landed[i]
 		_, raw, err := GoGitObjects(w.store).ReadObject(plumbing.NewHash(x.Commit))
 		if err != nil {
@@ -145,26 +153,6 @@ func TestLanes(t *testing.T) {
 		if x.Commit == want || !strings.Contains(string(raw), queue.TrailerTested+": "+want) {
 			t.Errorf("landed %s for %s, want a partition step naming %s:\n%s", x.Commit, x.PR, want, raw)
 		}
-	}
-
-	// Now the global entry is first: one chain on the tip, with the
-	// entries behind it.
-	plan = w.pass()
-	gst, ok := stepOf(plan, glob.id)
-	dst, ok2 := stepOf(plan, docs.id)
-	if !ok || !ok2 || gst.Parent != w.refs[main].String() || dst.Parent != gst.Commit || gst.Partition != "" {
-		t.Fatalf("the global chain: %s", describeLanes(plan))
-	}
-	glob.check("ci", plumbing.NewHash(gst.Commit), pr.Success)
-	plan = w.pass()
-	if plan.Land == nil || plan.Land.Landed[0].PR != glob.id {
-		t.Fatalf("the global entry's landing: %+v", plan.Land)
-	}
-	// docs is a lane again, its candidate (built on the global one, which
-	// is the tip now) kept.
-	plan = w.pass()
-	if st, _ := stepOf(plan, docs.id); st.Partition != "docs" || st.Commit != dst.Commit || published(plan, docs.id) {
-		t.Fatalf("docs after the global landing: %s", describeLanes(plan))
 	}
 
 	// A landing outside the queue that changes what web reads: web's

@@ -23,7 +23,10 @@ import (
 // what D changes lies in one partition X (its paths, none of another's
 // reads), and D's tree equals C's on every input of X (its paths and
 // reads). What the partition's checks read is then exactly what they
-// tested. The check half (every required check success at C, or under
+// tested. A global pull request's step (what it changes is no one
+// partition's) lands on its tested candidate only with that candidate's
+// very tree: the queue tests it on the composition of the lanes ahead of
+// it, and it lands once they have, as exactly what was tested. The check half (every required check success at C, or under
 // batch checks vouched for by a green group end of the lane) is the
 // caller's, by the one rule (pr.State.ChecksOn, queue.JudgeBatch).
 
@@ -35,8 +38,8 @@ const (
 	CodePartitionUntested = "partition-untested"
 	// CodePartitionOutside: what D changes is not one partition's — a
 	// file in no partition's paths, in two partitions, or in another
-	// partition's reads — or the branch has no partitions: such a pull
-	// request is global and lands only as a candidate on the tip.
+	// partition's reads — and its tree is not its tested candidate's
+	// whole; or the branch has no partitions.
 	CodePartitionOutside = "partition-outside"
 	// CodeTestedCandidate: the commit Git-Plus-Tested names is not a
 	// candidate of the pull request D lands (its shape: parents, head or
@@ -57,17 +60,18 @@ type TestedStep struct {
 // JudgeTested is the landing rule of a partition step (docs/boundary.md,
 // "Partition steps"), the one function the hook, verify --branch and the
 // queue planner (through the runner) judge by. It returns the partition D
-// lands in, or a refusal:
+// lands in ("" for a global step), or a refusal:
 //
 //  1. the branch has partitions (else partition-outside);
 //  2. C is a candidate of the pull request: of the branch's shape, a merge
 //     step whose second parent is H, or a squash step whose trailers bind
 //     the pull request and H (else tested-candidate);
 //  3. the files D changes against its parent belong to one partition X by
-//     the membership rule (trust.Branch.PartitionOf; else
-//     partition-outside, naming the file);
+//     the membership rule (trust.Branch.PartitionOf), or D is global;
 //  4. D's tree equals C's on every input of X (else partition-untested,
-//     naming the first differing path in git's tree order);
+//     naming the first differing path in git's tree order); a global D's
+//     tree equals C's whole (else partition-outside, naming why it is
+//     global and the first differing path);
 //  5. C's tree is the clean mergeTree of its parent and H, recomputed
 //     (else tested-candidate): C is what the queue tested, not a commit
 //     made up to match D.
@@ -85,19 +89,21 @@ func JudgeTested(objs mergetree.Store, b trust.Branch, s TestedStep, cache *merg
 		return "", err
 	}
 	m := b.PartitionOf(changed)
-	if m.Global() {
-		return "", refuse(CodePartitionOutside, "%s (pull request %s) is not one partition's change: %s; a pull request in no partition is global and lands as a candidate on the tip, with its own checks", short(s.Step), s.PR, m.Why)
-	}
-	x, _ := b.Partition(m.Partition)
-	// 4. D equals C on every input of X.
 	differ, err := changedBetween(objs, s.Tested, s.Step, cache)
 	if err != nil {
 		return "", err
 	}
-	for _, p := range differ {
-		if x.Input(p) {
-			return "", refuse(CodePartitionUntested, "%s (pull request %s, partition %s) differs from its tested candidate %s at %s, an input of partition %s (paths %s, reads %s): that content was not tested, since another landing changed it after the candidate was built; the queue rebuilds the lane on the tip and tests it again",
-				short(s.Step), s.PR, x.Name, short(s.Tested), p, x.Name, globList(x.Paths), globList(x.Reads))
+	if m.Global() {
+		// 4'. A global step lands on its tested candidate only with the
+		// candidate's very tree: what lands is what was tested, whole.
+		if len(differ) > 0 {
+			return "", refuse(CodePartitionOutside, "%s (pull request %s) is not one partition's change (%s), so it lands on its tested candidate %s only with that candidate's very tree, but they differ at %s; a global pull request is tested on the tip with everything ahead of it, and tested again when that changes",
+				short(s.Step), s.PR, m.Why, short(s.Tested), differ[0])
+		}
+	} else {
+		x, _ := b.Partition(m.Partition)
+		if err := sameInputs(x, differ, s); err != nil {
+			return "", err
 		}
 	}
 	// 5. C's tree is the merge of its parent and H, recomputed.
@@ -111,7 +117,19 @@ func JudgeTested(objs mergetree.Store, b trust.Branch, s TestedStep, cache *merg
 	case treeDiffers:
 		return "", refuse(CodeTestedCandidate, "the tested candidate %s of %s has tree %s, but the merge of %s into %s is %s: it is no candidate the queue built", short(s.Tested), short(s.Step), short(c.Tree), short(s.Head), short(c.Parents[0]), short(merged))
 	}
-	return x.Name, nil
+	return m.Partition, nil
+}
+
+// sameInputs is rule 4: D equals C on every input of x (differ: the files
+// in which their trees differ).
+func sameInputs(x trust.Partition, differ []string, s TestedStep) error {
+	for _, p := range differ {
+		if x.Input(p) {
+			return refuse(CodePartitionUntested, "%s (pull request %s, partition %s) differs from its tested candidate %s at %s, an input of partition %s (paths %s, reads %s): that content was not tested, since another landing changed it after the candidate was built; the queue rebuilds the lane on the tip and tests it again",
+				short(s.Step), s.PR, x.Name, short(s.Tested), p, x.Name, globList(x.Paths), globList(x.Reads))
+		}
+	}
+	return nil
 }
 
 // testedShape is rules 1 and 2 of JudgeTested, which read only the tested

@@ -153,13 +153,22 @@ func Landable(prefix []Step, q *State, k int) bool {
 // when canAside allows, to be searched in trials (aside.go); aside is
 // {-1, -1} otherwise. Else it is searched here by halving, and the steps
 // past it are held: not grouped, not published (they will be rebuilt).
-func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool) (culprit int, aside [2]int) {
+//
+// pinned groups the whole chain, its landable prefix included: a chain that
+// cannot land this pass (it stands on steps of other chains still queued,
+// lanes.go) keeps the marks it was published with instead of losing them
+// as soon as they vouch for it.
+func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool, pinned bool) (culprit int, aside [2]int) {
 	aside = [2]int{-1, -1}
 	for i := range chain {
 		chain[i].GroupEnd, chain[i].GroupSize, chain[i].held = "", 0, false
 	}
 	var groups [][2]int
-	for s := batchLandable(chain, q, k); s < len(chain); {
+	start := batchLandable(chain, q, k)
+	if pinned {
+		start = 0
+	}
+	for s := start; s < len(chain); {
 		e := min(s+k, len(chain)) - 1
 		for i := s; i <= e; i++ {
 			if chain[i].Verdict == Red {

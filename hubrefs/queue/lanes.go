@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -55,82 +56,222 @@ func (p *planner) classify(c candidateEntry) (partition, why string, err error) 
 	return m.Partition, m.Why, nil
 }
 
-// lanes builds the chains of a branch with partitions (see above).
+// lanes builds the chains of a branch with partitions (see above), in the
+// order they land: the lanes of the entries ahead of the first global
+// entry, that global entry on their composition, the lanes of the entries
+// behind it on its candidate, the next global entry, and so on.
 func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 	in := p.in
 	if in.Changed == nil || in.BuildTested == nil || in.Tested == nil {
 		return nil, fmt.Errorf("%w: the branch has partitions but the plan lacks Changed, BuildTested or Tested", ErrInput)
 	}
-	if len(ready) == 0 {
-		return nil, nil
+	var chains []*chainPlan
+	segBase := in.Tip
+	var global *chainPlan           // the global entry the current segment stands on (nil: the tip)
+	var seg []*chainPlan            // the lane chains of the current segment, in order
+	last := map[string]*chainPlan{} // per lane, its last chain in the current segment
+	pending := map[string][]candidateEntry{}
+	counts := map[string]int{} // per lane, entries given a place (a global entry counts in every lane)
+	depthOf := func(lane string) int { return p.depth - counts[lane] }
+	var waits []Wait
+	// flush builds the lane entries pending in the current segment, each
+	// lane on its last chain in the segment, or on the segment's base.
+	flush := func() error {
+		for _, x := range in.Branch.Partitions {
+			entries := pending[x.Name]
+			if len(entries) == 0 {
+				continue
+			}
+			c := &chainPlan{lane: x.Name, base: segBase}
+			if global != nil {
+				c.after = append(c.after, global)
+			}
+			if prev := last[x.Name]; prev != nil {
+				c.after = append(c.after, prev)
+				if n := len(prev.steps); n > 0 {
+					c.base = plumbing.NewHash(prev.steps[n-1].Commit)
+				} else {
+					c.base = prev.base
+				}
+			}
+			held := p.held(c)
+			var err error
+			if p.every > 1 {
+				if c.base, err = p.laneBase(x.Name, entries[0], c.base); err != nil {
+					return err
+				}
+			}
+			if p.every == 1 {
+				p.standing = func(e candidateEntry, parent plumbing.Hash, first bool) (*Recorded, error) {
+					return p.reuse(x.Name, e, parent, first)
+				}
+			}
+			c.steps, c.beyond, err = p.build(c.base, entries, x.Name, len(entries), held, blocked(c))
+			p.standing = nil
+			if err != nil {
+				return err
+			}
+			chains, seg = append(chains, c), append(seg, c)
+			last[x.Name] = c
+		}
+		pending = map[string][]candidateEntry{}
+		return nil
 	}
-	// Classify in queue order up to the first global entry.
-	parts := make([]string, 0, len(ready))
-	global, globalWhy := -1, ""
 	for i, c := range ready {
 		part, why, err := p.classify(c)
 		if err != nil {
 			return nil, err
 		}
-		if part == "" {
-			global, globalWhy = i, why
-			break
-		}
-		parts = append(parts, part)
-	}
-	if global == 0 {
-		// A global entry first: one chain on the tip over every ready
-		// entry, as without partitions.
-		c := &chainPlan{base: in.Tip}
-		var err error
-		if c.steps, c.beyond, err = p.build(in.Tip, ready, ""); err != nil {
-			return nil, err
-		}
-		return []*chainPlan{c}, nil
-	}
-	var chains []*chainPlan
-	var ahead []string
-	for _, x := range in.Branch.Partitions {
-		var entries []candidateEntry
-		for i, part := range parts {
-			if part == x.Name {
-				entries = append(entries, ready[i])
+		if part != "" {
+			if depthOf(part) <= 0 {
+				waits = append(waits, Wait{PR: c.pr, Head: c.head, Reason: laneWhy(part, fmt.Sprintf("beyond the queue depth (%d)", p.depth))})
+				continue
 			}
-		}
-		if len(entries) == 0 {
+			pending[part] = append(pending[part], c)
+			counts[part]++
 			continue
 		}
-		c := &chainPlan{lane: x.Name, base: in.Tip}
-		var err error
-		if p.every > 1 {
-			if c.base, err = p.laneBase(x.Name, entries[0]); err != nil {
+		// A global entry: on the composition of everything ahead of it.
+		full := ""
+		for _, x := range in.Branch.Partitions {
+			if depthOf(x.Name) <= 0 {
+				full = x.Name
+			}
+		}
+		var behind string
+		if full != "" {
+			behind = fmt.Sprintf("global (%s): beyond the queue depth (%d) of lane %s", why, p.depth, full)
+		}
+		if behind == "" {
+			if err := flush(); err != nil {
 				return nil, err
 			}
-			p.standing = nil
-		} else {
-			p.standing = func(c candidateEntry, parent plumbing.Hash, first bool) (*Recorded, error) {
-				return p.reuse(x.Name, c, parent, first)
+			b, ok, err := p.compose(segBase, seg)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				behind = fmt.Sprintf("global (%s): waits for the lanes ahead of it to land (their steps do not merge on one another)", why)
+			} else {
+				gc := &chainPlan{base: b, after: slices.Clone(seg)}
+				if global != nil && len(seg) == 0 {
+					gc.after = []*chainPlan{global}
+				}
+				p.standing = p.reuseGlobal
+				gc.steps, _, err = p.build(b, []candidateEntry{c}, "", 1, p.held(gc), blocked(gc))
+				p.standing = nil
+				if err != nil {
+					return nil, err
+				}
+				chains = append(chains, gc)
+				if len(gc.steps) == 0 {
+					continue // evicted (conflict) or waiting: the segment goes on
+				}
+				gc.global = why
+				for _, x := range in.Branch.Partitions {
+					counts[x.Name]++
+				}
+				global, segBase, seg = gc, plumbing.NewHash(gc.steps[0].Commit), nil
+				last = map[string]*chainPlan{}
+				continue
 			}
 		}
-		c.steps, c.beyond, err = p.build(c.base, entries, x.Name)
-		p.standing = nil
-		if err != nil {
-			return nil, err
+		// Not built: it and everything behind it wait.
+		waits = append(waits, Wait{PR: c.pr, Head: c.head, Reason: behind})
+		for _, e := range ready[i+1:] {
+			waits = append(waits, Wait{PR: e.pr, Head: e.head, Reason: "behind global pull request " + c.pr + ", which waits"})
 		}
-		ahead = append(ahead, x.Name)
-		chains = append(chains, c)
+		break
 	}
-	if global > 0 {
-		// The global entry and everything behind it wait for the lanes.
-		g := ready[global]
-		why := fmt.Sprintf("global (%s): waits for the %d ready entries ahead of it in lanes %s to land or leave", globalWhy, global, strings.Join(ahead, ", "))
-		last := chains[len(chains)-1]
-		last.behind = append(last.behind, Wait{PR: g.pr, Head: g.head, Reason: why})
-		for _, c := range ready[global+1:] {
-			last.behind = append(last.behind, Wait{PR: c.pr, Head: c.head, Reason: "behind global pull request " + g.pr + ", which waits for the lanes ahead of it"})
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if len(waits) > 0 {
+		if len(chains) == 0 {
+			chains = append(chains, &chainPlan{base: in.Tip})
 		}
+		last := chains[len(chains)-1]
+		last.behind = append(last.behind, waits...)
 	}
 	return chains, nil
+}
+
+// held reports whether chain c stands on a chain that is not green as a
+// whole, or is held itself: its red steps then wait (build).
+func (p *planner) held(c *chainPlan) bool {
+	for _, a := range c.after {
+		if !a.allGreen(p.q, p.every) || p.held(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// blocked reports whether chain c stands on a chain that still has steps
+// queued: it cannot land before they do (batch checks pin its groups).
+func blocked(c *chainPlan) bool {
+	for _, a := range c.after {
+		if len(a.steps) > 0 || blocked(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// doomed reports whether chain c stands on a red step of another chain:
+// what it is built on will change (the red step's entry leaves), so
+// checking it now would be spent for nothing.
+func (p *planner) doomed(c *chainPlan) bool {
+	for _, a := range c.after {
+		for _, st := range a.steps {
+			if st.Verdict == Red {
+				return true
+			}
+		}
+		if p.doomed(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// compose is the commit the target would hold once the chains of a segment
+// landed on base, in order (each step as it is when it stands on what is
+// below it, else as its partition step there): what a global entry behind
+// them is built on. ok is false when a partition step does not merge.
+func (p *planner) compose(base plumbing.Hash, chains []*chainPlan) (plumbing.Hash, bool, error) {
+	cur := base
+	for _, c := range chains {
+		for _, st := range c.steps {
+			if st.Parent == cur.String() {
+				cur = plumbing.NewHash(st.Commit)
+				continue
+			}
+			d, conflicts, err := p.buildTested(cur, st)
+			if err != nil || len(conflicts) > 0 {
+				return plumbing.ZeroHash, false, err
+			}
+			cur = d
+		}
+	}
+	return cur, true, nil
+}
+
+// buildTested is PlanInput.BuildTested for step st on parent, memoised.
+func (p *planner) buildTested(parent plumbing.Hash, st Step) (plumbing.Hash, []string, error) {
+	k := [3]string{parent.String(), st.Head, st.Commit}
+	if r, ok := p.tested[k]; ok {
+		return r.step, r.conflicts, nil
+	}
+	d, conflicts, err := p.in.BuildTested(parent, plumbing.NewHash(st.Head), plumbing.NewHash(st.Commit), st.PR)
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("%w: partition step of pull request %s onto %s: %w", ErrMerge, st.PR, parent, err)
+	}
+	if p.tested == nil {
+		p.tested = map[[3]string]mres{}
+	}
+	p.tested[k] = mres{d, conflicts}
+	return d, conflicts, nil
 }
 
 // standingRec is the latest queue.candidate of entry c when it stands: in
@@ -148,12 +289,9 @@ func (p *planner) standingRec(c candidateEntry) *Recorded {
 // (Tested) on the step BuildTested makes there.
 func (p *planner) landsOnTip(lane string, c candidateEntry, rec *Recorded) (bool, error) {
 	tested, head := plumbing.NewHash(rec.Step), plumbing.NewHash(c.head)
-	d, conflicts, err := p.in.BuildTested(p.in.Tip, head, tested, c.pr)
-	if err != nil {
-		return false, fmt.Errorf("%w: partition step of pull request %s onto %s: %w", ErrMerge, c.pr, p.in.Tip, err)
-	}
-	if len(conflicts) > 0 {
-		return false, nil
+	d, conflicts, err := p.buildTested(p.in.Tip, Step{PR: c.pr, Head: c.head, Commit: rec.Step})
+	if err != nil || len(conflicts) > 0 {
+		return false, err
 	}
 	part, refused, err := p.in.Tested(p.in.Tip, d, tested, head, c.pr)
 	if err != nil {
@@ -162,30 +300,57 @@ func (p *planner) landsOnTip(lane string, c candidateEntry, rec *Recorded) (bool
 	return refused == "" && part == lane, nil
 }
 
-// laneBase is what a lane under batch checks is built on: its first
-// entry's standing candidate's parent, when that candidate lands on the
-// tip (landsOnTip); else the tip.
-func (p *planner) laneBase(lane string, first candidateEntry) (plumbing.Hash, error) {
+// laneBase is what a lane chain under batch checks is built on, given the
+// base it would be built on (the tip, a global entry's candidate, or the
+// lane's chain before): its first entry's standing candidate's parent when
+// that candidate was published in this lane and can stand in for base —
+// it lands on the tip (landsOnTip) when base is the tip, else its parent
+// agrees with base on every input of the lane — so that the lane's chain,
+// built on it, is the very chain CI is running; else base.
+func (p *planner) laneBase(lane string, first candidateEntry, base plumbing.Hash) (plumbing.Hash, error) {
 	rec := p.standingRec(first)
-	if rec == nil || rec.Parents[0] == p.in.Tip.String() || rec.Trial {
-		return p.in.Tip, nil
+	if rec == nil || rec.Parents[0] == base.String() || rec.Trial || rec.Partition != lane {
+		return base, nil
 	}
-	ok, err := p.landsOnTip(lane, first, rec)
+	var ok bool
+	var err error
+	if base == p.in.Tip {
+		ok, err = p.landsOnTip(lane, first, rec)
+	} else {
+		ok, err = p.sameInputs(lane, plumbing.NewHash(rec.Parents[0]), base)
+	}
 	if err != nil || !ok {
-		return p.in.Tip, err
+		return base, err
 	}
 	return plumbing.NewHash(rec.Parents[0]), nil
+}
+
+// sameInputs reports whether commits a and b agree on every input of the
+// partition lane.
+func (p *planner) sameInputs(lane string, a, b plumbing.Hash) (bool, error) {
+	x, _ := p.in.Branch.Partition(lane)
+	differ, err := p.in.Changed(a, b)
+	if err != nil {
+		return false, fmt.Errorf("%w: comparing %s with %s: %w", ErrMerge, a, b, err)
+	}
+	for _, f := range differ {
+		if x.Input(f) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // reuse returns the standing candidate of entry c to keep in its lane at
 // parent (the lane's step below, or the tip for the first: first), under
 // strict checks: one standing on parent itself is what a merge would
-// build anyway (nil: merged); one on another commit is kept when it lands
-// on the tip (first) or when its parent agrees with parent on every input
-// of the lane's partition.
+// build anyway (nil: merged); one on another commit, published in this
+// lane (so CI ran the lane's checks on it, not another scope's), is kept
+// when it lands on the tip (first) or when its parent agrees with parent
+// on every input of the lane's partition.
 func (p *planner) reuse(lane string, c candidateEntry, parent plumbing.Hash, first bool) (*Recorded, error) {
 	rec := p.standingRec(c)
-	if rec == nil || rec.Trial || rec.Parents[0] == parent.String() {
+	if rec == nil || rec.Trial || rec.Parents[0] == parent.String() || rec.Partition != lane {
 		return nil, nil
 	}
 	if first {
@@ -195,15 +360,29 @@ func (p *planner) reuse(lane string, c candidateEntry, parent plumbing.Hash, fir
 		}
 		return rec, nil
 	}
-	x, _ := p.in.Branch.Partition(lane)
+	if ok, err := p.sameInputs(lane, plumbing.NewHash(rec.Parents[0]), parent); err != nil || !ok {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// reuseGlobal returns the standing candidate of global entry c to keep
+// on parent (the composition of the lanes ahead of it): one published as
+// global and built on a commit with parent's very tree — the same lanes
+// composed in another order, or partly landed already — was tested on
+// what parent holds, whole, and lands on it (JudgeTested's rule for a
+// global step: the tested tree, exactly).
+func (p *planner) reuseGlobal(c candidateEntry, parent plumbing.Hash, first bool) (*Recorded, error) {
+	rec := p.standingRec(c)
+	if rec == nil || rec.Trial || rec.Parents[0] == parent.String() || rec.Partition != "" {
+		return nil, nil
+	}
 	differ, err := p.in.Changed(plumbing.NewHash(rec.Parents[0]), parent)
 	if err != nil {
 		return nil, fmt.Errorf("%w: comparing %s with %s: %w", ErrMerge, rec.Parents[0], parent, err)
 	}
-	for _, f := range differ {
-		if x.Input(f) {
-			return nil, nil
-		}
+	if len(differ) > 0 {
+		return nil, nil
 	}
 	return rec, nil
 }
@@ -227,6 +406,11 @@ func (p *planner) landLanes(chains []*chainPlan) error {
 	}
 	for _, c := range chains {
 		j := min(batchLandable(c.steps, q, p.every), budget-len(landed))
+		for _, a := range c.after {
+			if a.landed < len(a.steps) {
+				j = 0 // what it stands on lands first
+			}
+		}
 		tops := []plumbing.Hash{top}
 		commits := make([]string, 0, j)
 		for k := 0; k < j; k++ {
@@ -238,9 +422,9 @@ func (p *planner) landLanes(chains []*chainPlan) error {
 				continue
 			}
 			tested, head := plumbing.NewHash(st.Commit), plumbing.NewHash(st.Head)
-			d, conflicts, err := in.BuildTested(cur, head, tested, st.PR)
+			d, conflicts, err := p.buildTested(cur, st)
 			if err != nil {
-				return fmt.Errorf("%w: partition step of pull request %s onto %s: %w", ErrMerge, st.PR, cur, err)
+				return err
 			}
 			if len(conflicts) > 0 {
 				c.stopped = laneStop(st, cur, "its partition step conflicts at "+strings.Join(conflicts, ", "))

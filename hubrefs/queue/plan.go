@@ -375,7 +375,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	if len(in.Branch.Partitions) == 0 {
 		c := &chainPlan{base: in.Tip}
 		var err error
-		if c.steps, c.beyond, err = pl.build(in.Tip, ready, ""); err != nil {
+		if c.steps, c.beyond, err = pl.build(in.Tip, ready, "", depth, false, false); err != nil {
 			return Plan{}, err
 		}
 		chains = append(chains, c)
@@ -440,6 +440,16 @@ func PlanPass(in PlanInput) (Plan, error) {
 			if st.Verdict == Green && c.stopped != "" && i == 0 {
 				why = c.stopped
 			}
+			if i == 0 && len(st.Missing) == 0 && st.Verdict != Red && c.stopped == "" {
+				for _, a := range c.after {
+					if a.landed < len(a.steps) {
+						why = "green; lands once the entries it is built on have landed"
+					}
+				}
+			}
+			if c.global != "" {
+				why = "global (" + c.global + "), on everything ahead of it: " + why
+			}
 			out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: laneWhy(c.lane, why)})
 		}
 		beyondWhy := laneWhy(c.lane, fmt.Sprintf("beyond the queue depth (%d)", depth))
@@ -450,7 +460,14 @@ func PlanPass(in PlanInput) (Plan, error) {
 	}
 
 	// 7. Publish the steps not landing whose record does not name them.
+	// A global entry's step is published (and so checked) only once the
+	// lanes it stands on are green: until then what it is built on may
+	// still change, and a check of it would be spent for nothing
+	// (lanes.go); the lanes behind it are built on it all the same.
 	for _, c := range chains {
+		if c.global != "" && pl.doomed(c) {
+			continue
+		}
 		for _, st := range c.steps[c.landed:] {
 			if st.held {
 				continue
@@ -493,6 +510,20 @@ type chainPlan struct {
 	// behind a global entry (lanes.go).
 	stopped string
 	behind  []Wait
+	// after: the chains this one stands on, which land before it
+	// (lanes.go): it lands only when each of them lands whole. global
+	// says why the chain's one entry is global ("" for a lane).
+	after  []*chainPlan
+	global string
+}
+
+// allGreen reports whether every step of c may land: all green, or under
+// batch checks landable as a whole.
+func (c *chainPlan) allGreen(q *State, every int) bool {
+	if len(c.steps) == 0 {
+		return true
+	}
+	return batchLandable(c.steps, q, every) == len(c.steps)
 }
 
 // laneWhy prefixes a waiting reason with the lane it is in.
@@ -526,6 +557,8 @@ type planner struct {
 	// its answers within the pass.
 	standing func(c candidateEntry, parent plumbing.Hash, first bool) (*Recorded, error)
 	kept     map[mkey]*Recorded
+	// tested memoises partition steps built (lanes.go).
+	tested map[[3]string]mres
 }
 
 // keep asks standing (when set) which standing candidate of entry c to
@@ -570,8 +603,16 @@ func (p *planner) merge(parent plumbing.Hash, c candidateEntry) (mres, error) {
 // until no eviction (docs/queue.md steps 3–6). lane names the partition
 // the chain is a lane of ("": none). It returns the chain and the ready
 // entries past the depth.
-func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string) (chain []Step, beyond []candidateEntry, err error) {
-	in, q, out, every, depth := p.in, p.q, p.out, p.every, p.depth
+//
+// held says the chain stands on steps of other chains that are not green
+// yet (a lane behind a global entry, a global entry behind its lanes:
+// lanes.go): a red step of it may be their doing, so it evicts nobody and
+// searches no group while held; it waits.
+//
+// pinned (batch checks) keeps the groups of the whole chain: it cannot
+// land before the chains it stands on (batchGroups).
+func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string, depth int, held, pinned bool) (chain []Step, beyond []candidateEntry, err error) {
+	in, q, out, every := p.in, p.q, p.out, p.every
 	for {
 		chain, beyond = nil, make([]candidateEntry, 0, max(len(ready)-depth, 0))
 		parent := base
@@ -586,7 +627,7 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string)
 			// can still land (lanes.go); else the merge onto parent.
 			var r mres
 			at := parent
-			rec, err := p.keep(c, parent, len(chain) == 0)
+			rec, err := p.keep(c, parent, len(chain) == 0 && parent == in.Tip)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -624,7 +665,10 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string)
 		culprit := -1
 		if every > 1 {
 			var aside [2]int
-			culprit, aside = batchGroups(chain, q, every, func(lo, hi int) bool { return canAside(q, chain, lo, hi) })
+			culprit, aside = batchGroups(chain, q, every, func(lo, hi int) bool { return canAside(q, chain, lo, hi) }, pinned)
+			if held {
+				return chain, beyond, nil
+			}
 			if aside[0] >= 0 {
 				// A red group with every group below green: search it
 				// aside and build the chain again without it.
@@ -658,7 +702,7 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string)
 				break
 			}
 		}
-		if culprit < 0 {
+		if culprit < 0 || held {
 			return chain, beyond, nil
 		}
 		st := chain[culprit]

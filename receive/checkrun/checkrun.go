@@ -57,6 +57,9 @@
 //     pull request names the revision as a step inside a group (groupEnd
 //     another step), the command does not run: the group's last step is
 //     checked for it. Options.EveryStep runs it anyway.
+//   - A lane's candidate (its queue.candidate names a partition) runs the
+//     command with GITPLUS_CHECK_PARTITION and GITPLUS_CHECK_PATHS
+//     (partition.go).
 //   - For a long-running caller (`git+ check worker`, receive/checkworker):
 //     Options.Context cancels a run (the command's process group is killed,
 //     no retry follows, check.completed says cancelled); Options.Renew
@@ -125,6 +128,8 @@ type Options struct {
 	// random id), so that two runs signing with one key never write the
 	// same event.
 	Worker string
+
+	env []string // partition.go: what the command learns of its lane
 }
 
 func (o Options) ctx() context.Context {
@@ -155,10 +160,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	}
 	// The queue records naming the revision, read once for the batch skip
 	// and the search-step rule.
-	var recs []queueRecord
-	if !o.EveryStep || (o.Retries > 0 && !o.RetrySearch) {
-		recs = candidateRecords(s, o.PR, o.Rev)
-	}
+	recs := candidateRecords(s, o.PR, o.Rev)
 	if !o.EveryStep {
 		if end := groupInner(recs); end != "" {
 			msg := fmt.Sprintf("the queue checks this candidate through its group's last step %s (batch checks, checkEvery)", end)
@@ -189,6 +191,14 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 			fmt.Fprintf(o.Log, "check %s at %s: %s: a failure is not run again (the queue's search is its retry)\n", o.Name, o.Rev, why)
 			o.Retries = 0
 		}
+	}
+	envDir, err := os.MkdirTemp("", "gitplus-check-env-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(envDir)
+	if o.env, err = partitionEnv(s.Repo.GitDir, recs, o.Rev, envDir); err != nil { // partition.go
+		return nil, err
 	}
 	res := &Result{Conclusion: pr.Failure}
 	for res.Attempts < o.Retries+1 {
@@ -379,6 +389,9 @@ func runOnce(gitDir string, o Options) (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
 	cmd.Dir = wt
+	if len(o.env) > 0 {
+		cmd.Env = append(cmd.Environ(), o.env...) // partition.go
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
