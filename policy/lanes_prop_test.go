@@ -205,8 +205,8 @@ func (w *propWorld) lanesAgree(pass int, in queue.PlanInput, plan queue.Plan, se
 		if st.Parent != in.Tip.String() && !strings.HasPrefix(st.Parent, "0000") && !w.isStep(plan, st.Parent) {
 			seen.kept.Add(1)
 		}
-		if landed[st.PR] || done[st.Partition] {
-			continue
+		if landed[st.PR] || done[st.Partition] || st.Behind {
+			continue // landed, not the lane's first left, or waiting for the queue's order
 		}
 		done[st.Partition] = true
 		next := plumbing.NewHash(st.Commit)

@@ -80,7 +80,7 @@ func published(plan queue.Plan, prID string) bool {
 // does not run them again — and land later as partition steps on the
 // moved tip, naming the candidates CI tested. A global entry is built on
 // the composition of the lanes ahead of it and lands after them, as its
-// tested tree exactly; the entries behind it are lanes on its candidate.
+// tested tree exactly; the entries behind it land after it.
 // A landing outside the queue that changes what a lane reads makes the
 // lane start again on the tip.
 func TestLanes(t *testing.T) {
@@ -103,17 +103,21 @@ func TestLanes(t *testing.T) {
 	if web1C.Parent != base.String() || apiC.Parent != base.String() || web2C.Parent != web1C.Commit {
 		t.Fatalf("each lane is a chain on the tip: %s", describeLanes(plan))
 	}
-	// The global entry stands on all three ahead of it, docs on it.
-	if globC.Parent == base.String() || docsC.Parent != globC.Commit {
+	// The global entry stands on all three ahead of it; docs, behind it
+	// but not reading what it changes, on the tip (it lands after it).
+	if globC.Parent == base.String() || docsC.Parent != base.String() {
 		t.Fatalf("the global entry and the entry behind it: %s", describeLanes(plan))
 	}
-	for _, p := range []*prq{web1, web2, api1, glob, docs} {
+	for _, p := range []*prq{web1, web2, api1, docs} {
 		if !published(plan, p.id) {
 			t.Fatalf("%s not published: %s", p.id, describeLanes(plan))
 		}
 	}
-	// Green global and docs do not land before what they stand on.
-	glob.check("ci", plumbing.NewHash(globC.Commit), pr.Success)
+	// The global entry is checked once the lanes it stands on are green.
+	if published(plan, glob.id) {
+		t.Fatalf("the global entry is published while the lanes ahead are pending: %s", describeLanes(plan))
+	}
+	// Green docs does not land before what is ahead of it.
 	docs.check("ci", plumbing.NewHash(docsC.Commit), pr.Success)
 	if plan = w.pass(); plan.Land != nil {
 		t.Fatalf("landed ahead of the lanes: %+v", plan.Land)
@@ -129,22 +133,21 @@ func TestLanes(t *testing.T) {
 	for _, x := range []struct {
 		p *prq
 		c queue.Step
-	}{{web1, web1C}, {web2, web2C}, {glob, globC}, {docs, docsC}} {
+	}{{web1, web1C}, {web2, web2C}, {docs, docsC}} {
 		st, _ := stepOf(plan, x.p.id)
 		if published(plan, x.p.id) || st.Commit != x.c.Commit {
 			t.Fatalf("%s was rebuilt or published again after api landed: %s", x.p.id, describeLanes(plan))
 		}
 	}
 	// web turns green: both land as partition steps on the moved tip,
-	// naming the candidates CI tested, then the global entry as its
-	// tested tree, then docs — in one landing of four steps.
+	// naming the candidates CI tested; now the global entry is checked.
 	web1.check("ci", plumbing.NewHash(web1C.Commit), pr.Success)
 	web2.check("ci", plumbing.NewHash(web2C.Commit), pr.Success)
 	plan = w.pass()
-	if plan.Land == nil || len(plan.Land.Landed) != 4 || plan.Land.Old != apiC.Commit {
-		t.Fatalf("the landing after web: %+v\n%s", plan.Land, describeLanes(plan))
+	if plan.Land == nil || len(plan.Land.Landed) != 2 || plan.Land.Old != apiC.Commit {
+		t.Fatalf("web's landing: %+v\n%s", plan.Land, describeLanes(plan))
 	}
-	for i, want := range []string{web1C.Commit, web2C.Commit, globC.Commit, docsC.Commit} {
+	for i, want := range []string{web1C.Commit, web2C.Commit} {
 		x := plan.Land.Landed[i]
 		_, raw, err := GoGitObjects(w.store).ReadObject(plumbing.NewHash(x.Commit))
 		if err != nil {
@@ -153,6 +156,20 @@ func TestLanes(t *testing.T) {
 		if x.Commit == want || !strings.Contains(string(raw), queue.TrailerTested+": "+want) {
 			t.Errorf("landed %s for %s, want a partition step naming %s:\n%s", x.Commit, x.PR, want, raw)
 		}
+	}
+	globC, _ = stepOf(plan, glob.id)
+	if !published(plan, glob.id) {
+		t.Fatalf("the global entry is not checked once the lanes ahead are green: %s", describeLanes(plan))
+	}
+	// It lands as the very tree CI tested, then docs after it as a
+	// partition step.
+	glob.check("ci", plumbing.NewHash(globC.Commit), pr.Success)
+	plan = w.pass()
+	if plan.Land == nil || len(plan.Land.Landed) != 2 || plan.Land.Landed[0].PR != glob.id || plan.Land.Landed[1].PR != docs.id {
+		t.Fatalf("the global entry's landing: %+v\n%s", plan.Land, describeLanes(plan))
+	}
+	if x := plan.Land.Landed[1]; x.Commit == docsC.Commit {
+		t.Errorf("docs landed as its candidate %s on a moved tip", x.Commit)
 	}
 
 	// A landing outside the queue that changes what web reads: web's

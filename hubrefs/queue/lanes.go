@@ -39,61 +39,64 @@ import (
 // on the tip). All lanes that land in one pass travel in one landing.
 
 // classify returns the partition of entry c (its candidate on the tip, by
-// the membership rule), or "" and why it is global.
-func (p *planner) classify(c candidateEntry) (partition, why string, err error) {
+// the membership rule), or "" and why it is global; and the files its
+// candidate on the tip changes (nil when it conflicts there: it changes
+// anything, for all the planner knows).
+func (p *planner) classify(c candidateEntry) (partition, why string, files []string, err error) {
 	r, err := p.merge(p.in.Tip, c)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	if len(r.conflicts) > 0 {
-		return "", "it conflicts with the tip at " + strings.Join(r.conflicts, ", "), nil
+		return "", "it conflicts with the tip at " + strings.Join(r.conflicts, ", "), nil, nil
 	}
-	files, err := p.in.Changed(p.in.Tip, r.step)
+	files, err = p.in.Changed(p.in.Tip, r.step)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: the files pull request %s changes onto %s: %w", ErrMerge, c.pr, p.in.Tip, err)
+		return "", "", nil, fmt.Errorf("%w: the files pull request %s changes onto %s: %w", ErrMerge, c.pr, p.in.Tip, err)
 	}
 	m := p.in.Branch.PartitionOf(files)
-	return m.Partition, m.Why, nil
+	return m.Partition, m.Why, files, nil
 }
 
 // lanes builds the chains of a branch with partitions (see above), in the
-// order they land: the lanes of the entries ahead of the first global
-// entry, that global entry on their composition, the lanes of the entries
-// behind it on its candidate, the next global entry, and so on.
+// order they land. Each lane is a chain of its own; a global entry is a
+// chain of one built on the composition of every chain ahead of it (the
+// target as it will be once they have landed), and lands after them. The
+// entries of a lane behind a global entry land after it too, in a chain
+// of their own: built on the global entry's candidate when it changes one
+// of the lane's inputs, else on the lane's chain before it (the global
+// entry changes nothing the lane's checks read, so its candidates do not
+// depend on it).
 func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 	in := p.in
 	if in.Changed == nil || in.BuildTested == nil || in.Tested == nil {
 		return nil, fmt.Errorf("%w: the branch has partitions but the plan lacks Changed, BuildTested or Tested", ErrInput)
 	}
 	var chains []*chainPlan
-	segBase := in.Tip
-	var global *chainPlan           // the global entry the current segment stands on (nil: the tip)
-	var seg []*chainPlan            // the lane chains of the current segment, in order
-	last := map[string]*chainPlan{} // per lane, its last chain in the current segment
+	// Per lane, where its next chain goes: built on base, standing on on
+	// (what its red steps may be the doing of), landing after after.
+	type next struct {
+		base      plumbing.Hash
+		on, after []*chainPlan
+		last      *chainPlan // its last chain
+	}
+	lanes := map[string]*next{}
+	for _, x := range in.Branch.Partitions {
+		lanes[x.Name] = &next{base: in.Tip}
+	}
 	pending := map[string][]candidateEntry{}
-	counts := map[string]int{} // per lane, entries given a place (a global entry counts in every lane)
-	depthOf := func(lane string) int { return p.depth - counts[lane] }
+	counts := map[string]int{} // per lane, entries given a place
 	var waits []Wait
-	// flush builds the lane entries pending in the current segment, each
-	// lane on its last chain in the segment, or on the segment's base.
+	overflow := false // a lane entry has no place (beyond the depth)
+	// flush builds the lane entries pending, each lane's in a chain of its
+	// own where its next chain goes.
 	flush := func() error {
 		for _, x := range in.Branch.Partitions {
-			entries := pending[x.Name]
+			entries, l := pending[x.Name], lanes[x.Name]
 			if len(entries) == 0 {
 				continue
 			}
-			c := &chainPlan{lane: x.Name, base: segBase}
-			if global != nil {
-				c.after = append(c.after, global)
-			}
-			if prev := last[x.Name]; prev != nil {
-				c.after = append(c.after, prev)
-				if n := len(prev.steps); n > 0 {
-					c.base = plumbing.NewHash(prev.steps[n-1].Commit)
-				} else {
-					c.base = prev.base
-				}
-			}
+			c := &chainPlan{lane: x.Name, base: l.base, on: l.on, after: l.after}
 			held := p.held(c)
 			var err error
 			if p.every > 1 {
@@ -103,6 +106,9 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 			}
 			if p.every == 1 {
 				p.standing = func(e candidateEntry, parent plumbing.Hash, first bool) (*Recorded, error) {
+					if e.global {
+						return p.reuseGlobal(e, parent, first)
+					}
 					return p.reuse(x.Name, e, parent, first)
 				}
 			}
@@ -111,52 +117,71 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 			if err != nil {
 				return err
 			}
-			chains, seg = append(chains, c), append(seg, c)
-			last[x.Name] = c
+			chains = append(chains, c)
+			l.last, l.on, l.after = c, []*chainPlan{c}, []*chainPlan{c}
+			if n := len(c.steps); n > 0 {
+				l.base = plumbing.NewHash(c.steps[n-1].Commit)
+			} else {
+				l.base = c.base
+			}
 		}
 		pending = map[string][]candidateEntry{}
 		return nil
 	}
 	for i, c := range ready {
-		part, why, err := p.classify(c)
+		part, why, files, err := p.classify(c)
 		if err != nil {
 			return nil, err
 		}
+		if part == "" && len(in.Branch.Partitions) == 1 {
+			// One partition: nothing runs beside its lane, so a global
+			// entry is a step of it (checked whole), as on a branch
+			// without partitions.
+			part, c.global = in.Branch.Partitions[0].Name, true
+		}
 		if part != "" {
-			if depthOf(part) <= 0 {
+			if counts[part] >= p.depth {
 				waits = append(waits, Wait{PR: c.pr, Head: c.head, Reason: laneWhy(part, fmt.Sprintf("beyond the queue depth (%d)", p.depth))})
+				overflow = true
 				continue
 			}
 			pending[part] = append(pending[part], c)
 			counts[part]++
 			continue
 		}
-		// A global entry: on the composition of everything ahead of it.
-		full := ""
+		// A global entry: on the composition of every chain ahead of it.
+		var touched []string // the lanes whose inputs it changes
 		for _, x := range in.Branch.Partitions {
-			if depthOf(x.Name) <= 0 {
-				full = x.Name
+			for _, f := range files {
+				if x.Input(f) {
+					touched = append(touched, x.Name)
+					break
+				}
 			}
 		}
-		var behind string
-		if full != "" {
-			behind = fmt.Sprintf("global (%s): beyond the queue depth (%d) of lane %s", why, p.depth, full)
+		behind := ""
+		for _, name := range touched {
+			if counts[name] >= p.depth {
+				behind = fmt.Sprintf("global (%s): beyond the queue depth (%d) of lane %s", why, p.depth, name)
+			}
+		}
+		if overflow {
+			// An entry ahead of it has no place yet: it would land after it.
+			behind = fmt.Sprintf("global (%s): waits for the entries ahead of it beyond the lanes' depth (%d)", why, p.depth)
 		}
 		if behind == "" {
 			if err := flush(); err != nil {
 				return nil, err
 			}
-			b, ok, err := p.compose(segBase, seg)
+			b, ok, err := p.compose(in.Tip, chains)
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
-				behind = fmt.Sprintf("global (%s): waits for the lanes ahead of it to land (their steps do not merge on one another)", why)
+				behind = fmt.Sprintf("global (%s): waits for the chains ahead of it to land (their steps do not merge on one another)", why)
 			} else {
-				gc := &chainPlan{base: b, after: slices.Clone(seg)}
-				if global != nil && len(seg) == 0 {
-					gc.after = []*chainPlan{global}
-				}
+				ahead := slices.Clone(chains)
+				gc := &chainPlan{base: b, on: ahead, after: ahead, global: why}
 				p.standing = p.reuseGlobal
 				gc.steps, _, err = p.build(b, []candidateEntry{c}, "", 1, p.held(gc), blocked(gc))
 				p.standing = nil
@@ -165,14 +190,16 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 				}
 				chains = append(chains, gc)
 				if len(gc.steps) == 0 {
-					continue // evicted (conflict) or waiting: the segment goes on
+					continue // evicted (conflict) or waiting: nothing lands after it
 				}
-				gc.global = why
 				for _, x := range in.Branch.Partitions {
-					counts[x.Name]++
+					l := lanes[x.Name]
+					if slices.Contains(touched, x.Name) {
+						counts[x.Name]++
+						l.base, l.on = plumbing.NewHash(gc.steps[0].Commit), []*chainPlan{gc}
+					}
+					l.after = append(slices.Clone(l.after), gc)
 				}
-				global, segBase, seg = gc, plumbing.NewHash(gc.steps[0].Commit), nil
-				last = map[string]*chainPlan{}
 				continue
 			}
 		}
@@ -196,10 +223,28 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 	return chains, nil
 }
 
+// widenGroups marks, under batch checks, every step of a group that holds
+// a global step (the one lane of a branch with one partition chains global
+// entries too) to be checked whole: its end vouches for the group, so its
+// checks must read what the global step changes, not the lane's inputs
+// alone (queue.candidate records no partition for them, and check run sets
+// no GITPLUS_CHECK_PARTITION).
+func widenGroups(chain []Step) {
+	mixed := map[string]bool{}
+	for _, st := range chain {
+		if st.GroupEnd != "" && st.Partition == "" {
+			mixed[st.GroupEnd] = true
+		}
+	}
+	for i := range chain {
+		chain[i].wide = chain[i].GroupEnd != "" && mixed[chain[i].GroupEnd]
+	}
+}
+
 // held reports whether chain c stands on a chain that is not green as a
 // whole, or is held itself: its red steps then wait (build).
 func (p *planner) held(c *chainPlan) bool {
-	for _, a := range c.after {
+	for _, a := range c.on {
 		if !a.allGreen(p.q, p.every) || p.held(a) {
 			return true
 		}
@@ -207,7 +252,7 @@ func (p *planner) held(c *chainPlan) bool {
 	return false
 }
 
-// blocked reports whether chain c stands on a chain that still has steps
+// blocked reports whether chain c lands after a chain that still has steps
 // queued: it cannot land before they do (batch checks pin its groups).
 func blocked(c *chainPlan) bool {
 	for _, a := range c.after {
@@ -218,11 +263,26 @@ func blocked(c *chainPlan) bool {
 	return false
 }
 
+// lanesGreen reports whether every lane chain a global entry's chain c is
+// built on is green as a whole: its candidate is then checked. The global
+// entries ahead of it need not be: checking it while theirs run is the
+// speculation of any chain — should one of them fail, it is built and
+// checked again — where waiting would line the global entries up one check
+// after the other.
+func (p *planner) lanesGreen(c *chainPlan) bool {
+	for _, a := range c.on {
+		if a.global == "" && !a.allGreen(p.q, p.every) {
+			return false
+		}
+	}
+	return true
+}
+
 // doomed reports whether chain c stands on a red step of another chain:
 // what it is built on will change (the red step's entry leaves), so
 // checking it now would be spent for nothing.
 func (p *planner) doomed(c *chainPlan) bool {
-	for _, a := range c.after {
+	for _, a := range c.on {
 		for _, st := range a.steps {
 			if st.Verdict == Red {
 				return true
@@ -434,9 +494,9 @@ func (p *planner) landLanes(chains []*chainPlan) error {
 			if err != nil {
 				return fmt.Errorf("%w: judging the partition step of pull request %s: %w", ErrMerge, st.PR, err)
 			}
-			if refused != "" || part != c.lane {
+			if refused != "" || part != st.Partition {
 				if refused == "" {
-					refused = "it lands in partition " + part + ", not " + c.lane
+					refused = fmt.Sprintf("it lands in partition %q, not %q", part, st.Partition)
 				}
 				c.stopped = laneStop(st, cur, refused)
 				break

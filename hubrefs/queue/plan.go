@@ -135,14 +135,18 @@ type Step struct {
 	GroupEnd  string `json:"groupEnd,omitempty"`
 	GroupSize int    `json:"groupSize,omitempty"`
 	// Partition: the lane the step is in, on a branch with partitions
-	// (docs/queue.md, "Partitions and lanes"); empty on a chain on the tip
-	// of global pull requests, or without partitions.
+	// (docs/queue.md, "Partitions and lanes"); empty for a global pull
+	// request's step, or without partitions. Behind: the step lands only
+	// after entries ahead of it in the queue that are in other chains
+	// (another lane's, a global entry's) and have not landed.
 	Partition string `json:"partition,omitempty"`
+	Behind    bool   `json:"behind,omitempty"`
 
 	run        string // the check.completed event that made it red
 	timeout    string // why silence made it red (checkTimeout), if it did
 	held       bool   // batch checks: behind a red group under search, not published
 	enteredSeq int    // fold position of the entry's queue.entered
+	wide       bool   // checked whole though in a lane: its group holds a global step (lanes.go)
 }
 
 // Landed is one pull request carried by the landing.
@@ -249,6 +253,7 @@ type candidateEntry struct {
 	p        *pr.State
 	seq      int    // the fold position of its queue.entered (max for one entered by this plan)
 	prio     string // its priority class
+	global   bool   // a global entry in the one lane of a branch with one partition (lanes.go)
 }
 
 // mres is a candidate built: its step, or the paths in conflict.
@@ -385,9 +390,6 @@ func PlanPass(in PlanInput) (Plan, error) {
 			return Plan{}, err
 		}
 	}
-	for _, c := range chains {
-		out.Chain = append(out.Chain, c.steps...)
-	}
 
 	// 5. Land the longest prefix the boundary accepts (Landable: every step
 	// green; under batch checks, as the published group marks vouch): one
@@ -406,6 +408,17 @@ func PlanPass(in PlanInput) (Plan, error) {
 		}
 	} else if err := pl.landLanes(chains); err != nil {
 		return Plan{}, err
+	}
+
+	for _, c := range chains {
+		for _, a := range c.after {
+			if a.landed < len(a.steps) {
+				for i := range c.steps {
+					c.steps[i].Behind = true
+				}
+			}
+		}
+		out.Chain = append(out.Chain, c.steps...)
 	}
 
 	// Trials are built on the tip the landing leaves.
@@ -465,7 +478,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 	// still change, and a check of it would be spent for nothing
 	// (lanes.go); the lanes behind it are built on it all the same.
 	for _, c := range chains {
-		if c.global != "" && pl.doomed(c) {
+		if c.global != "" && !pl.lanesGreen(c) {
 			continue
 		}
 		for _, st := range c.steps[c.landed:] {
@@ -487,8 +500,12 @@ func PlanPass(in PlanInput) (Plan, error) {
 				// would make CI run it again for nothing.
 				continue
 			}
+			scope := st.Partition
+			if st.wide {
+				scope = ""
+			}
 			out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: parents, Branch: Branch(q.Target, st.PR),
-				GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Partition: st.Partition})
+				GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Partition: scope})
 		}
 	}
 	if len(out.Chain) == 0 && len(out.Settle) == 0 && len(out.Enter) == 0 && len(out.Evict) == 0 && len(out.Waiting) == 0 {
@@ -510,11 +527,12 @@ type chainPlan struct {
 	// behind a global entry (lanes.go).
 	stopped string
 	behind  []Wait
-	// after: the chains this one stands on, which land before it
-	// (lanes.go): it lands only when each of them lands whole. global
-	// says why the chain's one entry is global ("" for a lane).
-	after  []*chainPlan
-	global string
+	// after: the chains that land before this one (lanes.go): it lands
+	// only when each of them lands whole; on: the chains it is built on
+	// (a red step of it may be their doing). global says why the chain's
+	// one entry is global ("" for a lane).
+	after, on []*chainPlan
+	global    string
 }
 
 // allGreen reports whether every step of c may land: all green, or under
@@ -650,6 +668,9 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string,
 			}
 			rest = append(rest, c)
 			st := Step{PR: c.pr, Head: c.head, Parent: at.String(), Commit: r.step.String(), Partition: lane}
+			if c.global {
+				st.Partition = "" // checked whole (lanes.go)
+			}
 			st.Verdict, st.Failed, st.Missing, st.run = verdict(in, c, st.Commit)
 			st.enteredSeq = c.seq
 			if st.Verdict == Pending && (every == 1 || asked(q, c, st.Commit)) {
@@ -667,6 +688,7 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string,
 			var aside [2]int
 			culprit, aside = batchGroups(chain, q, every, func(lo, hi int) bool { return canAside(q, chain, lo, hi) }, pinned)
 			if held {
+				widenGroups(chain)
 				return chain, beyond, nil
 			}
 			if aside[0] >= 0 {
@@ -702,6 +724,9 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string,
 				break
 			}
 		}
+		if every > 1 {
+			widenGroups(chain) // lanes.go
+		}
 		if culprit < 0 || held {
 			return chain, beyond, nil
 		}
@@ -715,7 +740,7 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string,
 						p.heals = map[string]Publish{}
 					}
 					p.heals[st.PR] = Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(in.Branch.Squash(), st.Parent, st.Head),
-						Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Run: st.run, Partition: lane}
+						Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Run: st.run, Partition: st.Partition}
 					out.Heal = fmt.Sprintf("re-running %s of pull request %s once, citing its failed run %s, before waiting for a person", st.Commit, st.PR, st.run)
 				}
 				return chain, beyond, nil
