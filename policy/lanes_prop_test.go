@@ -43,16 +43,16 @@ func TestLanesPlannerHookAgree(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("landings %d (with partition steps %d, several lanes at once %d, batch %d); next steps refused %d; lanes rebuilt on the tip for the partition rule %d; kept standing on an older tip %d; global chain steps %d; audits %d",
-		seen.landings.Load(), seen.tested.Load(), seen.multi.Load(), seen.batch.Load(), seen.next.Load(), seen.ruled.Load(), seen.kept.Load(), seen.global.Load(), seen.audits.Load())
+	t.Logf("landings %d (with partition steps %d, several lanes at once %d, batch %d); next steps refused %d; lanes rebuilt on the tip for the partition rule %d; kept standing on an older tip %d; global steps %d; audits %d; worlds of one partition %d",
+		seen.landings.Load(), seen.tested.Load(), seen.multi.Load(), seen.batch.Load(), seen.next.Load(), seen.ruled.Load(), seen.kept.Load(), seen.global.Load(), seen.audits.Load(), seen.one.Load())
 	if !t.Failed() && (seen.landings.Load() == 0 || seen.tested.Load() == 0 || seen.multi.Load() == 0 || seen.batch.Load() == 0 ||
-		seen.next.Load() == 0 || seen.ruled.Load() == 0 || seen.kept.Load() == 0 || seen.global.Load() == 0) {
+		seen.next.Load() == 0 || seen.ruled.Load() == 0 || seen.kept.Load() == 0 || seen.global.Load() == 0 || seen.one.Load() == 0) {
 		t.Errorf("the generated states miss a case the property is about")
 	}
 }
 
 type lanesSeen struct {
-	landings, tested, multi, batch, next, ruled, kept, global, audits atomic.Int64
+	landings, tested, multi, batch, next, ruled, kept, global, audits, one atomic.Int64
 }
 
 const lanesParts = `[{"name":"web","paths":["web/**"],"reads":["lib/w"]},{"name":"api","paths":["api/**"],"reads":["lib/a","web/x"]},{"name":"docs","paths":["docs/**"]}]`
@@ -71,7 +71,12 @@ func lanesHook(t *testing.T, seed int64, seen *lanesSeen, squash bool) {
 	if squash {
 		extra = `,"mergeMethod":"squash"`
 	}
-	rules := fmt.Sprintf(`{"protected":{"refs/heads/main":{"requiredApprovals":1,"requiredChecks":["ci"],"queueCandidates":true,"queueDepth":%d,"checkEvery":%d%s,"partitions":%s}}}`, depth, every, extra, lanesParts)
+	parts := lanesParts
+	if rng.Intn(4) == 0 {
+		parts = `[{"name":"web","paths":["web/**"],"reads":["lib/w"]}]` // one lane, global entries in it
+		seen.one.Add(1)
+	}
+	rules := fmt.Sprintf(`{"protected":{"refs/heads/main":{"requiredApprovals":1,"requiredChecks":["ci"],"queueCandidates":true,"queueDepth":%d,"checkEvery":%d%s,"partitions":%s}}}`, depth, every, extra, parts)
 	w.rules = propRules{approvals: 1, depth: depth, every: every, checks: []string{"ci"}, squash: squash}
 	w.event(hubrefs.TrustRef, "admin", hubrefs.RulesSet{Base: w.base(hubrefs.TypeRulesSet), Rules: json.RawMessage(rules)})
 	w.qref = hubrefs.QueueRefPrefix + queueID
