@@ -171,3 +171,37 @@ func TestedTrailer(message []byte) (tested plumbing.Hash, found bool, err error)
 	}
 	return plumbing.NewHash(vals[0]), true, nil
 }
+
+// TestedBranch is the branch that keeps the candidates a target's
+// partition steps were tested as (docs/queue.md, "Partitions and lanes"):
+// refs/heads/queue/<target short name>.tested. A partition step names its
+// candidate by id only, and the candidate's own branch is deleted when it
+// lands, so the queue runner points this branch at a commit whose parents
+// are the previous one and the candidates of each landing: they stay
+// reachable, mirrors carry them with the other branches, and verify
+// --branch can read them on any replica. It lies beside the target's
+// candidate branches (refs/heads/queue/<target>/<pr>), never among them.
+func TestedBranch(target string) string {
+	return BranchPrefix + strings.TrimPrefix(target, "refs/heads/") + ".tested"
+}
+
+// Keeper returns the raw content of the commit that moves TestedBranch to
+// keep the candidates tested (in the order they landed): the empty tree,
+// the branch's previous commit (zero: none) and the candidates as parents,
+// the queue's identity dated when, and a message naming the landing.
+func Keeper(prev plumbing.Hash, tested []plumbing.Hash, when int64, target, landed string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "tree %s\n", emptyTree)
+	if !prev.IsZero() {
+		fmt.Fprintf(&b, "parent %s\n", prev)
+	}
+	for _, c := range tested {
+		fmt.Fprintf(&b, "parent %s\n", c)
+	}
+	fmt.Fprintf(&b, "author %s %d +0000\ncommitter %s %d +0000\n\n", Ident, when, Ident, when)
+	fmt.Fprintf(&b, "Candidates tested for partition steps landed on %s\n\nLanded as %s; kept so that git+ verify --branch reads them on any replica.\n", strings.TrimPrefix(target, "refs/heads/"), landed)
+	return b.Bytes()
+}
+
+// emptyTree is the id of the empty tree.
+const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"

@@ -438,6 +438,7 @@ func (r *runner) record(st *state, plan queue.Plan, ph *phase) {
 // state is one read of everything a plan is made from.
 type state struct {
 	idle     string
+	tested   plumbing.Hash // queue.TestedBranch's commit (zero: none)
 	trust    *trust.State
 	q        *queue.State
 	target   plumbing.Hash
@@ -457,7 +458,7 @@ func (r *runner) readRefs(ctx context.Context) (map[string]plumbing.Hash, error)
 	if o.Remote != "." {
 		return r.readRemote(ctx, prefix)
 	}
-	refs, err := gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
+	refs, err := gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target, queue.TestedBranch(o.Target)})
 	if err != nil {
 		return nil, fmt.Errorf("reading refs of %s: %w", o.GitDir, err)
 	}
@@ -479,7 +480,7 @@ func (r *runner) read(refs map[string]plumbing.Hash) (*state, error) {
 			store.Close()
 		}
 	}()
-	st := &state{objs: receive.Objects{Store: store}, target: refs[o.Target], branches: map[string]plumbing.Hash{}}
+	st := &state{objs: receive.Objects{Store: store}, target: refs[o.Target], tested: refs[queue.TestedBranch(o.Target)], branches: map[string]plumbing.Hash{}}
 	trustTip := refs[hubrefs.TrustRef]
 	if trustTip.IsZero() {
 		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", o.GitDir, hubrefs.TrustRef)
@@ -611,12 +612,12 @@ func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plum
 	}
 	refs[o.Target] = refs[local]
 	delete(refs, local)
-	remote, err := gitio.LsRemote(ctx, o.GitDir, o.Remote, o.Env, prefix+"*")
+	remote, err := gitio.LsRemote(ctx, o.GitDir, o.Remote, o.Env, prefix+"*", queue.TestedBranch(o.Target))
 	if err != nil {
 		return nil, fmt.Errorf("listing candidate branches on %s: %w", o.Remote, err)
 	}
 	for name, id := range remote {
-		if strings.HasPrefix(name, prefix) {
+		if strings.HasPrefix(name, prefix) || name == queue.TestedBranch(o.Target) {
 			refs[name] = id
 		}
 	}
@@ -870,6 +871,13 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 	}
 	if plan.Land != nil {
 		ph.updates = append(ph.updates, gitio.PushUpdate{Ref: plan.Land.Ref, Old: plumbing.NewHash(plan.Land.Old), New: plumbing.NewHash(plan.Land.New)})
+		u, err := r.keepTested(st, plan)
+		if err != nil {
+			return nil, err
+		}
+		if u != nil {
+			ph.updates = append(ph.updates, *u)
+		}
 	}
 	for _, ref := range order {
 		ph.updates = append(ph.updates, gitio.PushUpdate{Ref: ref, Old: olds[ref], New: tips[ref]})
@@ -885,6 +893,32 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 		}
 	}
 	return ph, nil
+}
+
+// keepTested is the update of queue.TestedBranch that keeps the
+// candidates plan's partition steps were tested as (landed commits that
+// are not the chain's steps themselves), in the landing's push; nil when
+// it lands none.
+func (r *runner) keepTested(st *state, plan *queue.Plan) (*gitio.PushUpdate, error) {
+	step := map[string]string{}
+	for _, s := range plan.Chain {
+		step[s.PR] = s.Commit
+	}
+	var tested []plumbing.Hash
+	for _, x := range plan.Land.Landed {
+		if c := step[x.PR]; c != "" && c != x.Commit {
+			tested = append(tested, plumbing.NewHash(c))
+		}
+	}
+	if len(tested) == 0 {
+		return nil, nil
+	}
+	raw := queue.Keeper(st.tested, tested, r.o.Now().Unix(), st.q.Target, plan.Land.New)
+	id, err := st.objs.WriteObject(plumbing.CommitObject, raw)
+	if err != nil {
+		return nil, fmt.Errorf("writing the commit keeping tested candidates: %w", err)
+	}
+	return &gitio.PushUpdate{Ref: queue.TestedBranch(st.q.Target), Old: st.tested, New: id}, nil
 }
 
 // needsReset reports whether the target moved outside the queue under a
