@@ -274,7 +274,9 @@ func TestPartitionedQueueE2E(t *testing.T) {
 
 	// Refused with main unchanged, pushed by hand from the clone.
 	fixtures.Git(t, work, "fetch", "-q", "origin")
-	tip := func() string { return strings.TrimSpace(fixtures.Git(t, work, "ls-remote", "origin", "refs/heads/main"))[:40] }
+	tip := func() string {
+		return strings.TrimSpace(fixtures.Git(t, work, "ls-remote", "origin", "refs/heads/main"))[:40]
+	}
 	old := tip()
 	gitOut := func(args ...string) string { t.Helper(); return strings.TrimSpace(fixtures.Git(t, work, args...)) }
 	// candidate builds a merge step of head on parent (as a person would,
