@@ -80,7 +80,9 @@ func TestPartitionedQueueE2E(t *testing.T) {
 		{Name: "queue-on-check", Ref: "refs/hub/pr/*", On: []string{"check.completed"}, Run: queueRun},
 		{Name: "queue-on-entry", Ref: "refs/hub/queue/*", On: []string{"queue.entered"}, Run: queueRun},
 	}})
-	mirror := filepath.Join(root, "mirror.git")
+	// The mirror lies outside serve's root: serve takes up a git+
+	// repository it finds there, hooks and all.
+	mirror := filepath.Join(settlingDir(t), "mirror.git")
 	fixtures.Git(t, root, "init", "-q", "--bare", mirror)
 	writeJSONFile(t, filepath.Join(bare, hooks.RemotesFile), hooks.RemotesConfig{Remotes: []hooks.Remote{{Name: "mirror", URL: mirror}}})
 	token := strings.TrimSpace(e.ok(bare, "admin", "member", "token", "issue", "dev"))
@@ -258,12 +260,29 @@ func TestPartitionedQueueE2E(t *testing.T) {
 	}
 	t.Logf("main: %d partition steps among its landings; %d check runs (%d pull requests)", tested, strings.Count(runs, "\n"), nPRs)
 
+	// queue stats and /metrics count per lane.
+	var st queue.Stats
+	if err := json.Unmarshal([]byte(e.ok(bare, "", "queue", "stats", "--target", "main", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	lanes := map[string]int{}
+	for _, p := range st.Partitions {
+		lanes[p.Partition] = p.Landed
+	}
+	if lanes["web"] == 0 || lanes["api"] == 0 || lanes["docs"] == 0 {
+		t.Errorf("queue stats per lane: %+v", lanes)
+	}
+	if _, expo := scrape(t, s.URL, "", ""); !strings.Contains(expo, `gitplus_landings_total{partition="web",repository="repo.git",target="refs/heads/main"}`) {
+		t.Errorf("/metrics has no landings of lane web:\n%s", expo)
+	}
+
 	// A mirror's verify --branch main passes.
 	if !waitFor(60*time.Second, func() bool {
 		out, err := fixtures.GitErr(t, root, nil, "--git-dir="+mirror, "rev-parse", "refs/heads/main")
 		return err == nil && out == fixtures.Git(t, bare, "rev-parse", "refs/heads/main")
 	}) {
-		t.Fatalf("the mirror did not follow main")
+		out, errOut, _ := e.run(bare, "", nil, "mirror", "status")
+		t.Fatalf("the mirror did not follow main\n%s%s\n%s", out, errOut, readFile(filepath.Join(bare, "gitplus", "log", "delivery.log")))
 	}
 	if out, errOut, code := e.run(mirror, "", nil, "verify", "--branch", "main", "--no-fetch"); code != 0 {
 		t.Fatalf("verify --branch main on the mirror: exit %d\n%s%s", code, out, errOut)
