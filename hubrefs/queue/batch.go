@@ -154,10 +154,12 @@ func Landable(prefix []Step, q *State, k int) bool {
 // {-1, -1} otherwise. Else it is searched here by halving, and the steps
 // past it are held: not grouped, not published (they will be rebuilt).
 //
-// pinned groups the whole chain, its landable prefix included: a chain that
-// cannot land this pass (it stands on steps of other chains still queued,
-// lanes.go) keeps the marks it was published with instead of losing them
-// as soon as they vouch for it.
+// pinned groups the whole chain, its landable prefix included, and keeps
+// every group the chain was published with whose steps all stand in it as
+// published (new steps form groups of their own after them): a chain that
+// cannot land this pass (it lands after other chains still queued,
+// lanes.go) keeps the marks that vouch for it instead of losing or
+// reshaping them before it may land.
 func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool, pinned bool) (culprit int, aside [2]int) {
 	aside = [2]int{-1, -1}
 	for i := range chain {
@@ -170,6 +172,18 @@ func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool, 
 	}
 	for s := start; s < len(chain); {
 		e := min(s+k, len(chain)) - 1
+		if pinned {
+			if kept := keptGroup(chain, q, k, s); kept >= 0 {
+				e = kept
+			} else {
+				for t := s + 1; t <= e; t++ {
+					if keptGroup(chain, q, k, t) >= 0 {
+						e = t - 1
+						break
+					}
+				}
+			}
+		}
 		for i := s; i <= e; i++ {
 			if chain[i].Verdict == Red {
 				e = i // a known red step ends the group: search it
@@ -233,6 +247,35 @@ func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool, 
 		}
 	}
 	return culprit, aside
+}
+
+// keptGroup returns the last step of the group chain[s] begins as the
+// queue published it — every step of it in the chain as published (its
+// latest queue.candidate in the entry's episode, standing, naming the
+// step, the group's end and size), at most k long — or -1.
+func keptGroup(chain []Step, q *State, k, s int) int {
+	rec := q.latestRec(chain[s].PR)
+	if rec == nil || rec.GroupEnd == "" || rec.GroupSize < 1 || rec.GroupSize > k {
+		return -1
+	}
+	e := s + rec.GroupSize - 1
+	if e >= len(chain) || chain[e].Commit != rec.GroupEnd {
+		return -1
+	}
+	member := func(i int) bool {
+		r := q.latestRec(chain[i].PR)
+		return r != nil && r.Invalidated.IsZero() && r.Step == chain[i].Commit && r.Seq > chain[i].enteredSeq &&
+			r.GroupEnd == rec.GroupEnd && r.GroupSize == rec.GroupSize
+	}
+	if s > 0 && member(s-1) {
+		return -1 // chain[s] is inside the group, not its first step
+	}
+	for i := s; i <= e; i++ {
+		if !member(i) {
+			return -1
+		}
+	}
+	return e
 }
 
 // asked reports whether CI was asked to run the step rev of entry c: its

@@ -494,10 +494,13 @@ func PlanPass(in PlanInput) (Plan, error) {
 				continue
 			}
 			if rec, ok := q.LatestCandidate(st.PR); ok && every > 1 && st.Verdict != Pending && st.GroupEnd == st.Commit &&
-				rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head && rec.Seq > st.enteredSeq && rec.GroupEnd == rec.Step {
+				rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head && rec.Seq > st.enteredSeq && rec.GroupEnd == rec.Step &&
+				rec.GroupSize >= st.GroupSize {
 				// Batch checks: a group end whose checks concluded keeps its
 				// record when its group shrinks (halving): announcing it again
-				// would make CI run it again for nothing.
+				// would make CI run it again for nothing. (A group that grew
+				// needs its end's new mark, or it would not vouch for the
+				// steps that joined it.)
 				continue
 			}
 			scope := st.Partition
