@@ -16,11 +16,10 @@ import (
 // lying in another partition's reads: trust.Branch.PartitionOf), or is
 // global. Each partition is a lane: a chain of its own, up to the depth,
 // whose steps are judged, evicted and published as the one chain of a
-// branch without partitions is (build). A global entry waits for every
-// ready entry ahead of it, in any lane; the entries behind it, of any lane,
-// wait for it. When the first ready entry is global, the pass builds one
-// chain on the tip over the ready entries, as on a branch without
-// partitions; once it has landed, the entries behind it are in lanes again.
+// branch without partitions is (build). A global entry is a chain of one,
+// built on the composition of every chain ahead of it and landing after
+// them; every lane's entries behind it land after it (lanes). With one
+// partition a global entry is a step of the one lane instead.
 //
 // A lane is built on the tip when it starts. Once another lane lands, its
 // standing candidates stand on an older tip: they are kept — not rebuilt,
@@ -28,15 +27,18 @@ import (
 // boundary's rule for partition steps (policy, tested.go): the lane's
 // first candidate is kept when its partition step on the tip passes that
 // rule (Tested), every later one when its parent agrees, on the lane's
-// inputs, with the step below it in the lane (only under strict checks:
-// under batch checks a lane is one chain built on its first candidate's
+// inputs, with the step below it in the lane (under strict checks; under
+// batch checks a lane's chain is kept whole on its first candidate's
 // parent, so that its groups' candidates stand on each other, as the
-// boundary's vouching needs). A lane's landable prefix (batchLandable)
-// lands step by step on the tip the lanes landed before it in this pass
-// left: a step whose parent is that tip as it is, any other as its
-// partition step there (BuildTested), judged by the rule first; the lane
-// stops at the first step that would be refused (the next pass rebuilds it
-// on the tip). All lanes that land in one pass travel in one landing.
+// boundary's vouching needs). A global entry's candidate is kept while it
+// stands on a commit with the composition's very tree. The chains land in
+// order, each after the chains it must follow (chainPlan.after), step by
+// step on the tip the chains landed before it in this pass left: a step
+// whose parent is that tip as it is, any other as its partition step
+// there (BuildTested), judged by the rule first; a chain stops at the
+// first step that would be refused (the next pass rebuilds it on the tip).
+// All chains that land in one pass travel in one landing of at most
+// queueDepth steps.
 
 // classify returns the partition of entry c (its candidate on the tip, by
 // the membership rule), or "" and why it is global; and the files its
