@@ -256,6 +256,12 @@ type QueueCandidate struct {
 	// one an eviction cites: should the same candidate commit come back
 	// into the chain, it is checked again rather than judged by that run.
 	Run string `json:"run,omitempty"`
+	// Partition: the lane the step was built in, on a branch whose rules
+	// name partitions (docs/queue.md, "Partitions and lanes"); absent for a
+	// step of a global pull request or a branch without partitions. A
+	// record of the runner's, shown and counted (queue show, stats, the
+	// check's GITPLUS_CHECK_PARTITION); the boundary never reads it.
+	Partition string `json:"partition,omitempty"`
 }
 
 // QueueLeft is queue.left.

@@ -691,7 +691,7 @@ func (a *auditor) judgeAt(c *commit, evs []hubrefs.Event, t *trust.State, rev pl
 		return a.provenance(c, b, t)
 	}
 	st, err := pr.Fold(evs, t)
-	return a.finish(c, stateVerdict{b: b, required: true, err: a.stateErr(st, err, b, rev, c.id, kind), own: snapOwners(st, err, b, rev)}, t, kind)
+	return a.finish(c, stateVerdict{b: b, required: true, err: a.stateErr(st, err, b, rev, c.id, a.checkedRev(a.j, b, c.id, kind), kind), own: snapOwners(st, err, b, rev)}, t, kind)
 }
 
 // judgeState is the part of judgeAt that reads only the pull request state
@@ -712,7 +712,7 @@ func (a *auditor) judgeState(r *judge, st *pr.State, foldErr error, t *trust.Sta
 			kind = LandingSquash
 		}
 	}
-	return stateVerdict{b: b, required: true, err: a.stateErr(st, foldErr, b, rev, landed, kind), own: snapOwners(st, foldErr, b, rev)}
+	return stateVerdict{b: b, required: true, err: a.stateErr(st, foldErr, b, rev, landed, a.checkedRev(r, b, landed, kind), kind), own: snapOwners(st, foldErr, b, rev)}
 }
 
 // finish completes judgeAt from judgeState's verdict v for c under t.
@@ -759,8 +759,9 @@ func justified(err error, l *AuditLanding) bool {
 
 // stateErr judges the pull request state st (foldErr: it cannot be folded)
 // for the landing of commit landed, under the rules b that require pull
-// requests.
-func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, landed plumbing.Hash, kind string) error {
+// requests; checked is the revision whose checks count for a step (landed,
+// or the candidate a partition step was tested as: audittested.go).
+func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, landed, checked plumbing.Hash, kind string) error {
 	if foldErr != nil {
 		return refuse(CodePRInvalid, "pull request events cannot be folded (%v); repair them from a good replica", foldErr)
 	}
@@ -784,7 +785,7 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 		return err
 	}
 	if kind == LandingSquash {
-		return a.squashStateErr(st, b, rev, landed) // auditsquash.go
+		return a.squashStateErr(st, b, rev, landed, checked) // auditsquash.go
 	}
 	if !b.QueueCandidates {
 		return refuse(CodeCandidatesOff, "%s is a candidate merging %s, but %s did not take queue candidates (queueCandidates was false)", short(landed), short(rev), a.branch)
@@ -795,7 +796,7 @@ func (a *auditor) stateErr(st *pr.State, foldErr error, b trust.Branch, rev, lan
 	if b.RequireProvenance {
 		return refuse(CodeProvenance, "%s required provenance, so it takes no queue candidates, yet candidate %s is on it", a.branch, short(landed))
 	}
-	err := checks(st, b, landed.String(), "candidate")
+	err := checks(st, b, checked.String(), checkedWhat(landed, checked))
 	var r *refusal
 	if err != nil && b.Every() > 1 && errors.As(err, &r) {
 		// Batch checks: a green group end above it may vouch for it (Audit).
@@ -885,7 +886,8 @@ func (a *auditor) groupMarks(t *trust.State) map[string]int {
 // chain[i], and whose own landing is justified with its own checks.
 func (a *auditor) vouched(chain []*commit, i int, g *groupPending) (plumbing.Hash, bool) {
 	for e := i + 1; e < len(chain) && e < i+g.every; e++ {
-		if _, marked := a.groupMarks(nil)[chain[e].id.String()]; !marked {
+		rev := a.markedRev(chain[e]).String() // audittested.go
+		if _, marked := a.groupMarks(nil)[rev]; !marked || !a.linkedRange(chain, i, e) {
 			continue
 		}
 		if _, err := a.justify(chain[e]); err != nil {
@@ -895,7 +897,7 @@ func (a *auditor) vouched(chain []*commit, i int, g *groupPending) (plumbing.Has
 			if t == nil {
 				continue
 			}
-			n, ok := a.groupMarks(t)[chain[e].id.String()]
+			n, ok := a.groupMarks(t)[rev]
 			if ok && n <= g.every && e-n < i {
 				return chain[e].id, true
 			}
@@ -917,9 +919,15 @@ func (a *auditor) landed(c *commit, b trust.Branch, t *trust.State, kind string)
 		return a.provenance(c, b, t)
 	}
 	if kind == LandingSquash {
-		return a.squashTree(c)
+		if err := a.squashTree(c); err != nil {
+			return err
+		}
+		return a.tested(c, b) // audittested.go
 	}
-	return a.tree(c)
+	if err := a.tree(c); err != nil {
+		return err
+	}
+	return a.tested(c, b)
 }
 
 // tree is rule 3: tree(c) equals mergeTree(first parent, second parent),

@@ -66,7 +66,7 @@ func (a *auditor) justifySquash(c *commit) (AuditLanding, bool, error) {
 // (review judged): the branch took squash steps, no provenance, required
 // checks green on the step or on rev (squashChecks, the step judged as
 // landing alone), batch checks as for merge steps.
-func (a *auditor) squashStateErr(st *pr.State, b trust.Branch, rev, landed plumbing.Hash) error {
+func (a *auditor) squashStateErr(st *pr.State, b trust.Branch, rev, landed, checked plumbing.Hash) error {
 	if !b.Squash() {
 		return refuse(CodeCandidateParents, "%s is a squash step of %s, but %s took merge steps (mergeMethod merge) when it landed", short(landed), short(rev), a.branch)
 	}
@@ -77,6 +77,11 @@ func (a *auditor) squashStateErr(st *pr.State, b trust.Branch, rev, landed plumb
 	// landing alone (squashChecks): a chain the hook took is also a run of
 	// one-step landings it would take, each pushed in turn.
 	_, err := squashChecks(st, b, landed, rev, true, nil)
+	if checked != landed {
+		// A partition step lands on its tested candidate's checks
+		// alone (audittested.go).
+		err = checks(st, b, checked.String(), checkedWhat(landed, checked))
+	}
 	var r *refusal
 	if err != nil && b.Every() > 1 && errors.As(err, &r) {
 		return &refusal{Code: r.Code, Reason: r.Reason, err: &groupPending{every: b.Every(), pr: st.ID}}

@@ -494,12 +494,29 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 	// the walk; unchecked[i] is rule 5's refusal for step i.
 	batch := b.Every() > 1
 	unchecked := map[int]error{}
+	// Partition steps (tested.go): a step naming its tested candidate is
+	// judged by that candidate's checks; revs[i] is the revision whose
+	// checks count for step i.
+	revs := make([]plumbing.Hash, len(steps))
+	var partition []testedAt
 	for i, c := range steps {
 		// Rule 1.
 		if len(c.parents) != 2 || c.parents[0] != prev {
 			return refuse(CodeCandidateParents, "step %d of the chain, %s, has parents %s; a candidate has exactly the parents [%s, <pull request head>] in that order", i+1, short(c.id), hashes(c.parents), short(prev))
 		}
 		h := c.parents[1]
+		rev, what, isTested, err := j.checksRev(b, c, "candidate")
+		if err != nil {
+			return err
+		}
+		if isTested {
+			// The tested candidate's shape first (one object read), so
+			// that another pull request's candidate is named as such.
+			if _, err := testedShape(j.in.Objects, b, TestedStep{Prev: prev, Step: c.id, Tested: rev, Head: h}); err != nil {
+				return err
+			}
+		}
+		revs[i] = rev
 		// Rule 2.
 		cands := j.openHeads(u.Ref, h)
 		if len(cands) == 0 {
@@ -525,7 +542,7 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 				err = owners(cand, b, h.String(), changed)
 			}
 			if err == nil {
-				if err = checks(cand, b, c.id.String(), "candidate"); err != nil && reviewed == nil {
+				if err = checks(cand, b, rev.String(), what); err != nil && reviewed == nil {
 					reviewed, firstChecks = cand, err
 				}
 			}
@@ -544,15 +561,61 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 			return first
 		}
 		used[st.ID] = c.id
+		if isTested {
+			partition = append(partition, testedAt{i: i, s: TestedStep{Prev: prev, Step: c.id, Tested: rev, Head: h, PR: st.ID}})
+		}
 		prev = c.id
 	}
 	if len(unchecked) > 0 {
-		if err := j.groups(u, b, steps, unchecked); err != nil {
+		if err := j.groups(u, b, steps, revs, unchecked); err != nil {
 			return err
 		}
 	}
-	// Rule 3, last: the tree is exactly mergeTree(C_{i-1}, H_i), clean.
-	return j.mergeSteps(u.Old, steps)
+	// Rule 3: the tree is exactly mergeTree(C_{i-1}, H_i), clean.
+	if err := j.mergeSteps(u.Old, steps); err != nil {
+		return err
+	}
+	// Last, the partition steps' rule (tested.go).
+	return j.judgeTested(b, partition)
+}
+
+// testedAt is a partition step of a chain (its index) to judge.
+type testedAt struct {
+	i int
+	s TestedStep
+}
+
+// checksRev is the revision whose required checks count for chain step c
+// and how a refusal names it: the step itself ("candidate", or what), or,
+// on a branch with partitions, the candidate its Git-Plus-Tested trailer
+// names (docs/boundary.md, "Partition steps"; isTested). The trailer is
+// read only on a branch with partitions: elsewhere a step is judged by
+// its own checks as ever.
+func (j *judge) checksRev(b trust.Branch, c *commit, what string) (rev plumbing.Hash, how string, isTested bool, err error) {
+	if len(b.Partitions) == 0 {
+		return c.id, what, false, nil
+	}
+	t, found, err := j.testedOf(c)
+	if err != nil || !found {
+		return c.id, what, false, err
+	}
+	return t, "tested candidate", true, nil
+}
+
+// judgeTested judges the partition steps of a chain by JudgeTested, in
+// chain order.
+func (j *judge) judgeTested(b trust.Branch, steps []testedAt) error {
+	for _, t := range steps {
+		t.s.Squash = b.Squash()
+		if _, err := JudgeTested(j.in.Objects, b, t.s, j.merges); err != nil {
+			var r *refusal
+			if errors.As(err, &r) {
+				return refuse(r.Code, "step %d: %s", t.i+1, r.Reason)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // groups judges rule 5 under batch checks (checkEvery K > 1,
@@ -564,19 +627,30 @@ func (j *judge) chain(u Update, b trust.Branch, tip *commit) error {
 // parents from the end) reaches it. The marks are read from the queue that
 // counts for the branch (its latest queue.candidate per step, signed by a
 // hub.queue holder).
-func (j *judge) groups(u Update, b trust.Branch, steps []*commit, unchecked map[int]error) error {
+func (j *judge) groups(u Update, b trust.Branch, steps []*commit, revs []plumbing.Hash, unchecked map[int]error) error {
 	marks, err := j.queueMarks(u.Ref)
 	if err != nil {
 		return err
 	}
 	ids := make([]string, len(steps))
 	green := make([]bool, len(steps))
-	for i, c := range steps {
+	for i := range steps {
 		_, red := unchecked[i]
-		ids[i], green[i] = c.id.String(), !red
+		ids[i], green[i] = revs[i].String(), !red
 	}
 	k := b.Every()
-	v := queue.JudgeBatch(ids, green, marks, k)
+	// A group vouches only through revisions standing on each other
+	// (JudgeBatchLinked): a chain step stands on the one below by rule
+	// 1; a partition step's tested candidate must stand on the revision
+	// of the step below.
+	linked := func(i int) bool {
+		if revs[i+1] == steps[i+1].id {
+			return revs[i] == steps[i].id
+		}
+		c, err := j.commits.get(revs[i+1])
+		return err == nil && len(c.parents) > 0 && c.parents[0] == revs[i]
+	}
+	v := queue.JudgeBatchLinked(ids, green, marks, k, linked)
 	i := v.Step
 	switch v.Fault {
 	case queue.BatchOK:
@@ -785,7 +859,7 @@ const (
 // h. The hook (mergeStep) and the audit (auditor.tree) both judge by it.
 // detail lists the conflicted paths (treeConflict); merged is the merge's
 // tree (treeDiffers); err the read error (treeUnreadable).
-func candidateTree(objs Objects, prev, h, tree plumbing.Hash, cache *mergetree.Cache) (fault treeFault, detail string, merged plumbing.Hash, err error) {
+func candidateTree(objs mergetree.Store, prev, h, tree plumbing.Hash, cache *mergetree.Cache) (fault treeFault, detail string, merged plumbing.Hash, err error) {
 	res, err := mergetree.Merge(objs, prev, h, mergetree.Options{Cache: cache})
 	switch {
 	case errors.Is(err, mergetree.ErrUnrelated):

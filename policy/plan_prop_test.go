@@ -388,7 +388,19 @@ func (w *propWorld) planInput() queue.PlanInput {
 			}
 			return step, paths, err
 		},
-		Changed: func(from, to plumbing.Hash) ([]string, error) { return ChangedFiles(objs, from, to) }}
+		Changed: func(from, to plumbing.Hash) ([]string, error) { return ChangedFiles(objs, from, to) },
+		BuildTested: func(parent, head, tested plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
+			step, conflicts, err := queue.BuildTested(objs, objs, parent, head, tested, prID, main, w.title[prID], b.Squash())
+			var paths []string
+			for _, c := range conflicts {
+				paths = append(paths, c.Path)
+			}
+			return step, paths, err
+		},
+		Tested: func(prev, step, tested, head plumbing.Hash, prID string) (string, string, error) {
+			part, _, reason, err := TestedVerdict(objs, b, TestedStep{Prev: prev, Step: step, Tested: tested, Head: head, PR: prID, Squash: b.Squash()})
+			return part, reason, err
+		}}
 }
 
 // contains reports whether rev is tip or one of its ancestors.
@@ -547,7 +559,7 @@ func (w *propWorld) carryOut(in queue.PlanInput, plan queue.Plan) {
 	}
 	for _, p := range plan.Publish {
 		w.event(w.qref, "queuer", hubrefs.QueueCandidate{Base: w.base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step,
-			Parents: p.Parents, Branch: p.Branch, GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run})
+			Parents: p.Parents, Branch: p.Branch, GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run, Partition: p.Partition})
 	}
 }
 

@@ -9,9 +9,9 @@ package policy
 // queue's log (named by its tip, a content hash) and of the trust state it
 // was folded under (named by the trust tip), so it is kept under both:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus queue state v4\n" +
+//	key:   the first 20 bytes of SHA-256("gitplus queue state v5\n" +
 //	       trust tip + queue tip)
-//	entry: "gpqv" 4 | key (20) | queue tip (20) | trust tip (20) |
+//	entry: "gpqv" 5 | key (20) | queue tip (20) | trust tip (20) |
 //	       id | target | closed (1) | count | tip (20) |
 //	       entries: pr | head | base | entered at (20) | seq | priority
 //	       left:    pr | head | reason | detail | step | run | event (20)
@@ -20,8 +20,8 @@ package policy
 //	       ignored: event (20) | type | reason
 //	       latest candidate per pull request (by pull request id):
 //	                pr | head | step | parents | branch | group end |
-//	                group size | trial (1) | trial seq | run | cited | event (20) | seq |
-//	                time | invalidated (20)
+//	                group size | trial (1) | trial seq | run | cited | partition |
+//	                event (20) | seq | time | invalidated (20)
 //	       steps (sorted): step | first parent
 //	       group end marks (sorted): step | size
 //	       pause: by | at | reason | event (20; zero: running)
@@ -49,14 +49,14 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var queueStateMagic = []byte("gpqv\x04")
+var queueStateMagic = []byte("gpqv\x05")
 
 // maxQueueWalk is how many events Queue reads back from a tip looking for
 // a folded state before it folds the whole log (a variable for tests).
 var maxQueueWalk = 256
 
 func queueStateKey(trustTip, queueTip plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus queue state v4\n", trustTip[:], queueTip[:])
+	return derivedKey("gitplus queue state v5\n", trustTip[:], queueTip[:])
 }
 
 // Queue returns the queue log at tip folded under t, the trust state at
@@ -209,6 +209,7 @@ func encodeQueueState(trustTip, queueTip plumbing.Hash, s *queue.State) []byte {
 		num(int64(c.TrialSeq))
 		str(c.Run)
 		b = appendStrings(b, c.Cited)
+		str(c.Partition)
 		hash(c.Event)
 		num(int64(c.Seq))
 		num(c.Time)
@@ -283,7 +284,7 @@ func decodeQueueState(trustTip, queueTip plumbing.Hash, b []byte, fresh bool) (*
 	cands := make([]queue.Recorded, r.count(2*20+14))
 	for i := range cands {
 		cands[i] = queue.Recorded{PR: str(), Head: str(), Step: str(), Parents: strs(), Branch: str(), GroupEnd: str(),
-			GroupSize: r.int(), Trial: r.flag(), TrialSeq: r.int(), Run: str(), Cited: strs(), Event: r.hash(), Seq: r.int(), Time: r.varint(), Invalidated: r.hash()}
+			GroupSize: r.int(), Trial: r.flag(), TrialSeq: r.int(), Run: str(), Cited: strs(), Partition: str(), Event: r.hash(), Seq: r.int(), Time: r.varint(), Invalidated: r.hash()}
 	}
 	ns := r.count(2)
 	steps := make(map[string]string, ns)

@@ -275,7 +275,7 @@ func TestQueueStateFieldsKnown(t *testing.T) {
 		"Left":     "PR Head Reason Detail Step Run Event",
 		"Reset":    "Tip Detail Event",
 		"Ignored":  "Event Type Reason",
-		"Recorded": "PR Head Step Parents Branch GroupEnd GroupSize Trial TrialSeq Run Cited Event Seq Time Invalidated",
+		"Recorded": "PR Head Step Parents Branch GroupEnd GroupSize Trial TrialSeq Run Partition Cited Event Seq Time Invalidated",
 	}
 	for _, v := range []any{queue.State{}, queue.Pause{}, queue.Entry{}, queue.Left{}, queue.Reset{}, queue.Ignored{}, queue.Recorded{}} {
 		typ := reflect.TypeOf(v)

@@ -111,6 +111,8 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) (d
 	batch := b.Every() > 1
 	unchecked := map[int]error{}
 	bound := make([]squashStep, len(steps))
+	revs := make([]plumbing.Hash, len(steps)) // whose checks count (branch.go groups)
+	var partition []testedAt
 	for i, c := range steps {
 		// Rules 1 and 2, what a squash step is (squashstep.go): exactly
 		// the parent S_{i-1}, and trailers binding it.
@@ -165,7 +167,23 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) (d
 			hc, herr := j.commits.get(h)
 			return herr == nil && hc.tree == c.tree
 		}
-		byHead, err := squashChecks(named, b, c.id, h, len(steps) == 1, sameTree)
+		rev, what, isTested, err := j.checksRev(b, c, "squash step") // branch.go
+		if err != nil {
+			return false, err
+		}
+		revs[i] = rev
+		var byHead bool
+		if isTested {
+			if _, err := testedShape(j.in.Objects, b, TestedStep{Prev: prev, Step: c.id, Tested: rev, Head: h, PR: named.ID, Squash: true}); err != nil {
+				return false, err
+			}
+			// A partition step lands on its tested candidate's checks
+			// alone (tested.go), never on its head's.
+			err = checks(named, b, rev.String(), what)
+			partition = append(partition, testedAt{i: i, s: TestedStep{Prev: prev, Step: c.id, Tested: rev, Head: h, PR: named.ID}})
+		} else {
+			byHead, err = squashChecks(named, b, c.id, h, len(steps) == 1, sameTree)
+		}
 		if err != nil {
 			if !batch {
 				return false, err
@@ -178,7 +196,7 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) (d
 		prev = c.id
 	}
 	if len(unchecked) > 0 {
-		if err := j.groups(u, b, steps, unchecked); err != nil {
+		if err := j.groups(u, b, steps, revs, unchecked); err != nil {
 			return false, err
 		}
 	}
@@ -198,7 +216,8 @@ func (j *judge) squashChain(u Update, b trust.Branch, tip *commit, depth int) (d
 		}
 		prev = s.c.id
 	}
-	return direct, nil
+	// Last, the partition steps' rule (tested.go).
+	return direct, j.judgeTested(b, partition)
 }
 
 // squashChecks is the check rule of a squash step S landing the head h of

@@ -6,7 +6,7 @@ package policy
 // each time. The state folded at a trust tip is a pure function of the log
 // at that tip, so it is kept under a key derived from the tip:
 //
-//	key:   the first 20 bytes of SHA-256("gitplus trust state v8\n" + trust tip)
+//	key:   the first 20 bytes of SHA-256("gitplus trust state v9\n" + trust tip)
 //	entry: "gpts" 8 | trust tip (20) | repo id | name | rules id (20) |
 //	       member count | per member: name | key line | cap count | caps |
 //	       team count | per team: name | member count | members |
@@ -16,6 +16,8 @@ package policy
 //	       approver count + 1 (0: none) | approvers |
 //	       owner count | per owner: approvals | path count | paths |
 //	       approver count | approvers |
+//	       partition count | per partition: name | path count | paths |
+//	       read count | reads |
 //	       events per ref | event bytes | parents per event |
 //	       skipped count | per skip: id (20) | type | reason |
 //	       requireKnownPusher (one byte: 0 absent, 1 false, 2 true)
@@ -43,11 +45,11 @@ import (
 	"github.com/gitplus/gitplus/hubrefs/trust"
 )
 
-var trustStateMagic = []byte("gpts\x08")
+var trustStateMagic = []byte("gpts\x09")
 
 // trustStateKey is the cache key of the state folded at trust tip t.
 func trustStateKey(t plumbing.Hash) plumbing.Hash {
-	return derivedKey("gitplus trust state v8\n", t[:])
+	return derivedKey("gitplus trust state v9\n", t[:])
 }
 
 const (
@@ -148,6 +150,7 @@ func encodeTrustState(st *trust.State) []byte {
 			}
 		}
 		b = appendOwners(b, br.Owners)
+		b = appendPartitions(b, br.Partitions)
 	}
 	c := st.Rules.Ceilings
 	for _, v := range []int{c.EventsPerRef, c.EventBytes, c.ParentsPerEvent} {
@@ -282,6 +285,9 @@ func decodeTrustState(t plumbing.Hash, b []byte) (*trust.State, bool) {
 		if br.Owners, ok = r.owners(); !ok {
 			return nil, false
 		}
+		if br.Partitions, ok = r.partitions(); !ok {
+			return nil, false
+		}
 		if _, dup := st.Rules.Protected[p]; dup {
 			return nil, false
 		}
@@ -371,6 +377,51 @@ func (r *entryReader) owners() ([]trust.Owner, bool) {
 			return nil, false
 		}
 		out[i] = o
+	}
+	return out, true
+}
+
+// appendPartitions encodes a branch's partitions (see the entry layout
+// above).
+func appendPartitions(b []byte, parts []trust.Partition) []byte {
+	b = binary.AppendUvarint(b, uint64(len(parts)))
+	for _, p := range parts {
+		b = appendBytes(b, []byte(p.Name))
+		for _, list := range [][]string{p.Paths, p.Reads} {
+			b = binary.AppendUvarint(b, uint64(len(list)))
+			for _, s := range list {
+				b = appendBytes(b, []byte(s))
+			}
+		}
+	}
+	return b
+}
+
+// partitions decodes appendPartitions; ok is false when the entry is
+// damaged.
+func (r *entryReader) partitions() ([]trust.Partition, bool) {
+	n := r.count(3)
+	if r.bad || n == 0 {
+		return nil, !r.bad
+	}
+	out := make([]trust.Partition, n)
+	for i := range out {
+		name := string(r.bytes())
+		var lists [2][]string
+		for l := range lists {
+			k := r.count(1)
+			for j := 0; j < k && !r.bad; j++ {
+				lists[l] = append(lists[l], string(r.bytes()))
+			}
+		}
+		if r.bad {
+			return nil, false
+		}
+		p, err := trust.NewPartition(name, lists[0], lists[1])
+		if err != nil {
+			return nil, false
+		}
+		out[i] = p
 	}
 	return out, true
 }

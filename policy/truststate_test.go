@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ func TestTrustStateRoundTrip(t *testing.T) {
 	states["squash"] = foldedTrust(t, `{"protected":{"refs/heads/main":{"mergeMethod":"squash"}}}`)
 	states["owners"] = foldedTrust(t, ownersRules)
 	states["requireSandbox"] = foldedTrust(t, `{"protected":{"refs/heads/main":{"requireSandbox":true}}}`)
+	states["partitions"] = foldedTrust(t, fmt.Sprintf(partitionRules, ""))
 	for name, st := range states {
 		got, ok := decodeTrustState(st.Tip, encodeTrustState(st))
 		if !ok {
@@ -65,13 +67,14 @@ func TestTrustStateRoundTrip(t *testing.T) {
 // it, or a cached state would silently lack it.
 func TestTrustStateCodecCoversEveryField(t *testing.T) {
 	for typ, want := range map[reflect.Type]int{
-		reflect.TypeOf(trust.State{}):    8,  // RepoID Name Members Teams Rules RulesID Tip Skipped
-		reflect.TypeOf(trust.Member{}):   5,  // Name Key KeyLine Caps wire (wire is derived from Key)
-		reflect.TypeOf(trust.Rules{}):    3,  // Protected Ceilings RequireKnownPusher
-		reflect.TypeOf(trust.Branch{}):   15, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass Landing Owners RequireSandbox
-		reflect.TypeOf(trust.Landing{}):  3,  // MergeMethod RequireLinearHistory (flag bits) DeleteSourceBranch (flags2)
-		reflect.TypeOf(trust.Ceilings{}): 3,
-		reflect.TypeOf(trust.Skip{}):     3,
+		reflect.TypeOf(trust.State{}):     8,  // RepoID Name Members Teams Rules RulesID Tip Skipped
+		reflect.TypeOf(trust.Member{}):    5,  // Name Key KeyLine Caps wire (wire is derived from Key)
+		reflect.TypeOf(trust.Rules{}):     3,  // Protected Ceilings RequireKnownPusher
+		reflect.TypeOf(trust.Branch{}):    16, // ... QueueDepth CheckTimeout CheckEvery Approvers BlockOnChangesRequested ForbidBypass Landing Owners RequireSandbox Partitions
+		reflect.TypeOf(trust.Partition{}): 5,  // Name Paths Reads, and their compiled globs (rebuilt by NewPartition)
+		reflect.TypeOf(trust.Landing{}):   3,  // MergeMethod RequireLinearHistory (flag bits) DeleteSourceBranch (flags2)
+		reflect.TypeOf(trust.Ceilings{}):  3,
+		reflect.TypeOf(trust.Skip{}):      3,
 	} {
 		if typ.NumField() != want {
 			t.Errorf("%s has %d fields, the trust state codec (policy/truststate.go) knows %d: teach it the change and bump its version", typ, typ.NumField(), want)

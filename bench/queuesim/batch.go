@@ -25,7 +25,7 @@ func setCheckEvery(b *trust.Branch, k int) {
 // queue log then folds (marks, LatestCandidate, silence) as the real one.
 func candidateEvent(p queue.Publish) hubrefs.QueueCandidate {
 	return hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step,
-		Parents: p.Parents, Branch: p.Branch, GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run}
+		Parents: p.Parents, Branch: p.Branch, GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run, Partition: p.Partition}
 }
 
 // ciSkips is `git+ check run`'s batch rule, read when the CI job starts

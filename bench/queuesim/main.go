@@ -116,7 +116,8 @@ func Table(w io.Writer, rows []Row) {
 
 // parseDisciplines reads a list like "serial,1-8,adaptive:8,batch:12/4":
 // a depth or range of depths (strict), adaptive:CAP[/START], batch:DEPTH/K,
-// squash:DEPTH (strict, squash steps).
+// squash:DEPTH (strict, squash steps), lanes:DEPTH[/K] (the layout's
+// partitions in the rules, strict or batch checks: lanes.go).
 func parseDisciplines(spec string) ([]Discipline, error) {
 	var ds []Discipline
 	atoi := func(s string) (int, error) {
@@ -150,6 +151,19 @@ func parseDisciplines(spec string) ([]Discipline, error) {
 				return nil, err
 			}
 			ds = append(ds, Discipline{Depth: depth, Squash: true})
+		case strings.HasPrefix(f, "lanes:"):
+			a, b, isBatch := strings.Cut(strings.TrimPrefix(f, "lanes:"), "/")
+			depth, err := atoi(a)
+			if err != nil {
+				return nil, err
+			}
+			d := Discipline{Depth: depth, Lanes: true}
+			if isBatch {
+				if d.CheckEvery, err = atoi(b); err != nil {
+					return nil, err
+				}
+			}
+			ds = append(ds, d)
 		case strings.HasPrefix(f, "batch:"):
 			a, b, _ := strings.Cut(strings.TrimPrefix(f, "batch:"), "/")
 			depth, err := atoi(a)
@@ -202,9 +216,11 @@ func main() {
 	flag.Float64Var(&p.Timeout, "timeout", p.Timeout, "checkTimeout in T (0: none)")
 	flag.Float64Var(&p.Reenter, "reenter", p.Reenter, "delay before an author re-enters a good pull request evicted, in T")
 	flag.Float64Var(&p.Intervene, "intervene", p.Intervene, "delay before a person takes the red first entry out of a queue stopped on a red target, in T (0: never)")
+	flag.IntVar(&p.Partitions, "partitions", p.Partitions, "lay the repository out in this many partitions, equal shares (lanes:DEPTH[/K] disciplines name them in the rules)")
+	flag.Float64Var(&p.Global, "global", p.Global, "share of global pull requests (in no partition) when -partitions is set")
 	seeds := flag.Int("seeds", 20, "seeds (1..seeds)")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "simulations run at once")
-	spec := flag.String("disciplines", "serial,2-8,adaptive:8,adaptive:8/4,batch:6/6,batch:8/4,batch:8/8,batch:12/4,batch:12/6,batch:12/12,batch:16/8", "serial, depths (N or N-M), adaptive:CAP[/START], batch:DEPTH/K, squash:DEPTH")
+	spec := flag.String("disciplines", "serial,2-8,adaptive:8,adaptive:8/4,batch:6/6,batch:8/4,batch:8/8,batch:12/4,batch:12/6,batch:12/12,batch:16/8", "serial, depths (N or N-M), adaptive:CAP[/START], batch:DEPTH/K, squash:DEPTH, lanes:DEPTH[/K] (with -partitions)")
 	flag.Parse()
 	ds, err := parseDisciplines(*spec)
 	if err != nil {
@@ -217,6 +233,9 @@ func main() {
 		p.Sigma, p.Retries, p.Timeout, 100*p.Hang)
 	fmt.Printf("People: an author re-enters a good PR evicted after %.1f T; a person takes the red first entry out of a queue stopped on a red target after %.1f T.\n",
 		p.Reenter, p.Intervene)
+	if p.Partitions > 0 {
+		fmt.Printf("Layout: %d partitions, equal shares; %.0f%% of pull requests global (lanes: disciplines name the partitions in the rules).\n", p.Partitions, 100*p.Global)
+	}
 	bad := false
 	for _, f := range strings.Split(*flaky, ",") {
 		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)

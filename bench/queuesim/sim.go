@@ -63,7 +63,12 @@ type Params struct {
 	Timeout                      float64 // the rules' checkTimeout, in T (0: none)
 	Reenter                      float64 // delay before an author re-enters a pull request evicted while good, in T
 	Intervene                    float64 // delay before a person takes out the red first entry of a queue stopped on a red target, in T
-	Seed                         uint64
+	// Partitions lays the repository out in this many partitions and
+	// Global is the share of global pull requests (lanes.go); 0: no
+	// layout, every pull request's file at the root.
+	Partitions int
+	Global     float64
+	Seed       uint64
 }
 
 // DefaultParams are the figures' parameters.
@@ -76,6 +81,7 @@ type scenario struct {
 	broken []bool
 	line   []int   // conflicting line of shared.txt, -1 for none
 	arrive []int64 // seconds after t0, nondecreasing
+	part   []int   // partition of each pull request, globalPart for global (lanes.go)
 }
 
 func newScenario(p Params) scenario {
@@ -105,6 +111,7 @@ func newScenario(p Params) scenario {
 		}
 		s.arrive[i] = int64(t)
 	}
+	drawPartitions(p, &s) // lanes.go: a stream of its own
 	return s
 }
 
@@ -119,6 +126,9 @@ type Discipline struct {
 	// squash steps (queue.BuildSquash) instead of merge steps
 	// (docs/queue.md, "Squash steps in the simulator").
 	Squash bool
+	// Lanes: the rules name the layout's partitions (Params.Partitions),
+	// a lane each (lanes.go).
+	Lanes bool
 }
 
 func (d Discipline) Name() string {
@@ -137,6 +147,9 @@ func (d Discipline) Name() string {
 	}
 	if d.Squash {
 		s += ", squash"
+	}
+	if d.Lanes {
+		s = "lanes, " + s
 	}
 	return s
 }
@@ -216,6 +229,7 @@ type sim struct {
 	tip   plumbing.Hash
 	anc   map[plumbing.Hash]bool // commits the target holds
 	steps map[string]int         // candidate step → the pull request it merges
+	part  map[string]string      // candidate step → the lane it was published in
 	first map[string]string      // candidate step → its first parent
 	merge map[[3]string]mergeRes // memo across passes (the merge is a pure function)
 
@@ -256,9 +270,9 @@ func run(p Params, d Discipline, sc scenario) (Result, error) {
 		return Result{}, fmt.Errorf("checkEvery %d above queue depth %d: a group never fills", d.CheckEvery, d.Depth)
 	}
 	s := &sim{p: p, d: d, sc: sc, rng: rand.New(rand.NewPCG(p.Seed, 0xc1)),
-		anc: map[plumbing.Hash]bool{}, steps: map[string]int{}, first: map[string]string{}, merge: map[[3]string]mergeRes{},
+		anc: map[plumbing.Hash]bool{}, steps: map[string]int{}, part: map[string]string{}, first: map[string]string{}, merge: map[[3]string]mergeRes{},
 		byID: map[string]*pr.State{}, inflight: map[string]int64{}, entered: map[int]int64{}, done: map[int]bool{}}
-	s.repo = newRepo(s.sc.line, t0)
+	s.repo = newRepo(s.sc.line, s.sc.part, p.Partitions, t0)
 	s.br = trust.DefaultBranch()
 	s.br.QueueCandidates = true
 	s.br.QueueDepth = d.Depth
@@ -266,6 +280,12 @@ func run(p Params, d Discipline, sc scenario) (Result, error) {
 	setCheckEvery(&s.br, d.CheckEvery)
 	if d.Squash {
 		s.br.MergeMethod = trust.MergeMethodSquash
+	}
+	if d.Lanes {
+		if p.Partitions < 1 {
+			return Result{}, fmt.Errorf("%s: lanes need a layout of partitions (-partitions K)", d.Name())
+		}
+		setPartitions(&s.br, p.Partitions)
 	}
 	s.trust = newTrust(s.br)
 	s.q = newQueueLog(&s.seq, t0)
@@ -363,10 +383,12 @@ func (s *sim) pass() error {
 	s.res.Passes++
 	for round := 0; round < 40; round++ {
 		qs := s.q.fold(s.trust)
-		plan, err := queue.PlanPass(queue.PlanInput{
+		in := queue.PlanInput{
 			Queue: qs, PRs: s.byID, Trust: s.trust, Branch: s.br, Tip: s.tip,
 			Contains: s.contains, Merge: s.build, Depth: s.depth, Now: s.at(),
-		})
+		}
+		s.laneInput(&in) // lanes.go
+		plan, err := queue.PlanPass(in)
 		s.res.Plans++
 		if err != nil {
 			return err
@@ -404,6 +426,11 @@ func (s *sim) build(parent, head plumbing.Hash, id string) (plumbing.Hash, []str
 		paths = append(paths, c.Path)
 	}
 	s.merge[k] = mergeRes{step, paths}
+	if len(paths) == 0 {
+		// A lane may be built on a global entry's candidate before it is
+		// published (brokenBelow walks it).
+		s.steps[step.String()], s.first[step.String()] = prIndex(id), parent.String()
+	}
 	return step, paths, nil
 }
 
@@ -473,6 +500,7 @@ func (s *sim) carry(plan queue.Plan) {
 	for _, x := range plan.Publish {
 		s.q.add(people.runner, hubrefs.TypeQueueCandidate, candidateEvent(x), now)
 		s.steps[x.Step] = prIndex(x.PR)
+		s.part[x.Step] = x.Partition
 		s.first[x.Step] = x.Parents[0]
 		s.woken = append(s.woken, published{prIndex(x.PR), x.Step})
 		if s.p.Timeout > 0 {
@@ -520,8 +548,10 @@ func (s *sim) wakeCI() {
 }
 
 // brokenBelow reports whether the candidate step holds a broken pull
-// request: its own, or one of the steps below it down to the target.
+// request: its own, or one of the steps below it down to the target —
+// one its lane's checks see (breaks, lanes.go).
 func (s *sim) brokenBelow(step string) bool {
+	part := s.part[step]
 	for {
 		i, ok := s.steps[step]
 		if !ok {
@@ -530,7 +560,7 @@ func (s *sim) brokenBelow(step string) bool {
 			}
 			return false // the target: nothing broken ever lands
 		}
-		if s.sc.broken[i] {
+		if s.breaks(i, part) {
 			return true
 		}
 		step = s.first[step]
@@ -654,8 +684,10 @@ func (s *sim) record(e event) bool {
 // later by its author.
 func (s *sim) intervene() bool {
 	qs := s.q.fold(s.trust)
-	plan, err := queue.PlanPass(queue.PlanInput{Queue: qs, PRs: s.byID, Trust: s.trust, Branch: s.br, Tip: s.tip,
-		Contains: s.contains, Merge: s.build, Depth: s.depth, Now: s.at()})
+	in := queue.PlanInput{Queue: qs, PRs: s.byID, Trust: s.trust, Branch: s.br, Tip: s.tip,
+		Contains: s.contains, Merge: s.build, Depth: s.depth, Now: s.at()}
+	s.laneInput(&in)
+	plan, err := queue.PlanPass(in)
 	if err != nil || plan.TargetRed == "" || len(plan.Chain) == 0 {
 		return false
 	}

@@ -112,30 +112,23 @@ func (r *repo) commit(tree plumbing.Hash, parents []plumbing.Hash, when int64, m
 
 // newRepo builds the base commit and one head per pull request, each adding
 // its own file on the base. line[i] >= 0 makes pull request i also rewrite
-// that line of shared.txt with its own text: two pull requests given the
+// that line of a shared file with its own text: two pull requests given the
 // same line are a conflicting pair, and whichever is chained second cannot
-// merge onto the first.
-func newRepo(line []int, t0 int64) *repo {
+// merge onto the first. With a layout of k partitions (part, lanes.go) the
+// files of a pull request are in its partition's directory.
+func newRepo(line, part []int, k int, t0 int64) *repo {
 	r := &repo{store: mergetree.NewGoGitStore(memory.NewStorage())}
-	n := 1
-	for _, l := range line {
-		n = max(n, l+sharedGap)
-	}
-	lines := make([]string, n)
-	for i := range lines {
-		lines[i] = fmt.Sprintf("line %d", i)
-	}
-	shared := func() string { return strings.Join(lines, "\n") + "\n" }
-	r.base = r.commit(r.tree(map[string]string{"shared.txt": shared()}), nil, t0, "base")
-	for i, l := range line {
-		files := map[string]string{"shared.txt": shared(), fmt.Sprintf("pr%04d.txt", i): fmt.Sprintf("pull request %d\n", i)}
-		if l >= 0 {
-			old := lines[l]
-			lines[l] = fmt.Sprintf("line %d as pull request %d has it", l, i)
-			files["shared.txt"] = shared()
-			lines[l] = old
+	base, heads := layoutFiles(part, line, k)
+	r.base = r.commit(r.treeOf(base), nil, t0, "base")
+	for i, files := range heads {
+		all := map[string]string{}
+		for p, c := range base {
+			all[p] = c
 		}
-		r.heads = append(r.heads, r.commit(r.tree(files), []plumbing.Hash{r.base}, t0, fmt.Sprintf("change %d", i)))
+		for p, c := range files {
+			all[p] = c
+		}
+		r.heads = append(r.heads, r.commit(r.treeOf(all), []plumbing.Hash{r.base}, t0, fmt.Sprintf("change %d", i)))
 	}
 	return r
 }

@@ -126,7 +126,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("GET /metrics: %d\n%s", status, expo)
 	}
 	repo, main := filepath.Base(bare), "refs/heads/main"
-	rt := []string{"repository", repo, "target", main}
+	rt := []string{"repository", repo, "target", main, "partition", ""} // a target without partitions: partition ""
 	// The queue's figures are queue stats'.
 	if v := mustSample(t, expo, "gitplus_landings_total", rt...); v != float64(st.Landed) || st.Landed != 1 {
 		t.Fatalf("gitplus_landings_total %v, queue stats landed %d (want 1)", v, st.Landed)

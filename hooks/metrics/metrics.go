@@ -17,7 +17,9 @@
 //     the repositories its credentials allow (hooks/serve decides), and
 //     only those are collected.
 //   - Labels: repository (its URL path, "team/app.git") on every series;
-//     target (the full branch ref) on the queue's; reason, conclusion,
+//     target (the full branch ref) and partition on the queue's (a series
+//     per lane of a target whose rules name partitions, summing to the
+//     target's; partition "" otherwise); reason, conclusion,
 //     verdict, code and mirror where the figure has them. The eviction
 //     reasons are always all exported (0 when none), so an alert can rate
 //     them from the first scrape.
@@ -89,12 +91,12 @@ func (c *Collector) Handler(repos []Repo) http.Handler {
 }
 
 var (
-	descDepth      = prometheus.NewDesc("gitplus_queue_depth", "Pull requests queued for the target now.", []string{"repository", "target"}, nil)
-	descTimeToLand = prometheus.NewDesc("gitplus_queue_time_to_land_seconds", "Time from a pull request's first entry in the target's queue to its landing.", []string{"repository", "target"}, nil)
-	descLandings   = prometheus.NewDesc("gitplus_landings_total", "Pull requests the queue landed on the target.", []string{"repository", "target"}, nil)
-	descEvictions  = prometheus.NewDesc("gitplus_evictions_total", "Queue entries that left without landing, by reason.", []string{"repository", "target", "reason"}, nil)
-	descCheckRuns  = prometheus.NewDesc("gitplus_check_runs_total", "check.completed events of pull requests queued for the target, by conclusion.", []string{"repository", "target", "conclusion"}, nil)
-	descBypasses   = prometheus.NewDesc("gitplus_bypasses_total", "Landings around the queue's rules (none exist yet: always 0).", []string{"repository", "target"}, nil)
+	descDepth      = prometheus.NewDesc("gitplus_queue_depth", "Pull requests queued for the target now.", []string{"repository", "target", "partition"}, nil)
+	descTimeToLand = prometheus.NewDesc("gitplus_queue_time_to_land_seconds", "Time from a pull request's first entry in the target's queue to its landing.", []string{"repository", "target", "partition"}, nil)
+	descLandings   = prometheus.NewDesc("gitplus_landings_total", "Pull requests the queue landed on the target.", []string{"repository", "target", "partition"}, nil)
+	descEvictions  = prometheus.NewDesc("gitplus_evictions_total", "Queue entries that left without landing, by reason.", []string{"repository", "target", "partition", "reason"}, nil)
+	descCheckRuns  = prometheus.NewDesc("gitplus_check_runs_total", "check.completed events of pull requests queued for the target, by conclusion.", []string{"repository", "target", "partition", "conclusion"}, nil)
+	descBypasses   = prometheus.NewDesc("gitplus_bypasses_total", "Landings around the queue's rules (none exist yet: always 0).", []string{"repository", "target", "partition"}, nil)
 	descHook       = prometheus.NewDesc("gitplus_hook_duration_seconds", "Duration of the pre-receive hook, by verdict, since the server started.", []string{"repository", "verdict"}, nil)
 	descRefusals   = prometheus.NewDesc("gitplus_hook_refusals_total", "Pushes the pre-receive hook refused, by the code of the first refusal, since the server started.", []string{"repository", "code"}, nil)
 	descPending    = prometheus.NewDesc("gitplus_delivery_pending", "Webhook deliveries not settled yet.", []string{"repository"}, nil)
@@ -136,21 +138,30 @@ func (c *Collector) collectQueue(ch chan<- prometheus.Metric, r Repo) {
 		c.logf("%s: %v", r.Name, err)
 		return
 	}
-	for _, st := range all {
-		ch <- prometheus.MustNewConstMetric(descDepth, prometheus.GaugeValue, float64(st.Depth), r.Name, st.Target)
-		ch <- prometheus.MustNewConstMetric(descLandings, prometheus.CounterValue, float64(st.Landed), r.Name, st.Target)
-		ch <- prometheus.MustNewConstMetric(descBypasses, prometheus.CounterValue, 0, r.Name, st.Target)
-		secs := make([]float64, len(st.Landings))
-		for i, l := range st.Landings {
-			secs[i] = float64(l.Seconds)
+	for _, whole := range all {
+		// A target with partitions: a series per lane, labelled with it
+		// (their sum is the target's); else one, partition "".
+		lanes := whole.Partitions
+		if len(lanes) == 0 {
+			lanes = []queue.Stats{whole}
 		}
-		count, sum, buckets := histogram(secs, LandBuckets)
-		ch <- prometheus.MustNewConstHistogram(descTimeToLand, count, sum, buckets, r.Name, st.Target)
-		for _, reason := range reasons(st.EvictedByReason) {
-			ch <- prometheus.MustNewConstMetric(descEvictions, prometheus.CounterValue, float64(st.EvictedByReason[reason]), r.Name, st.Target, reason)
-		}
-		for _, concl := range sortedKeys(st.CheckRunsByConclusion) {
-			ch <- prometheus.MustNewConstMetric(descCheckRuns, prometheus.CounterValue, float64(st.CheckRunsByConclusion[concl]), r.Name, st.Target, concl)
+		for _, st := range lanes {
+			t, part := whole.Target, st.Partition
+			ch <- prometheus.MustNewConstMetric(descDepth, prometheus.GaugeValue, float64(st.Depth), r.Name, t, part)
+			ch <- prometheus.MustNewConstMetric(descLandings, prometheus.CounterValue, float64(st.Landed), r.Name, t, part)
+			ch <- prometheus.MustNewConstMetric(descBypasses, prometheus.CounterValue, 0, r.Name, t, part)
+			secs := make([]float64, len(st.Landings))
+			for i, l := range st.Landings {
+				secs[i] = float64(l.Seconds)
+			}
+			count, sum, buckets := histogram(secs, LandBuckets)
+			ch <- prometheus.MustNewConstHistogram(descTimeToLand, count, sum, buckets, r.Name, t, part)
+			for _, reason := range reasons(st.EvictedByReason) {
+				ch <- prometheus.MustNewConstMetric(descEvictions, prometheus.CounterValue, float64(st.EvictedByReason[reason]), r.Name, t, part, reason)
+			}
+			for _, concl := range sortedKeys(st.CheckRunsByConclusion) {
+				ch <- prometheus.MustNewConstMetric(descCheckRuns, prometheus.CounterValue, float64(st.CheckRunsByConclusion[concl]), r.Name, t, part, concl)
+			}
 		}
 	}
 }

@@ -145,6 +145,9 @@ type Queue struct {
 	Entries []Entry
 	Left    []queue.Left // newest first
 	Red     bool         // the head of the queue has a failing candidate
+	// Lanes: on a target with partitions, each lane with its queued
+	// entries ("web: #1, #3"), global ones last (lanes.go).
+	Lanes []string
 
 	state *queue.State
 }
@@ -157,9 +160,12 @@ type Entry struct {
 	Head      string
 	Candidate string
 	Branch    string
-	Checks    []CheckState
-	Waiting   string
-	Red       bool
+	// Lane: the partition whose lane the entry's candidate was built in
+	// (queue.candidate partition); "" without one.
+	Lane    string
+	Checks  []CheckState
+	Waiting string
+	Red     bool
 }
 
 // Landing is one commit of a protected branch that carried pull requests.
@@ -438,7 +444,10 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) (err error) {
 		tip = plumbing.NewHash(q.Tip)
 	}
 	b, _ := s.Trust.Rules.For(st.Target)
-	var ahead []string // entries before this one that are not yet green
+	// ahead: the entries before this one that are not yet green — in its
+	// lane when the target has partitions (lanes.go), else all of them.
+	var all []string
+	inLane := map[string][]string{}
 	for i, e := range st.Entries {
 		en := Entry{Position: i + 1, PR: e.PR, Head: e.Head}
 		p := s.PRs[e.PR]
@@ -447,7 +456,11 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) (err error) {
 		}
 		r, ok := st.LatestCandidate(e.PR)
 		if ok && r.Invalidated.IsZero() && r.Head == e.Head {
-			en.Candidate, en.Branch = r.Step, r.Branch
+			en.Candidate, en.Branch, en.Lane = r.Step, r.Branch, r.Partition
+		}
+		ahead := all
+		if en.Lane != "" {
+			ahead = inLane[en.Lane]
 		}
 		green := false
 		leaving := "" // the planner's own settle rule: the entry leaves next run
@@ -532,7 +545,8 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) (err error) {
 			}
 		}
 		if !green {
-			ahead = append(ahead, fmt.Sprintf("#%d %s", en.Position, short(e.PR)))
+			all = append(all, fmt.Sprintf("#%d %s", en.Position, short(e.PR)))
+			inLane[en.Lane] = append(inLane[en.Lane], fmt.Sprintf("#%d %s", en.Position, short(e.PR)))
 		}
 		if i == 0 && en.Red {
 			q.Red = true
@@ -543,6 +557,7 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) (err error) {
 				Checks: en.Checks, Waiting: en.Waiting, Red: en.Red}
 		}
 	}
+	q.Lanes = laneList(b, q.Entries)
 	for i := len(st.Left) - 1; i >= 0; i-- {
 		l := st.Left[i]
 		q.Left = append(q.Left, l)
@@ -631,4 +646,37 @@ func (s *Snapshot) landings() {
 		}
 		return a.Commit < b.Commit
 	})
+}
+
+// laneList says, on a target with partitions, which queued entries each
+// lane holds: "web: #1, #3", in the rules' order, then "global" for
+// entries built in a chain on the tip and "unassigned" for those without a
+// candidate yet (docs/queue.md, "Partitions and lanes").
+func laneList(b trust.Branch, entries []Entry) []string {
+	if len(b.Partitions) == 0 {
+		return nil
+	}
+	by := map[string][]string{}
+	for _, e := range entries {
+		lane := e.Lane
+		switch {
+		case lane != "":
+		case e.Candidate != "":
+			lane = queue.StatsGlobal
+		default:
+			lane = queue.StatsUnassigned
+		}
+		by[lane] = append(by[lane], fmt.Sprintf("#%d", e.Position))
+	}
+	var out []string
+	names := []string{}
+	for _, p := range b.Partitions {
+		names = append(names, p.Name)
+	}
+	for _, name := range append(names, queue.StatsGlobal, queue.StatsUnassigned) {
+		if len(by[name]) > 0 {
+			out = append(out, name+": "+strings.Join(by[name], ", "))
+		}
+	}
+	return out
 }

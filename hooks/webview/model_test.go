@@ -148,3 +148,20 @@ func TestQueueWaitingIsThePlanners(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneList: on a target with partitions the page lists each lane's
+// queued entries, in the rules' order, then global and unassigned ones.
+func TestLaneList(t *testing.T) {
+	web, _ := trust.NewPartition("web", []string{"web/**"}, nil)
+	api, _ := trust.NewPartition("api", []string{"api/**"}, nil)
+	b := trust.Branch{Partitions: []trust.Partition{web, api}}
+	got := laneList(b, []Entry{{Position: 1, Lane: "api", Candidate: "c1"}, {Position: 2, Candidate: "c2"}, {Position: 3, Lane: "web", Candidate: "c3"},
+		{Position: 4}, {Position: 5, Lane: "api", Candidate: "c5"}})
+	want := []string{"web: #3", "api: #1, #5", "global: #2", "unassigned: #4"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("lanes %q, want %q", got, want)
+	}
+	if laneList(trust.Branch{}, []Entry{{Position: 1}}) != nil {
+		t.Error("lanes listed on a target without partitions")
+	}
+}

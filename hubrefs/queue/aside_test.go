@@ -36,7 +36,7 @@ func TestBatchGroupsAside(t *testing.T) {
 			for i, v := range tt.verdicts {
 				chain = append(chain, Step{Commit: hex(fmt.Sprint("s", i)), Verdict: map[rune]string{'P': Pending, 'G': Green, 'R': Red}[v]})
 			}
-			culprit, aside := batchGroups(chain, &State{marks: map[string]int{}}, tt.k, func(lo, hi int) bool { return true })
+			culprit, aside := batchGroups(chain, &State{marks: map[string]int{}}, tt.k, func(lo, hi int) bool { return true }, false)
 			got := ""
 			if aside[0] >= 0 {
 				got = fmt.Sprintf("%d-%d", aside[0], aside[1])

@@ -54,6 +54,19 @@ type BatchJudgement struct {
 // step first, then marks from the top down, then the lowest unvouched step.
 // The boundary (policy) and the planner (batchLandable) both judge by it.
 func JudgeBatch(steps []string, green []bool, marks *State, k int) BatchJudgement {
+	return JudgeBatchLinked(steps, green, marks, k, nil)
+}
+
+// JudgeBatchLinked is JudgeBatch over a chain whose steps are checked at
+// revisions that need not stand on each other: steps[i] is the revision
+// whose checks and marks count for step i (the step itself, or the
+// candidate a partition step was tested as: docs/boundary.md, "Partition
+// steps"), and linked(i) reports whether steps[i] is the first parent of
+// steps[i+1]. A green group end vouches for a step below it only through
+// linked steps: a group is a run of one lane's candidates, each built on
+// the one below, never steps of two lanes that happen to be pushed one
+// on the other. nil linked: every step is linked (a candidate chain).
+func JudgeBatchLinked(steps []string, green []bool, marks *State, k int, linked func(i int) bool) BatchJudgement {
 	allGreen := true
 	for _, g := range green {
 		allGreen = allGreen && g
@@ -89,6 +102,9 @@ func JudgeBatch(steps []string, green []bool, marks *State, k int) BatchJudgemen
 			return BatchJudgement{Fault: BatchEndNotGreen, Step: e, Marked: true, Size: n}
 		}
 		for i := e - 1; i > e-n && i >= 0; i-- {
+			if linked != nil && !linked(i) {
+				break
+			}
 			vouched[i] = true
 		}
 	}
@@ -137,14 +153,37 @@ func Landable(prefix []Step, q *State, k int) bool {
 // when canAside allows, to be searched in trials (aside.go); aside is
 // {-1, -1} otherwise. Else it is searched here by halving, and the steps
 // past it are held: not grouped, not published (they will be rebuilt).
-func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool) (culprit int, aside [2]int) {
+//
+// pinned groups the whole chain, its landable prefix included, and keeps
+// every group the chain was published with whose steps all stand in it as
+// published (new steps form groups of their own after them): a chain that
+// cannot land this pass (it lands after other chains still queued,
+// lanes.go) keeps the marks that vouch for it instead of losing or
+// reshaping them before it may land.
+func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool, pinned bool) (culprit int, aside [2]int) {
 	aside = [2]int{-1, -1}
 	for i := range chain {
 		chain[i].GroupEnd, chain[i].GroupSize, chain[i].held = "", 0, false
 	}
 	var groups [][2]int
-	for s := batchLandable(chain, q, k); s < len(chain); {
+	start := batchLandable(chain, q, k)
+	if pinned {
+		start = 0
+	}
+	for s := start; s < len(chain); {
 		e := min(s+k, len(chain)) - 1
+		if pinned {
+			if kept := keptGroup(chain, q, k, s); kept >= 0 {
+				e = kept
+			} else {
+				for t := s + 1; t <= e; t++ {
+					if keptGroup(chain, q, k, t) >= 0 {
+						e = t - 1
+						break
+					}
+				}
+			}
+		}
 		for i := s; i <= e; i++ {
 			if chain[i].Verdict == Red {
 				e = i // a known red step ends the group: search it
@@ -208,6 +247,35 @@ func batchGroups(chain []Step, q *State, k int, canAside func(lo, hi int) bool) 
 		}
 	}
 	return culprit, aside
+}
+
+// keptGroup returns the last step of the group chain[s] begins as the
+// queue published it — every step of it in the chain as published (its
+// latest queue.candidate in the entry's episode, standing, naming the
+// step, the group's end and size), at most k long — or -1.
+func keptGroup(chain []Step, q *State, k, s int) int {
+	rec := q.latestRec(chain[s].PR)
+	if rec == nil || rec.GroupEnd == "" || rec.GroupSize < 1 || rec.GroupSize > k {
+		return -1
+	}
+	e := s + rec.GroupSize - 1
+	if e >= len(chain) || chain[e].Commit != rec.GroupEnd {
+		return -1
+	}
+	member := func(i int) bool {
+		r := q.latestRec(chain[i].PR)
+		return r != nil && r.Invalidated.IsZero() && r.Step == chain[i].Commit && r.Seq > chain[i].enteredSeq &&
+			r.GroupEnd == rec.GroupEnd && r.GroupSize == rec.GroupSize
+	}
+	if s > 0 && member(s-1) {
+		return -1 // chain[s] is inside the group, not its first step
+	}
+	for i := s; i <= e; i++ {
+		if !member(i) {
+			return -1
+		}
+	}
+	return e
 }
 
 // asked reports whether CI was asked to run the step rev of entry c: its

@@ -42,7 +42,7 @@ func TestBatchGroups(t *testing.T) {
 				chain = append(chain, st)
 			}
 			q := &State{marks: map[string]int{}}
-			culprit, _ := batchGroups(chain, q, tt.k, nil)
+			culprit, _ := batchGroups(chain, q, tt.k, nil, false)
 			var groups []string
 			for i := 0; i < len(chain); i++ {
 				if chain[i].GroupEnd == "" {

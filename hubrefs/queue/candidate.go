@@ -24,9 +24,10 @@ func Branch(target, prID string) string {
 }
 
 // Message is a candidate commit's message: built from the pull request id,
-// the target (short name) and the title from pr.opened only.
+// the target (short name) and the title from pr.opened only (prefixed with
+// the pull request when it would read as one of git+'s trailers).
 func Message(prID, target, title string) string {
-	title = strings.TrimSpace(strings.NewReplacer("\r", " ", "\n", " ").Replace(title))
+	title = stepTitle(prID, title) // tested.go: a title never reads as a trailer
 	m := "Merge pull request " + prID + " into " + strings.TrimPrefix(target, "refs/heads/") + "\n"
 	if title != "" {
 		m += "\n" + title + "\n"

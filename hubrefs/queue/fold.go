@@ -92,6 +92,9 @@ type Recorded struct {
 	TrialSeq int
 	// Run is the run this trial record cites (queue.candidate run).
 	Run string
+	// Partition is the lane the step was built in (queue.candidate
+	// partition; "" for none).
+	Partition string
 	// Cited is every run (check.completed event) a trial record of the
 	// pull request cited (queue.candidate run), this one's and earlier
 	// ones': StepVerdict reads them as no verdict.
@@ -336,7 +339,7 @@ func (s *State) apply(ev hubrefs.Event, payload any, verr error, t *trust.State)
 		}
 	case *hubrefs.QueueCandidate:
 		rec := &Recorded{PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
-			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run, Event: ev.ID, Seq: s.Count, Time: ev.Time}
+			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run, Partition: p.Partition, Event: ev.ID, Seq: s.Count, Time: ev.Time}
 		if old := s.latest[p.PR]; old != nil {
 			rec.TrialSeq, rec.Cited = old.TrialSeq, old.Cited
 		}

@@ -40,8 +40,17 @@ type PlanInput struct {
 	Merge func(parent, head plumbing.Hash, prID string) (step plumbing.Hash, conflicts []string, err error)
 	// Changed lists the files that differ between two commits' trees
 	// (policy.ChangedFiles): a step's path owners are judged by its diff
-	// against the step below (owners.go). Needed only when Branch has owners.
+	// against the step below (owners.go), and an entry's partition by the
+	// files its candidate on the tip changes (lanes.go). Needed only when
+	// Branch has owners or partitions.
 	Changed func(from, to plumbing.Hash) ([]string, error)
+	// BuildTested builds the partition step of head onto parent for pull
+	// request prID, tested as the candidate tested (queue.BuildTested);
+	// Tested judges one by the boundary's rule (policy.TestedVerdict): the
+	// partition it lands in, or refused, why it cannot land. Needed only
+	// when Branch has partitions (lanes.go).
+	BuildTested func(parent, head, tested plumbing.Hash, prID string) (step plumbing.Hash, conflicts []string, err error)
+	Tested      func(prev, step, tested, head plumbing.Hash, prID string) (partition, refused string, err error)
 	// Depth bounds the chain; zero or negative means Branch.QueueDepth (or 8).
 	Depth int
 	// AutoEnter enters Approved pull requests that are not queued;
@@ -125,11 +134,19 @@ type Step struct {
 	// > 1 (docs/queue.md, "Batch checks"); empty for a step checked alone.
 	GroupEnd  string `json:"groupEnd,omitempty"`
 	GroupSize int    `json:"groupSize,omitempty"`
+	// Partition: the lane the step is in, on a branch with partitions
+	// (docs/queue.md, "Partitions and lanes"); empty for a global pull
+	// request's step, or without partitions. Behind: the step lands only
+	// after entries ahead of it in the queue that are in other chains
+	// (another lane's, a global entry's) and have not landed.
+	Partition string `json:"partition,omitempty"`
+	Behind    bool   `json:"behind,omitempty"`
 
 	run        string // the check.completed event that made it red
 	timeout    string // why silence made it red (checkTimeout), if it did
 	held       bool   // batch checks: behind a red group under search, not published
 	enteredSeq int    // fold position of the entry's queue.entered
+	wide       bool   // checked whole though in a lane: its group holds a global step (lanes.go)
 }
 
 // Landed is one pull request carried by the landing.
@@ -178,6 +195,8 @@ type Publish struct {
 	// check.completed that made the group red, which the trial cites.
 	Trial bool   `json:"trial,omitempty"`
 	Run   string `json:"run,omitempty"`
+	// Partition goes into queue.candidate: the lane the step was built in.
+	Partition string `json:"partition,omitempty"`
 }
 
 // Wait is an entry that stays queued without action this pass, and why.
@@ -234,6 +253,7 @@ type candidateEntry struct {
 	p        *pr.State
 	seq      int    // the fold position of its queue.entered (max for one entered by this plan)
 	prio     string // its priority class
+	global   bool   // a global entry in the one lane of a branch with one partition (lanes.go)
 }
 
 // mres is a candidate built: its step, or the paths in conflict.
@@ -339,39 +359,284 @@ func PlanPass(in PlanInput) (Plan, error) {
 		ready = append(ready, c)
 	}
 
-	// 3–6. Build, judge, evict the culprit, rebuild; until no eviction.
-	type mkey struct{ parent, head, pr string }
-	memo := map[mkey]mres{}
-	merge := func(parent plumbing.Hash, c candidateEntry) (mres, error) {
-		k := mkey{parent.String(), c.head, c.pr}
-		if r, ok := memo[k]; ok {
-			return r, nil
-		}
-		step, conflicts, err := in.Merge(parent, plumbing.NewHash(c.head), c.pr)
-		if err != nil {
-			return mres{}, fmt.Errorf("%w: pull request %s (head %s onto %s): %w", ErrMerge, c.pr, c.head, parent, err)
-		}
-		r := mres{step, conflicts}
-		memo[k] = r
-		return r, nil
-	}
-	var chain []Step
-	var beyond []candidateEntry
-	var firstRed []string // evicted by this plan as the first candidate on the tip
-	var heal *Publish     // the red first candidate published again (a red target)
+	pl := &planner{in: in, q: q, out: &out, depth: depth, every: every, del: del,
+		memo: map[mkey]mres{}, firstRed: map[plumbing.Hash][]string{}}
 	// Batch checks: red groups searched aside, in trials on the target
 	// (aside.go): the standing trials are judged first, and every red group
 	// set aside by this pass or trial found red is tried (again) in halves.
-	var toTrial []trialGroup
 	if every > 1 {
 		var trials []*trialSet
 		ready, trials = splitAside(q, ready)
-		ready, toTrial = judgeTrials(in, &out, trials, ready, &firstRed, del)
+		fr := pl.firstRed[in.Tip]
+		ready, pl.toTrial = judgeTrials(in, &out, trials, ready, &fr, del)
+		pl.firstRed[in.Tip] = fr
 		requeue(q, ready)
 	}
+
+	// 3–6. Build each chain, judge, evict the culprit, rebuild; until no
+	// eviction. A branch without partitions has one chain on the tip; one
+	// with partitions a lane per partition (lanes.go).
+	var chains []*chainPlan
+	if len(in.Branch.Partitions) == 0 {
+		c := &chainPlan{base: in.Tip}
+		var err error
+		if c.steps, c.beyond, err = pl.build(in.Tip, ready, "", depth, false, false); err != nil {
+			return Plan{}, err
+		}
+		chains = append(chains, c)
+	} else {
+		var err error
+		if chains, err = pl.lanes(ready); err != nil {
+			return Plan{}, err
+		}
+	}
+
+	// 5. Land the longest prefix the boundary accepts (Landable: every step
+	// green; under batch checks, as the published group marks vouch): one
+	// chain on the tip lands its prefix as it is; lanes each land theirs,
+	// on the tip the lanes before them in this landing left (lanes.go).
+	if len(in.Branch.Partitions) == 0 {
+		c := chains[0]
+		c.landed = batchLandable(c.steps, q, every)
+		if j := c.landed; j > 0 {
+			l := &Land{Ref: q.Target, Old: in.Tip.String(), New: c.steps[j-1].Commit}
+			for _, st := range c.steps[:j] {
+				l.Landed = append(l.Landed, Landed{PR: st.PR, Head: st.Head, Commit: st.Commit})
+				del(st.PR)
+			}
+			out.Land = l
+		}
+	} else if err := pl.landLanes(chains); err != nil {
+		return Plan{}, err
+	}
+
+	for _, c := range chains {
+		for _, a := range c.after {
+			if a.landed < len(a.steps) {
+				for i := range c.steps {
+					c.steps[i].Behind = true
+				}
+			}
+		}
+		out.Chain = append(out.Chain, c.steps...)
+	}
+
+	// Trials are built on the tip the landing leaves.
+	if len(pl.toTrial) > 0 {
+		base := in.Tip
+		if out.Land != nil {
+			base = plumbing.NewHash(out.Land.New)
+		}
+		if err := publishTrials(in, &out, base, pl.toTrial, pl.merge, del); err != nil {
+			return Plan{}, err
+		}
+	}
+
+	// Report what waits in each chain.
+	for _, c := range chains {
+		chain, j := c.steps, c.landed
+		for i, st := range chain[j:] {
+			why := "checks pending at " + st.Commit + ": " + strings.Join(st.Missing, ", ")
+			if st.held {
+				why = "behind a red group whose culprit is being searched (checkEvery " + fmt.Sprint(every) + "); rebuilt once it leaves"
+			} else if st.GroupEnd != "" && st.GroupEnd != st.Commit && st.Verdict != Red {
+				why = fmt.Sprintf("checks pending at its group's last step %s (a group of %d, checkEvery %d)", st.GroupEnd, st.GroupSize, every)
+			} else if st.Verdict == Green && st.GroupEnd != "" {
+				why = "green; lands once the marks of its group are published"
+			}
+			if st.Verdict == Red {
+				why = "red at " + st.Commit + " (" + strings.Join(st.Failed, ", ") + "), waiting for the verdict of a candidate ahead"
+			}
+			if len(st.Missing) == 0 && st.Verdict != Red && i > 0 {
+				why = "waiting for " + chain[j+i-1].PR + " ahead"
+			}
+			if st.Verdict == Green && c.stopped != "" && i == 0 {
+				why = c.stopped
+			}
+			if i == 0 && len(st.Missing) == 0 && st.Verdict != Red && c.stopped == "" {
+				for _, a := range c.after {
+					if a.landed < len(a.steps) {
+						why = "green; lands once the entries it is built on have landed"
+					}
+				}
+			}
+			if c.global != "" {
+				why = "global (" + c.global + "), on everything ahead of it: " + why
+			}
+			out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: laneWhy(c.lane, why)})
+		}
+		beyondWhy := laneWhy(c.lane, fmt.Sprintf("beyond the queue depth (%d)", depth))
+		for _, e := range c.beyond {
+			out.Waiting = append(out.Waiting, Wait{PR: e.pr, Head: e.head, Reason: beyondWhy})
+		}
+		out.Waiting = append(out.Waiting, c.behind...)
+	}
+
+	// 7. Publish the steps not landing whose record does not name them.
+	// A global entry's step is published (and so checked) only once the
+	// lanes it stands on are green: until then what it is built on may
+	// still change, and a check of it would be spent for nothing
+	// (lanes.go); the lanes behind it are built on it all the same.
+	for _, c := range chains {
+		if c.global != "" && !pl.lanesGreen(c) {
+			continue
+		}
+		for _, st := range c.steps[c.landed:] {
+			if st.held {
+				continue
+			}
+			parents := StepParents(in.Branch.Squash(), st.Parent, st.Head) // squash.go
+			if h, ok := pl.heals[st.PR]; ok {
+				out.Publish = append(out.Publish, h)
+				continue
+			}
+			if announces(q.latestRec(st.PR), st) {
+				continue
+			}
+			if rec, ok := q.LatestCandidate(st.PR); ok && every > 1 && st.Verdict != Pending && st.GroupEnd == st.Commit &&
+				rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head && rec.Seq > st.enteredSeq && rec.GroupEnd == rec.Step &&
+				rec.GroupSize >= st.GroupSize {
+				// Batch checks: a group end whose checks concluded keeps its
+				// record when its group shrinks (halving): announcing it again
+				// would make CI run it again for nothing. (A group that grew
+				// needs its end's new mark, or it would not vouch for the
+				// steps that joined it.)
+				continue
+			}
+			scope := st.Partition
+			if st.wide {
+				scope = ""
+			}
+			out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: parents, Branch: Branch(q.Target, st.PR),
+				GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Partition: scope})
+		}
+	}
+	if len(out.Chain) == 0 && len(out.Settle) == 0 && len(out.Enter) == 0 && len(out.Evict) == 0 && len(out.Waiting) == 0 {
+		out.Idle = "no entries in queue " + q.ID
+	}
+	return out, nil
+}
+
+// chainPlan is one chain of the pass: the one chain on the tip, or a
+// partition's lane (lanes.go).
+type chainPlan struct {
+	lane   string        // the partition ("" for a chain on the tip of a branch without partitions, or a global one)
+	base   plumbing.Hash // what the chain is built on
+	steps  []Step
+	beyond []candidateEntry // ready entries past the depth
+	landed int              // how many steps from the start land in this pass
+	// stopped says why a green prefix of a lane does not land (its
+	// partition step would be refused); behind lists the entries waiting
+	// behind a global entry (lanes.go).
+	stopped string
+	behind  []Wait
+	// after: the chains that land before this one (lanes.go): it lands
+	// only when each of them lands whole; on: the chains it is built on
+	// (a red step of it may be their doing). global says why the chain's
+	// one entry is global ("" for a lane).
+	after, on []*chainPlan
+	global    string
+}
+
+// allGreen reports whether every step of c may land: all green, or under
+// batch checks landable as a whole.
+func (c *chainPlan) allGreen(q *State, every int) bool {
+	if len(c.steps) == 0 {
+		return true
+	}
+	return batchLandable(c.steps, q, every) == len(c.steps)
+}
+
+// laneWhy prefixes a waiting reason with the lane it is in.
+func laneWhy(lane, why string) string {
+	if lane == "" {
+		return why
+	}
+	return "lane " + lane + ": " + why
+}
+
+// mkey memoises a merge within a pass.
+type mkey struct{ parent, head, pr string }
+
+// planner is one PlanPass under way: the chains are built by build, each
+// on its own base.
+type planner struct {
+	in           PlanInput
+	q            *State
+	out          *Plan
+	depth, every int
+	del          func(string)
+	memo         map[mkey]mres
+	// firstRed: per base, the pull requests this plan evicted as the
+	// first candidate on it (the red target rule counts them).
+	firstRed map[plumbing.Hash][]string
+	// heals: red first candidates published again (a red target).
+	heals   map[string]Publish
+	toTrial []trialGroup
+	// standing, while a lane under strict checks is built, says which
+	// standing candidate to keep for an entry (lanes.go); kept memoises
+	// its answers within the pass.
+	standing func(c candidateEntry, parent plumbing.Hash, first bool) (*Recorded, error)
+	kept     map[mkey]*Recorded
+	// tested memoises partition steps built (lanes.go).
+	tested map[[3]string]mres
+}
+
+// keep asks standing (when set) which standing candidate of entry c to
+// keep at parent, once per (parent, entry) in a pass.
+func (p *planner) keep(c candidateEntry, parent plumbing.Hash, first bool) (*Recorded, error) {
+	if p.standing == nil {
+		return nil, nil
+	}
+	k := mkey{parent.String(), c.head, c.pr}
+	if rec, ok := p.kept[k]; ok {
+		return rec, nil
+	}
+	rec, err := p.standing(c, parent, first)
+	if err != nil {
+		return nil, err
+	}
+	if p.kept == nil {
+		p.kept = map[mkey]*Recorded{}
+	}
+	p.kept[k] = rec
+	return rec, nil
+}
+
+// merge builds (memoised) the candidate of entry c onto parent.
+func (p *planner) merge(parent plumbing.Hash, c candidateEntry) (mres, error) {
+	k := mkey{parent.String(), c.head, c.pr}
+	if r, ok := p.memo[k]; ok {
+		return r, nil
+	}
+	step, conflicts, err := p.in.Merge(parent, plumbing.NewHash(c.head), c.pr)
+	if err != nil {
+		return mres{}, fmt.Errorf("%w: pull request %s (head %s onto %s): %w", ErrMerge, c.pr, c.head, parent, err)
+	}
+	r := mres{step, conflicts}
+	p.memo[k] = r
+	return r, nil
+}
+
+// build builds one chain on base over ready (in queue order) up to the
+// depth — conflicts evicted, entries whose path owners are unmet waiting,
+// verdicts judged — and evicts the culprit of a red step and builds again,
+// until no eviction (docs/queue.md steps 3–6). lane names the partition
+// the chain is a lane of ("": none). It returns the chain and the ready
+// entries past the depth.
+//
+// held says the chain stands on steps of other chains that are not green
+// yet (a lane behind a global entry, a global entry behind its lanes:
+// lanes.go): a red step of it may be their doing, so it evicts nobody and
+// searches no group while held; it waits.
+//
+// pinned (batch checks) keeps the groups of the whole chain: it cannot
+// land before the chains it stands on (batchGroups).
+func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string, depth int, held, pinned bool) (chain []Step, beyond []candidateEntry, err error) {
+	in, q, out, every := p.in, p.q, p.out, p.every
 	for {
 		chain, beyond = nil, make([]candidateEntry, 0, max(len(ready)-depth, 0))
-		parent := in.Tip
+		parent := base
 		rest := make([]candidateEntry, 0, len(ready))
 		for _, c := range ready {
 			if len(chain) >= depth {
@@ -379,24 +644,36 @@ func PlanPass(in PlanInput) (Plan, error) {
 				rest = append(rest, c)
 				continue
 			}
-			r, err := merge(parent, c)
+			// A lane keeps a standing candidate built elsewhere when it
+			// can still land (lanes.go); else the merge onto parent.
+			var r mres
+			at := parent
+			rec, err := p.keep(c, parent, len(chain) == 0 && parent == in.Tip)
 			if err != nil {
-				return Plan{}, err
+				return nil, nil, err
+			}
+			if rec != nil {
+				r, at = mres{step: plumbing.NewHash(rec.Step)}, plumbing.NewHash(rec.Parents[0])
+			} else if r, err = p.merge(parent, c); err != nil {
+				return nil, nil, err
 			}
 			if len(r.conflicts) > 0 {
 				out.Evict = append(out.Evict, Evict{PR: c.pr, Head: c.head, Reason: ReasonConflict,
 					Detail: "conflict: " + strings.Join(r.conflicts, ", "), Paths: r.conflicts})
-				del(c.pr)
+				p.del(c.pr)
 				continue
 			}
-			if why, err := ownersWait(in, c, parent, r.step); err != nil {
-				return Plan{}, err
+			if why, err := ownersWait(in, c, at, r.step); err != nil {
+				return nil, nil, err
 			} else if why != "" { // owners.go: waits, holding nobody up
-				out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: why})
+				out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: laneWhy(lane, why)})
 				continue
 			}
 			rest = append(rest, c)
-			st := Step{PR: c.pr, Head: c.head, Parent: parent.String(), Commit: r.step.String()}
+			st := Step{PR: c.pr, Head: c.head, Parent: at.String(), Commit: r.step.String(), Partition: lane}
+			if c.global {
+				st.Partition = "" // checked whole (lanes.go)
+			}
 			st.Verdict, st.Failed, st.Missing, st.run = verdict(in, c, st.Commit)
 			st.enteredSeq = c.seq
 			if st.Verdict == Pending && (every == 1 || asked(q, c, st.Commit)) {
@@ -412,7 +689,11 @@ func PlanPass(in PlanInput) (Plan, error) {
 		culprit := -1
 		if every > 1 {
 			var aside [2]int
-			culprit, aside = batchGroups(chain, q, every, func(lo, hi int) bool { return canAside(q, chain, lo, hi) })
+			culprit, aside = batchGroups(chain, q, every, func(lo, hi int) bool { return canAside(q, chain, lo, hi) }, pinned)
+			if held {
+				widenGroups(chain)
+				return chain, beyond, nil
+			}
 			if aside[0] >= 0 {
 				// A red group with every group below green: search it
 				// aside and build the chain again without it.
@@ -431,7 +712,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 				}
 				ready = kept
 				for _, h := range halves(group) {
-					toTrial = append(toTrial, trialGroup{h, chain[aside[1]].run})
+					p.toTrial = append(p.toTrial, trialGroup{h, chain[aside[1]].run})
 				}
 				continue
 			}
@@ -446,21 +727,28 @@ func PlanPass(in PlanInput) (Plan, error) {
 				break
 			}
 		}
-		if culprit < 0 {
-			break
+		if every > 1 {
+			widenGroups(chain) // lanes.go
+		}
+		if culprit < 0 || held {
+			return chain, beyond, nil
 		}
 		st := chain[culprit]
 		if culprit == 0 {
-			if why := targetRed(in, firstRed); why != "" {
+			base := plumbing.NewHash(st.Parent)
+			if why := RedTarget(q, st.Parent, p.firstRed[base]); why != "" {
 				out.TargetRed = why
 				if st.run != "" && !healed(q.latestRec(st.PR), st) {
-					heal = &Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(in.Branch.Squash(), st.Parent, st.Head),
-						Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Run: st.run}
+					if p.heals == nil {
+						p.heals = map[string]Publish{}
+					}
+					p.heals[st.PR] = Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(in.Branch.Squash(), st.Parent, st.Head),
+						Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Run: st.run, Partition: st.Partition}
 					out.Heal = fmt.Sprintf("re-running %s of pull request %s once, citing its failed run %s, before waiting for a person", st.Commit, st.PR, st.run)
 				}
-				break
+				return chain, beyond, nil
 			}
-			firstRed = append(firstRed, st.PR)
+			p.firstRed[base] = append(p.firstRed[base], st.PR)
 		}
 		detail := "failed: " + strings.Join(st.Failed, ", ") + " at " + st.Commit
 		if st.run != "" {
@@ -471,7 +759,7 @@ func PlanPass(in PlanInput) (Plan, error) {
 		}
 		out.Evict = append(out.Evict, Evict{PR: st.PR, Head: st.Head, Reason: ReasonFailed,
 			Detail: detail, Checks: st.Failed, Step: st.Commit, Run: st.run})
-		del(st.PR)
+		p.del(st.PR)
 		kept := ready[:0:0]
 		for _, c := range ready {
 			if c.pr != st.PR {
@@ -480,81 +768,6 @@ func PlanPass(in PlanInput) (Plan, error) {
 		}
 		ready = kept
 	}
-	out.Chain = append(out.Chain, chain...)
-
-	// 5. Land the longest prefix the boundary accepts (Landable: every step
-	// green; under batch checks, as the published group marks vouch).
-	j := batchLandable(chain, q, every)
-	if j > 0 {
-		l := &Land{Ref: q.Target, Old: in.Tip.String(), New: chain[j-1].Commit}
-		for _, st := range chain[:j] {
-			l.Landed = append(l.Landed, Landed{PR: st.PR, Head: st.Head, Commit: st.Commit})
-			del(st.PR)
-		}
-		out.Land = l
-	}
-
-	// Trials are built on the tip the landing leaves.
-	if len(toTrial) > 0 {
-		base := in.Tip
-		if out.Land != nil {
-			base = plumbing.NewHash(out.Land.New)
-		}
-		if err := publishTrials(in, &out, base, toTrial, merge, del); err != nil {
-			return Plan{}, err
-		}
-	}
-
-	// Report what waits in the chain.
-	for i, st := range chain[j:] {
-		why := "checks pending at " + st.Commit + ": " + strings.Join(st.Missing, ", ")
-		if st.held {
-			why = "behind a red group whose culprit is being searched (checkEvery " + fmt.Sprint(every) + "); rebuilt once it leaves"
-		} else if st.GroupEnd != "" && st.GroupEnd != st.Commit && st.Verdict != Red {
-			why = fmt.Sprintf("checks pending at its group's last step %s (a group of %d, checkEvery %d)", st.GroupEnd, st.GroupSize, every)
-		} else if st.Verdict == Green && st.GroupEnd != "" {
-			why = "green; lands once the marks of its group are published"
-		}
-		if st.Verdict == Red {
-			why = "red at " + st.Commit + " (" + strings.Join(st.Failed, ", ") + "), waiting for the verdict of a candidate ahead"
-		}
-		if len(st.Missing) == 0 && st.Verdict != Red && i > 0 {
-			why = "waiting for " + chain[j+i-1].PR + " ahead"
-		}
-		out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: why})
-	}
-	beyondWhy := fmt.Sprintf("beyond the queue depth (%d)", depth)
-	for _, c := range beyond {
-		out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: beyondWhy})
-	}
-
-	// 7. Publish the steps not landing whose record does not name them.
-	for _, st := range chain[j:] {
-		if st.held {
-			continue
-		}
-		parents := StepParents(in.Branch.Squash(), st.Parent, st.Head) // squash.go
-		if heal != nil && heal.PR == st.PR {
-			out.Publish = append(out.Publish, *heal)
-			continue
-		}
-		if announces(q.latestRec(st.PR), st) {
-			continue
-		}
-		if rec, ok := q.LatestCandidate(st.PR); ok && every > 1 && st.Verdict != Pending && st.GroupEnd == st.Commit &&
-			rec.Invalidated.IsZero() && rec.Step == st.Commit && rec.Head == st.Head && rec.Seq > st.enteredSeq && rec.GroupEnd == rec.Step {
-			// Batch checks: a group end whose checks concluded keeps its
-			// record when its group shrinks (halving): announcing it again
-			// would make CI run it again for nothing.
-			continue
-		}
-		out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: parents, Branch: Branch(q.Target, st.PR),
-			GroupEnd: st.GroupEnd, GroupSize: st.GroupSize})
-	}
-	if len(chain) == 0 && len(out.Settle) == 0 && len(out.Enter) == 0 && len(out.Evict) == 0 && len(out.Waiting) == 0 {
-		out.Idle = "no entries in queue " + q.ID
-	}
-	return out, nil
 }
 
 // healed reports whether rec (a pull request's latest queue.candidate)
@@ -715,8 +928,9 @@ func targetRed(in PlanInput, planned []string) string {
 	return RedTarget(in.Queue, in.Tip.String(), planned)
 }
 
-// RedTarget is targetRed from the queue's records alone (for `queue show`):
-// why the target at tip looks red, or "".
+// RedTarget is targetRed from the queue's records alone (for `queue show`;
+// and for a lane, with the commit its chain is built on as tip): why the
+// target at tip looks red, or "".
 func RedTarget(q *State, tip string, planned []string) string {
 	seen := map[string]bool{}
 	for _, id := range planned {

@@ -38,10 +38,7 @@ const (
 // "Git-Plus-Head: ...") is prefixed with the pull request, or the step
 // the queue builds would carry the key twice and never land.
 func SquashMessage(prID, head, target, title string) string {
-	title = strings.TrimSpace(strings.NewReplacer("\r", " ", "\n", " ").Replace(title))
-	if key, _, ok := strings.Cut(title, ":"); ok && (strings.EqualFold(strings.TrimSpace(key), TrailerPR) || strings.EqualFold(strings.TrimSpace(key), TrailerHead)) {
-		title = "Pull request " + prID + ", " + title
-	}
+	title = stepTitle(prID, title) // tested.go
 	if title == "" {
 		title = "Pull request " + prID
 	}

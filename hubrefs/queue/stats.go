@@ -96,6 +96,11 @@ type Stats struct {
 	DepthSeries           []StatsDepth   `json:"depthSeries"`
 	Landings              []StatsLanding `json:"landings"`
 	CheckRunsByConclusion map[string]int `json:"checkRunsByConclusion"`
+	// Partition and Partitions: on a target whose rules name partitions,
+	// the same figures per lane (statspart.go); Partition names the lane
+	// of one of them.
+	Partition  string  `json:"partition,omitempty"`
+	Partitions []Stats `json:"partitions,omitempty"`
 }
 
 // Health thresholds (docs/queue.md, "Stats": fixed on purpose).
@@ -131,6 +136,7 @@ func ComputeStats(target string, since int64, t *trust.State, queues, prs map[st
 	st := tally(target, since, effects, prs)
 	st.Queues, st.Unfolded = append(st.Queues, counted...), unfolded
 	st.Bypassed = bypassedLandings(target, since, t, prs)
+	st.Partitions = byPartition(target, since, t, effects, prs) // statspart.go
 	return st
 }
 
@@ -166,6 +172,7 @@ type statsEffect struct {
 	at     int64  // the event's time
 	reason string // queue.left
 	step   string // queue.candidate
+	part   string // queue.candidate: its lane (partition)
 }
 
 // tookEffect reads from q, the fold of evs, the events that took effect:
@@ -192,7 +199,7 @@ func tookEffect(q *State, evs []hubrefs.Event) []statsEffect {
 	for _, ev := range evs {
 		var e hubrefs.QueueCandidate
 		if ev.Type == hubrefs.TypeQueueCandidate && !ignored[ev.ID] && ev.Unmarshal(&e) == nil {
-			out = append(out, statsEffect{typ: hubrefs.TypeQueueCandidate, pr: e.PR, at: ev.Time, step: e.Step})
+			out = append(out, statsEffect{typ: hubrefs.TypeQueueCandidate, pr: e.PR, at: ev.Time, step: e.Step, part: e.Partition})
 		}
 	}
 	return out
@@ -335,6 +342,7 @@ func (st Stats) WriteText(w io.Writer) {
 	for _, u := range st.Unfolded {
 		fmt.Fprintf(w, "not counted: queue %s\n", u)
 	}
+	st.writePartitions(w) // statspart.go
 	fmt.Fprintf(w, "health (docs/queue.md: healthy queues land in under %d min at the median and %d at p95, eject a few percent, pass over %d%%):\n",
 		statsMedianMax, statsP95Max, statsPassMin)
 	for _, t := range st.Thresholds {

@@ -104,6 +104,9 @@ func Validate(ev hubrefs.Event) (any, error) {
 			// failed run (docs/queue.md, "A red target").
 			err = bad("run", pr.ValidOID(v.Run))
 		}
+		if err == nil && v.Partition != "" {
+			err = bad("partition", trust.ValidPartitionName(v.Partition))
+		}
 	case *hubrefs.QueueLeft:
 		err = first(bad("pr", trust.ValidUUID(v.PR)), bad("head", pr.ValidOID(v.Head)))
 		switch v.Reason {

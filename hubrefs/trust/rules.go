@@ -73,6 +73,10 @@ type Branch struct {
 	// attestation: it keeps honest but misconfigured workers out, not a
 	// stolen key.
 	RequireSandbox bool
+	// Partitions (rules "partitions"): the queue's lanes, each with the
+	// paths it owns and what else its checks read (docs/trust.md,
+	// "Partitions"; partitions.go).
+	Partitions []Partition
 }
 
 // Every is the group size bound of batch checks: CheckEvery, or 1 when it
@@ -132,7 +136,7 @@ func ParseRulesStrict(data []byte) (Rules, error) { return parseRules(data, true
 
 var (
 	rulesFields    = []string{"protected", "ceilings", "requireKnownPusher"}
-	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass", "owners", "requireSandbox"}
+	branchFields   = []string{"requirePullRequest", "requiredApprovals", "requiredChecks", "requireResolvedThreads", "requireProvenance", "queueCandidates", "queueDepth", "checkTimeout", "checkEvery", "approvers", "blockOnChangesRequested", "allowBypass", "owners", "requireSandbox", "partitions"}
 	ceilingsFields = []string{"eventsPerRef", "eventBytes", "parentsPerEvent"}
 )
 
@@ -312,6 +316,9 @@ func parseBranch(raw []byte, path string, strict bool) (Branch, error) {
 	if b.Owners, err = parseOwners(m, path, strict); err != nil {
 		return Branch{}, err
 	}
+	if b.Partitions, err = parsePartitions(m, path, strict); err != nil {
+		return Branch{}, err
+	}
 	if raw, ok := m["requiredChecks"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		var checks []string
 		if err := json.Unmarshal(raw, &checks); err != nil {
@@ -385,6 +392,9 @@ func (r Rules) Validate() error {
 		if err := validateOwners(b.Owners, path); err != nil {
 			return err
 		}
+		if err := validatePartitions(b.Partitions, path); err != nil {
+			return err
+		}
 	}
 	for _, c := range []struct {
 		name string
@@ -416,6 +426,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		landingJSON
 		Owners         ownerSet `json:"owners,omitempty"`
 		RequireSandbox bool     `json:"requireSandbox"`
+		Partitions []partitionJSON `json:"partitions,omitempty"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
@@ -436,7 +447,7 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		if b.CheckTimeout > 0 {
 			timeout = b.CheckTimeout.String()
 		}
-		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json(), ownersJSON(b.Owners), b.RequireSandbox}
+		out.Protected[k] = branch{b.RequirePullRequest, b.RequiredApprovals, checks, b.RequireResolvedThreads, b.RequireProvenance, b.QueueCandidates, b.QueueDepth, timeout, b.Every(), b.Approvers, b.BlockOnChangesRequested, !b.ForbidBypass, b.Landing.json(), ownersJSON(b.Owners), b.RequireSandbox, partitionsJSON(b.Partitions)}
 	}
 	return json.Marshal(out)
 }

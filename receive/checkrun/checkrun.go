@@ -66,6 +66,9 @@
 //     pull request names the revision as a step inside a group (groupEnd
 //     another step), the command does not run: the group's last step is
 //     checked for it. Options.EveryStep runs it anyway.
+//   - A lane's candidate (its queue.candidate names a partition) runs the
+//     command with GITPLUS_CHECK_PARTITION and GITPLUS_CHECK_PATHS
+//     (partition.go).
 //   - For a long-running caller (`git+ check worker`, receive/checkworker):
 //     Options.Context cancels a run (the command's process group is killed,
 //     no retry follows, check.completed says cancelled); Options.Renew
@@ -139,6 +142,8 @@ type Options struct {
 	Worker string
 	// Sandbox is how the command is confined (sandbox.go, docs/ci.md).
 	Sandbox Sandbox
+
+	lane *lane // partition.go: what the command learns of its lane
 }
 
 func (o Options) ctx() context.Context {
@@ -175,10 +180,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	}
 	// The queue records naming the revision, read once for the batch skip
 	// and the search-step rule.
-	var recs []queueRecord
-	if !o.EveryStep || (o.Retries > 0 && !o.RetrySearch) {
-		recs = candidateRecords(s, o.PR, o.Rev)
-	}
+	recs := candidateRecords(s, o.PR, o.Rev)
 	if !o.EveryStep {
 		if end := groupInner(recs); end != "" {
 			msg := fmt.Sprintf("the queue checks this candidate through its group's last step %s (batch checks, checkEvery)", end)
@@ -212,6 +214,9 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 			fmt.Fprintf(o.Log, "check %s at %s: %s: a failure is not run again (the queue's search is its retry)\n", o.Name, o.Rev, why)
 			o.Retries = 0
 		}
+	}
+	if o.lane, err = laneOf(s.Repo.GitDir, recs, o.Rev); err != nil { // partition.go
+		return nil, err
 	}
 	base := ""
 	if st, _, err := s.Repo.PRState(o.PR, s.Trust); err == nil {
@@ -401,7 +406,15 @@ func runOnce(gitDir string, o Options, box *confined, vars []string) (string, er
 	if err := Checkout(gitDir, wt, o.Rev); err != nil {
 		return "", fmt.Errorf("checking %s out into a temporary directory: %w", o.Rev, err)
 	}
-	sc, err := box.command(o, wt, filepath.Join(tmp, "scratch"), vars)
+	var reads []string
+	if o.lane != nil {
+		lv, file, err := o.lane.write(tmp) // partition.go
+		if err != nil {
+			return "", err
+		}
+		vars, reads = append(vars, lv...), append(reads, file)
+	}
+	sc, err := box.command(o, wt, filepath.Join(tmp, "scratch"), vars, reads)
 	if err != nil {
 		return "", err
 	}

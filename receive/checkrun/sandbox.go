@@ -126,8 +126,9 @@ func checkVars(o Options, base string, attempt int, conf sandbox.Confinement) []
 
 // command is the sandboxed command of one attempt: tree is the checkout,
 // scratch the fresh directory of HOME and TMPDIR, vars the check's own
-// variables.
-func (c *confined) command(o Options, tree, scratch string, vars []string) (sandbox.Command, error) {
+// variables, reads the files of the run it may read besides (the lane's
+// changed paths, partition.go).
+func (c *confined) command(o Options, tree, scratch string, vars, reads []string) (sandbox.Command, error) {
 	uid, gid := -1, -1
 	if c.cred != nil {
 		uid, gid = int(c.cred.Uid), int(c.cred.Gid)
@@ -178,7 +179,7 @@ func (c *confined) command(o Options, tree, scratch string, vars []string) (sand
 		Write:  []string{tree, scratch},
 		Caches: cacheDirs(o.Sandbox.Caches),
 		Exec:   o.Sandbox.Reads,
-		Read:   borrowedObjects(filepath.Join(tree, ".git", "objects")),
+		Read:   append(borrowedObjects(filepath.Join(tree, ".git", "objects")), reads...),
 	})
 	if filepath.IsAbs(o.Argv[0]) {
 		p.Exec = append(p.Exec, o.Argv[0]) // the operator's own command, wherever it lives

@@ -82,6 +82,7 @@ import (
 	"github.com/gitplus/gitplus/receive"
 	"github.com/gitplus/gitplus/receive/clock"
 	"github.com/gitplus/gitplus/receive/gitio"
+	"github.com/gitplus/gitplus/receive/gitobj"
 )
 
 // Sentinel errors.
@@ -439,6 +440,7 @@ func (r *runner) record(st *state, plan queue.Plan, ph *phase) {
 // state is one read of everything a plan is made from.
 type state struct {
 	idle     string
+	tested   plumbing.Hash // queue.TestedBranch's commit (zero: none)
 	trust    *trust.State
 	q        *queue.State
 	target   plumbing.Hash
@@ -458,7 +460,7 @@ func (r *runner) readRefs(ctx context.Context) (map[string]plumbing.Hash, error)
 	if o.Remote != "." {
 		return r.readRemote(ctx, prefix)
 	}
-	refs, err := gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target})
+	refs, err := gitio.ReadRefsUnder(o.GitDir, []string{"refs/hub/", prefix}, []string{o.Target, queue.TestedBranch(o.Target)})
 	if err != nil {
 		return nil, fmt.Errorf("reading refs of %s: %w", o.GitDir, err)
 	}
@@ -480,7 +482,7 @@ func (r *runner) read(refs map[string]plumbing.Hash) (*state, error) {
 			store.Close()
 		}
 	}()
-	st := &state{objs: receive.Objects{Store: store}, target: refs[o.Target], branches: map[string]plumbing.Hash{}}
+	st := &state{objs: receive.Objects{Store: store}, target: refs[o.Target], tested: refs[queue.TestedBranch(o.Target)], branches: map[string]plumbing.Hash{}}
 	trustTip := refs[hubrefs.TrustRef]
 	if trustTip.IsZero() {
 		return nil, fmt.Errorf("%s has no %s: run `git+ init` first", o.GitDir, hubrefs.TrustRef)
@@ -612,12 +614,12 @@ func (r *runner) readRemote(ctx context.Context, prefix string) (map[string]plum
 	}
 	refs[o.Target] = refs[local]
 	delete(refs, local)
-	remote, err := gitio.LsRemote(ctx, o.GitDir, o.Remote, o.Env, prefix+"*")
+	remote, err := gitio.LsRemote(ctx, o.GitDir, o.Remote, o.Env, prefix+"*", queue.TestedBranch(o.Target))
 	if err != nil {
 		return nil, fmt.Errorf("listing candidate branches on %s: %w", o.Remote, err)
 	}
 	for name, id := range remote {
-		if strings.HasPrefix(name, prefix) {
+		if strings.HasPrefix(name, prefix) || name == queue.TestedBranch(o.Target) {
 			refs[name] = id
 		}
 	}
@@ -660,7 +662,24 @@ func (r *runner) plan(st *state, clock *queue.ClockRange) (queue.Plan, error) {
 			return step, paths, nil
 		},
 		Changed: func(from, to plumbing.Hash) ([]string, error) { return policy.ChangedFiles(st.objs, from, to) },
-		Depth:   depth, AutoEnter: o.AutoEnter, Approved: st.approved,
+		// Partition steps (docs/queue.md, "Partitions and lanes"): built
+		// as the branch's method builds a step, judged by the hook's rule.
+		BuildTested: func(parent, head, tested plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
+			step, conflicts, err := queue.BuildTested(st.objs, st.objs, parent, head, tested, prID, o.Target, titles[prID], st.branch.Squash())
+			if err != nil {
+				return plumbing.ZeroHash, nil, err
+			}
+			var paths []string
+			for _, c := range conflicts {
+				paths = append(paths, c.Path)
+			}
+			return step, paths, nil
+		},
+		Tested: func(prev, step, tested, head plumbing.Hash, prID string) (string, string, error) {
+			part, _, reason, err := policy.TestedVerdict(st.objs, st.branch, policy.TestedStep{Prev: prev, Step: step, Tested: tested, Head: head, PR: prID, Squash: st.branch.Squash()})
+			return part, reason, err
+		},
+		Depth: depth, AutoEnter: o.AutoEnter, Approved: st.approved,
 		Ceiling: st.trust.Rules.Ceilings.EventsPerRef,
 		Now:     r.now,
 		Clock:   clock,
@@ -790,7 +809,7 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 	}
 	for _, p := range plan.Publish {
 		if err := qadd(hubrefs.QueueCandidate{Base: base(hubrefs.TypeQueueCandidate), PR: p.PR, Head: p.Head, Step: p.Step, Parents: p.Parents, Branch: p.Branch,
-			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run}); err != nil {
+			GroupEnd: p.GroupEnd, GroupSize: p.GroupSize, Trial: p.Trial, Run: p.Run, Partition: p.Partition}); err != nil {
 			return nil, err
 		}
 		setBranch(p.Branch, plumbing.NewHash(p.Step))
@@ -855,6 +874,13 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 	}
 	if plan.Land != nil {
 		ph.updates = append(ph.updates, gitio.PushUpdate{Ref: plan.Land.Ref, Old: plumbing.NewHash(plan.Land.Old), New: plumbing.NewHash(plan.Land.New)})
+		u, err := r.keepTested(st, plan)
+		if err != nil {
+			return nil, err
+		}
+		if u != nil {
+			ph.updates = append(ph.updates, *u)
+		}
 	}
 	for _, ref := range order {
 		ph.updates = append(ph.updates, gitio.PushUpdate{Ref: ref, Old: olds[ref], New: tips[ref]})
@@ -872,6 +898,32 @@ func (r *runner) build(st *state, plan *queue.Plan) (*phase, error) {
 	return ph, nil
 }
 
+// keepTested is the update of queue.TestedBranch that keeps the
+// candidates plan's partition steps were tested as (landed commits that
+// are not the chain's steps themselves), in the landing's push; nil when
+// it lands none.
+func (r *runner) keepTested(st *state, plan *queue.Plan) (*gitio.PushUpdate, error) {
+	step := map[string]string{}
+	for _, s := range plan.Chain {
+		step[s.PR] = s.Commit
+	}
+	var tested []plumbing.Hash
+	for _, x := range plan.Land.Landed {
+		if c := step[x.PR]; c != "" && c != x.Commit {
+			tested = append(tested, plumbing.NewHash(c))
+		}
+	}
+	if len(tested) == 0 {
+		return nil, nil
+	}
+	raw := queue.Keeper(st.tested, tested, r.o.Now().Unix(), st.q.Target, plan.Land.New)
+	id, err := st.objs.WriteObject(plumbing.CommitObject, raw)
+	if err != nil {
+		return nil, fmt.Errorf("writing the commit keeping tested candidates: %w", err)
+	}
+	return &gitio.PushUpdate{Ref: queue.TestedBranch(st.q.Target), Old: st.tested, New: id}, nil
+}
+
 // needsReset reports whether the target moved outside the queue under a
 // standing chain: a step being published replaces a standing record of the
 // same head that was built on another tip than the target's (the fold's
@@ -883,6 +935,9 @@ func (r *runner) needsReset(st *state, plan *queue.Plan) bool {
 	if n := len(st.q.Resets); n > 0 && st.q.Resets[n-1].Tip == tip {
 		return false
 	}
+	if r.ownPartitionStep(st) {
+		return false
+	}
 	for _, p := range plan.Publish {
 		rec, ok := st.q.LatestCandidate(p.PR)
 		if ok && rec.Head == p.Head && rec.Step != p.Step && st.q.MovedUnder(tip, p.PR) {
@@ -890,6 +945,28 @@ func (r *runner) needsReset(st *state, plan *queue.Plan) bool {
 		}
 	}
 	return false
+}
+
+// ownPartitionStep reports whether the target's tip is a partition step of
+// this queue: its Git-Plus-Tested trailer names a candidate step the queue
+// recorded (docs/queue.md, "Partitions and lanes"). A lane that landed so
+// moved the target within the queue: the other lanes' standing candidates
+// on older tips are the planner's to keep or rebuild, and no queue.reset
+// may invalidate them.
+func (r *runner) ownPartitionStep(st *state) bool {
+	if len(st.branch.Partitions) == 0 {
+		return false
+	}
+	typ, raw, err := st.objs.ReadObject(st.target)
+	if err != nil || typ != plumbing.CommitObject {
+		return false
+	}
+	c, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return false
+	}
+	tested, found, err := queue.TestedTrailer(c.Message)
+	return err == nil && found && st.q.IsStep(tested.String())
 }
 
 // containsIn reports whether rev is tip or an ancestor of it, from the

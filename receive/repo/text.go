@@ -171,6 +171,9 @@ func (j *QueueView) WriteText(out io.Writer) {
 		if e.Candidate != "" {
 			fmt.Fprintf(out, ", candidate %s on %s", e.Candidate, e.Branch)
 		}
+		if e.Lane != "" {
+			fmt.Fprintf(out, ", lane %s", e.Lane)
+		}
 		fmt.Fprintln(out)
 		if e.Waiting != "" {
 			fmt.Fprintf(out, "   waits: %s\n", e.Waiting)

@@ -190,6 +190,9 @@ type QueueEntry struct {
 	Detail    string `json:"detail,omitempty"`
 	Candidate string `json:"candidate,omitempty"`
 	Branch    string `json:"branch,omitempty"`
+	// Lane: the partition whose lane the entry's candidate was built in
+	// (docs/queue.md, "Partitions and lanes"); absent without one.
+	Lane string `json:"lane,omitempty"`
 	// Waiting says why a queued entry has not landed yet: review missing,
 	// a check pending or red on which candidate, or the entries ahead of
 	// it (the page's reasons, hooks/webview).
@@ -294,7 +297,7 @@ func (r *Repo) ShowQueue(t *trust.State, id, target string) (*QueueView, error) 
 	for i, e := range q.State.Entries {
 		ej := QueueEntry{PR: e.PR, Head: e.Head, Base: e.Base, State: "queued", Position: i + 1, Priority: e.Priority}
 		if c, ok := q.State.LatestCandidate(e.PR); ok && c.Invalidated.IsZero() && c.Head == e.Head {
-			ej.Candidate, ej.Branch = c.Step, c.Branch
+			ej.Candidate, ej.Branch, ej.Lane = c.Step, c.Branch, c.Partition
 		}
 		j.Active = append(j.Active, ej)
 	}
