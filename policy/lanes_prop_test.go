@@ -59,7 +59,7 @@ const lanesParts = `[{"name":"web","paths":["web/**"],"reads":["lib/w"]},{"name"
 
 func lanesHook(t *testing.T, seed int64, seen *lanesSeen, squash bool) {
 	rng := rand.New(rand.NewSource(seed))
-	w := &propWorld{rng: rng, orng: rand.New(rand.NewSource(seed + 1<<32)), seed: seed, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}, squash: squash}
+	w := &propWorld{rng: rng, orng: rand.New(rand.NewSource(seed + 1<<32)), srng: rand.New(rand.NewSource(seed + 2<<32)), seed: seed, title: map[string]string{}, gone: map[string]bool{}, drafts: map[string]bool{}, squash: squash}
 	w.world = newWorld(t, "")
 	w.green, w.innerSkip = []int{13, 17}[rng.Intn(2)], 2
 	depth := 2 + rng.Intn(4)
