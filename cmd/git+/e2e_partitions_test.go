@@ -178,7 +178,7 @@ func TestPartitionedQueueE2E(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		clone := filepath.Join(t.TempDir(), fmt.Sprintf("ci%d", i))
 		fixtures.Git(t, root, "clone", "-q", ciURL, clone)
-		workers = append(workers, startCheckWorker(t, e.bin, env, clone, e.keys["ci"].Path, []string{"--retries", "1", "--jobs", "2"}, "sh", "-c", partitionCI))
+		workers = append(workers, startCheckWorker(t, e.bin, env, clone, e.keys["ci"].Path, []string{"--retries", "1", "--jobs", "2", "--pass-env", "STATE", "--cache", state}, "sh", "-c", partitionCI))
 	}
 	logs := func() string {
 		var b strings.Builder

@@ -152,17 +152,46 @@ type wakeNeed struct {
 	key  string   // --key in the rule ("" : the server key)
 }
 
+// gitPlusAt is the index of the word of a wake rule's argv that runs git+
+// (named git+ or ending in /git+, after env and its assignments, say), -1
+// when none does.
+func gitPlusAt(argv []string) int {
+	for i, a := range argv {
+		if a == "git+" || filepath.Base(a) == "git+" {
+			return i
+		}
+	}
+	return -1
+}
+
+// WakeRuleKey reports whether a wake rule's command runs git+ and, if it
+// does, the key file it names with --key ("" when it names none, so it
+// signs only with the key the rule hands it: "key": "server").
+func WakeRuleKey(argv []string) (key string, runsGitPlus bool) {
+	i := gitPlusAt(argv)
+	if i < 0 {
+		return "", false
+	}
+	n, _ := wakeNeeds(argv)
+	if n.key == "" { // a verb wakeNeeds does not judge may still name a key
+		for j := i + 1; j < len(argv) && argv[j] != "--"; j++ {
+			if v, ok := strings.CutPrefix(argv[j], "--key="); ok {
+				return v, true
+			}
+			if argv[j] == "--key" && j+1 < len(argv) {
+				return argv[j+1], true
+			}
+		}
+	}
+	return n.key, true
+}
+
 // wakeNeeds reads a wake rule's argv: the git+ verb it runs (the first
 // word named git+ or ending in /git+, after env and its assignments, say)
 // and what that verb needs.
 func wakeNeeds(argv []string) (wakeNeed, bool) {
-	i := 0
-	for ; i < len(argv); i++ {
-		if argv[i] == "git+" || filepath.Base(argv[i]) == "git+" {
-			break
-		}
-	}
-	if i == len(argv) {
+	i := gitPlusAt(argv)
+	if i < 0 {
 		return wakeNeed{}, false
 	}
 	var n wakeNeed

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/gitplus/gitplus/hooks/config"
+	"github.com/gitplus/gitplus/hooks/install"
 	"github.com/gitplus/gitplus/hooks/wake"
 )
 
@@ -98,6 +99,9 @@ func wakeWarnings(gitDir string, getenv func(string) string) []string {
 		if r.Key == wake.WakeKeyServer {
 			keyed = true
 			continue
+		}
+		if key, runs := install.WakeRuleKey(r.Run); runs && key != "" {
+			continue // it names its own key (--key)
 		}
 		for _, a := range r.Run {
 			if filepath.Base(a) == "git+" || strings.Contains(a, "git+ ") {

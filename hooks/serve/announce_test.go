@@ -53,4 +53,14 @@ func TestWakeWarningsNoKey(t *testing.T) {
 	if w := wakeWarnings(dir, getenv); len(w) != 1 || !strings.Contains(w[0], `wake rule queue runs git+ without "key": "server"`) {
 		t.Fatalf("a rule running git+ without a key: %q", w)
 	}
+	// A rule whose command names its own key (--key FILE) needs none.
+	for _, run := range []string{`["git+","--key","/srv/q.key","queue","run","--target","main"]`, `["git+","queue","run","--key=/srv/q.key"]`} {
+		rules = `{"rules":[{"name":"queue","ref":"refs/hub/pr/*","on":["check.completed"],"run":` + run + `}]}`
+		if err := os.WriteFile(filepath.Join(dir, config.WakeFile), []byte(rules), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if w := wakeWarnings(dir, getenv); len(w) != 0 {
+			t.Fatalf("a rule naming its own key (%s): %q", run, w)
+		}
+	}
 }
