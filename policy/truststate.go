@@ -338,17 +338,36 @@ func (j *judge) foldTrust(tip plumbing.Hash) (*trust.State, error) {
 	return st, nil
 }
 
+// appendLists encodes two lists of strings (an owner's paths and
+// approvers, a partition's paths and reads), each its count and its items.
+func appendLists(b []byte, first, second []string) []byte {
+	for _, list := range [][]string{first, second} {
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		for _, s := range list {
+			b = appendBytes(b, []byte(s))
+		}
+	}
+	return b
+}
+
+// lists decodes appendLists.
+func (r *entryReader) lists() [2][]string {
+	var lists [2][]string
+	for l := range lists {
+		k := r.count(1)
+		for j := 0; j < k && !r.bad; j++ {
+			lists[l] = append(lists[l], string(r.bytes()))
+		}
+	}
+	return lists
+}
+
 // appendOwners encodes a branch's owners (see the entry layout above).
 func appendOwners(b []byte, owners []trust.Owner) []byte {
 	b = binary.AppendUvarint(b, uint64(len(owners)))
 	for _, o := range owners {
 		b = binary.AppendVarint(b, int64(o.Approvals))
-		for _, list := range [][]string{o.Paths, o.Approvers} {
-			b = binary.AppendUvarint(b, uint64(len(list)))
-			for _, s := range list {
-				b = appendBytes(b, []byte(s))
-			}
-		}
+		b = appendLists(b, o.Paths, o.Approvers)
 	}
 	return b
 }
@@ -362,13 +381,7 @@ func (r *entryReader) owners() ([]trust.Owner, bool) {
 	out := make([]trust.Owner, n)
 	for i := range out {
 		approvals := r.int()
-		var lists [2][]string
-		for l := range lists {
-			k := r.count(1)
-			for j := 0; j < k && !r.bad; j++ {
-				lists[l] = append(lists[l], string(r.bytes()))
-			}
-		}
+		lists := r.lists()
 		if r.bad {
 			return nil, false
 		}
@@ -387,12 +400,7 @@ func appendPartitions(b []byte, parts []trust.Partition) []byte {
 	b = binary.AppendUvarint(b, uint64(len(parts)))
 	for _, p := range parts {
 		b = appendBytes(b, []byte(p.Name))
-		for _, list := range [][]string{p.Paths, p.Reads} {
-			b = binary.AppendUvarint(b, uint64(len(list)))
-			for _, s := range list {
-				b = appendBytes(b, []byte(s))
-			}
-		}
+		b = appendLists(b, p.Paths, p.Reads)
 	}
 	return b
 }
@@ -407,13 +415,7 @@ func (r *entryReader) partitions() ([]trust.Partition, bool) {
 	out := make([]trust.Partition, n)
 	for i := range out {
 		name := string(r.bytes())
-		var lists [2][]string
-		for l := range lists {
-			k := r.count(1)
-			for j := 0; j < k && !r.bad; j++ {
-				lists[l] = append(lists[l], string(r.bytes()))
-			}
-		}
+		lists := r.lists()
 		if r.bad {
 			return nil, false
 		}

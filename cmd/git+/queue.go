@@ -155,24 +155,28 @@ func queueClose(c *cli.Context) error {
 // ---- readers ----------------------------------------------------------------
 
 func queueList(c *cli.Context) error {
+	_, list, err := readQueues(c)
+	if err != nil {
+		return err
+	}
+	return printLines(c, list)
+}
+
+// readQueues reads the queues, saying on standard error what could not be
+// read (queue list, and queue show without a queue).
+func readQueues(c *cli.Context) (*repo.Repo, []repo.QueueSummary, error) {
 	h, t, err := readTrust(c)
 	if err != nil {
-		return fail(1, err)
+		return nil, nil, fail(1, err)
 	}
 	list, warnings, err := h.Queues(t)
 	if err != nil {
-		return fail(1, err)
+		return nil, nil, fail(1, err)
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(c.App.ErrWriter, "warning:", w)
 	}
-	if wantJSON(c) {
-		return printJSON(c, list)
-	}
-	for _, s := range list {
-		fmt.Fprintln(c.App.Writer, s.Line())
-	}
-	return nil
+	return h, list, nil
 }
 
 func queueShow(c *cli.Context) error {
@@ -211,25 +215,15 @@ func queueShow(c *cli.Context) error {
 // prints them, then the server's failing wake rules (text only; --json is
 // queue list's array).
 func queueShowAll(c *cli.Context) error {
-	h, t, err := readTrust(c)
+	h, list, err := readQueues(c)
 	if err != nil {
-		return fail(1, err)
+		return err
 	}
-	list, warnings, err := h.Queues(t)
-	if err != nil {
-		return fail(1, err)
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(c.App.ErrWriter, "warning:", w)
-	}
-	if wantJSON(c) {
-		return printJSON(c, list)
-	}
-	if len(list) == 0 {
+	if len(list) == 0 && !wantJSON(c) {
 		fmt.Fprintln(c.App.Writer, "no queues (git+ queue open --target BRANCH)")
 	}
-	for _, s := range list {
-		fmt.Fprintln(c.App.Writer, s.Line())
+	if err := printLines(c, list); err != nil || wantJSON(c) {
+		return err
 	}
 	for _, f := range wakeFailures(h) {
 		fmt.Fprintln(c.App.Writer, f.Text)
