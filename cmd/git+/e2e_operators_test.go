@@ -304,6 +304,19 @@ func TestE2EUnjudgedAlarm(t *testing.T) {
 	if a, _ := opstatus.ReadUnjudged(w.origin); len(a) != 1 {
 		t.Fatalf("%d alarms recorded, want 1: %+v", len(a), a)
 	}
+	// Without any after-push configuration the post-receive script starts
+	// git+ all the same once its pre-receive is gone: the alarm still
+	// reaches the pusher and the records.
+	if err := os.Remove(filepath.Join(w.origin, config.WebhooksFile)); err != nil {
+		t.Fatal(err)
+	}
+	c2 := w.commit([]string{c1}, map[string]string{"evil.txt": "again\n"}, "unreviewed again")
+	if _, errs, err := w.gitRun(w.work, "", nil, "push", "origin", c2+":refs/heads/main"); err != nil || !strings.Contains(errs, "ALARM") {
+		t.Fatalf("an unjudged push with no after-push configuration raised no alarm (%v):\n%s", err, errs)
+	}
+	if a, _ := opstatus.ReadUnjudged(w.origin); len(a) != 2 {
+		t.Fatalf("%d alarms recorded, want 2: %+v", len(a), a)
+	}
 }
 
 // TestE2ECheckRunFetchesRevision: check run told to check a commit its

@@ -25,9 +25,12 @@ package install
 //     git+'s, Install refuses rather than lose either hook.
 //   - Scripts are written to a temporary file and renamed into place.
 //   - The post-receive script starts nothing when none of the after-push
-//     configuration files (RemotesFile, WebhooksFile, WakeFile) exists and
-//     no hook is chained: git+'s post-receive would do nothing, and starting
-//     it cost about 5.5 ms a push (more than pre-receive).
+//     configuration files (RemotesFile, WebhooksFile, WakeFile) exists, no
+//     hook is chained and git+'s pre-receive script is still the one beside
+//     it: git+'s post-receive would do nothing, and starting it cost about
+//     5.5 ms a push (more than pre-receive). When the pre-receive is no
+//     longer git+'s (an operator dropped it), git+'s post-receive runs on
+//     every push, to raise the unjudged-update alarm.
 //   - receive.advertisePushOptions is set to true in the repository's config
 //     so that pushes may carry options (wake tags, docs/operating.md), and
 //     receive.fsckObjects to true so that git checks every object a push
@@ -232,6 +235,19 @@ func scriptBinary(data []byte) string {
 	return ""
 }
 
+// shellPattern quotes s for a case pattern: every character matched as
+// itself.
+func shellPattern(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // script renders the hook script for name. Standard input is read once and
 // handed to the chained hook (if any) and to git+ unchanged. lean, when not
 // empty, is the lean binary pre-receive runs (see lean.go).
@@ -260,7 +276,14 @@ func script(name, bin, lean string) string {
 	b.WriteString(`if [ ! -x "$chained" ]; then
 `)
 	if name == "post-receive" {
-		fmt.Fprintf(&b, "\tgitdir=${GIT_DIR:-.}\n\t[ -e \"$gitdir/%s\" ] || [ -e \"$gitdir/%s\" ] || [ -e \"$gitdir/%s\" ] || exit 0\n",
+		// ... unless git+'s pre-receive is no longer the one beside it
+		// (its second line is Marker's): then a push may have moved a
+		// protected branch unjudged, and git+'s post-receive raises the
+		// alarm (hooks/opstatus, docs/operating.md "When a protected
+		// branch moves unjudged"). Two reads, no process.
+		b.WriteString("\tpre=\n\t{ read -r pre && read -r pre; } 2>/dev/null <\"$hooks/pre-receive\"\n")
+		fmt.Fprintf(&b, "\tcase $pre in\n\t%s*)\n", shellPattern(Marker))
+		fmt.Fprintf(&b, "\t\tgitdir=${GIT_DIR:-.}\n\t\t[ -e \"$gitdir/%s\" ] || [ -e \"$gitdir/%s\" ] || [ -e \"$gitdir/%s\" ] || exit 0\n\t\t;;\n\tesac\n",
 			config.RemotesFile, config.WebhooksFile, config.WakeFile)
 	}
 	b.WriteString(`	exec ` + run + `
