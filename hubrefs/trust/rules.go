@@ -425,9 +425,9 @@ func (r Rules) MarshalJSON() ([]byte, error) {
 		BlockOnChanges         bool     `json:"blockOnChangesRequested"`
 		AllowBypass            bool     `json:"allowBypass"`
 		landingJSON
-		Owners         ownerSet `json:"owners,omitempty"`
-		RequireSandbox bool     `json:"requireSandbox"`
-		Partitions []partitionJSON `json:"partitions,omitempty"`
+		Owners         ownerSet        `json:"owners,omitempty"`
+		RequireSandbox bool            `json:"requireSandbox"`
+		Partitions     []partitionJSON `json:"partitions,omitempty"`
 	}
 	type ceilings struct {
 		EventsPerRef    int `json:"eventsPerRef"`
