@@ -68,7 +68,9 @@
 //     checked for it. Options.EveryStep runs it anyway.
 //   - A lane's candidate (its queue.candidate names a partition) runs the
 //     command with GITPLUS_CHECK_PARTITION and GITPLUS_CHECK_PATHS
-//     (partition.go).
+//     (partition.go), and under Sandbox.ConfineReads with its reads of the checkout
+//     confined to the partition's inputs, in a checkout without .git
+//     (confine.go); check.completed then says "landlock-<N>+reads".
 //   - For a long-running caller (`git+ check worker`, receive/checkworker):
 //     Options.Context cancels a run (the command's process group is killed,
 //     no retry follows, check.completed says cancelled); Options.Renew
