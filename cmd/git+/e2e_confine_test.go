@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -161,5 +162,54 @@ func TestConfineReadsE2E(t *testing.T) {
 	}
 	if log := wk.Log(); !strings.Contains(log, "--confine-reads: a lane's candidate reads") || !strings.Contains(log, "reads confined to partition web's inputs") {
 		t.Errorf("the worker does not say its reads are confined:\n%s", log)
+	}
+}
+
+// TestConfineReadsRefused: --confine-reads cannot be honoured without
+// Landlock — check run refuses before anything is recorded, a worker
+// refuses to start, even under best-effort — and --sandbox off with it is
+// a usage error.
+func TestConfineReadsRefused(t *testing.T) {
+	t.Parallel()
+	w := newE2E(t, map[string][]string{"dev": {"hub.pr"}, "ci": {"hub.check:ci"}})
+	base := w.commit(nil, map[string]string{"base.txt": "base\n"}, "base")
+	h := w.commit([]string{base}, map[string]string{"f.txt": "f\n"}, "f")
+	p := w.localPR("dev", "refs/heads/main", h)
+	if out, err := w.push("origin", base+":refs/heads/main", h+":refs/heads/f", p.tip+":"+p.Ref()); err != nil {
+		t.Fatalf("push: %v\n%s", err, out)
+	}
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(w.bin, append([]string{"--key", w.keys["ci"].Path}, args...)...)
+		cmd.Dir, cmd.Env = w.origin, w.env
+		var out strings.Builder
+		cmd = noLandlock(t, cmd)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// A worker that does not refuse would run until stopped.
+		stop := time.AfterFunc(2*time.Minute, func() { _ = cmd.Process.Kill() })
+		err := cmd.Wait()
+		stop.Stop()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), code
+	}
+	const why = "--confine-reads: the kernel cannot confine the check command: Landlock is not available (landlock_create_ruleset: function not implemented)"
+	if out, code := run("check", "run", "--pr", p.ID, "--rev", h, "--name", "ci", "--confine-reads", "--", "true"); code != 1 || !strings.Contains(out, why) || !strings.Contains(out, "nothing was run or recorded") {
+		t.Errorf("check run --confine-reads without Landlock: exit %d, want 1 saying why:\n%s", code, out)
+	}
+	if got := checkEvents(t, w.origin, p.Ref()); len(got) != 0 {
+		t.Errorf("a refused run recorded %q", got)
+	}
+	if out, code := run("check", "worker", "--name", "ci", "--confine-reads", "--", "true"); code != 1 || !strings.Contains(out, why) {
+		t.Errorf("check worker --confine-reads without Landlock: exit %d, want 1 saying why:\n%s", code, out)
+	}
+	if out, code := run("check", "run", "--pr", p.ID, "--rev", h, "--name", "ci", "--confine-reads", "--sandbox", "off", "--", "true"); code != 2 || !strings.Contains(out, "--confine-reads needs the sandbox") {
+		t.Errorf("check run --confine-reads --sandbox off: exit %d, want 2 (usage):\n%s", code, out)
 	}
 }
