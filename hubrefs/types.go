@@ -201,7 +201,9 @@ type Check struct {
 	// command's output, at most MaxCheckOutput bytes.
 	Output string `json:"output,omitempty"`
 	// Sandbox (check.completed): how the command ran, as the worker
-	// attests it — "landlock-<ABI>", "env-only" or "off" (docs/ci.md).
+	// attests it — "landlock-<ABI>" (followed by "+reads" when its reads
+	// were confined to a partition's inputs), "env-only" or "off"
+	// (docs/ci.md).
 	Sandbox string `json:"sandbox,omitempty"`
 	// Worker (check.started): which run took the lease, so two workers
 	// signing with one key in the same second write different events and

@@ -51,7 +51,7 @@ func checkRun(c *cli.Context) error {
 	id, rev, name := c.String("pr"), c.String("rev"), c.String("name")
 	argv := c.Args().Slice()
 	if id == "" || rev == "" || name == "" || len(argv) == 0 || c.Int("retries") < 0 {
-		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--below-wait D] [--lease D] [--url URL] [--sandbox required|best-effort|off] [--pass-env NAME] [--cache [NAME=]DIR] [--read DIR] [--run-as USER] -- CMD [ARGS...]")
+		return usageErr("usage: git+ check run --pr ID --rev REV --name NAME [--timeout D] [--retries N] [--below-wait D] [--lease D] [--url URL] [--sandbox required|best-effort|off] [--pass-env NAME] [--cache [NAME=]DIR] [--read DIR] [--run-as USER] [--confine-reads] -- CMD [ARGS...]")
 	}
 	if err := trust.ValidCheckName(name); err != nil {
 		return usageErr("--name: %v", err)

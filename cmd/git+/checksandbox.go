@@ -17,13 +17,14 @@ func sandboxFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "cache", Usage: "a directory the command may write, shared by every run (repeat): DIR, or NAME=DIR to also set NAME to it (GOCACHE=/var/cache/ci/go-build)"},
 		&cli.StringSliceFlag{Name: "read", Usage: "a file or directory the command may also read and run (repeat): a CI script's directory, a toolchain outside /usr"},
 		&cli.StringFlag{Name: "run-as", Usage: "run the command as this user (the worker must run as root)"},
+		&cli.BoolFlag{Name: "confine-reads", Usage: "a lane's candidate reads, of its checkout, only its partition's paths and reads (no .git; the rest write-only), so an undeclared input fails the check; needs Landlock"},
 	}
 }
 
 // sandboxOptions reads the sandbox flags (checkrun.SandboxOf); a mistake
 // is a usage error.
 func sandboxOptions(c *cli.Context) (checkrun.Sandbox, error) {
-	sb, err := checkrun.SandboxOf(c.String("sandbox"), c.StringSlice("pass-env"), c.StringSlice("cache"), c.StringSlice("read"), c.String("run-as"))
+	sb, err := checkrun.SandboxOf(c.String("sandbox"), c.StringSlice("pass-env"), c.StringSlice("cache"), c.StringSlice("read"), c.String("run-as"), c.Bool("confine-reads"))
 	if err != nil {
 		return sb, usageErr("%v", err)
 	}

@@ -44,7 +44,7 @@ func checkWorkerCommand() *cli.Command {
 func checkWorker(c *cli.Context) error {
 	name, argv := c.String("name"), c.Args().Slice()
 	if name == "" || len(argv) == 0 || c.Int("jobs") < 1 || c.Int("retries") < 0 {
-		return usageErr("usage: git+ check worker --name NAME [--remote R] [--jobs K] [--retries N] [--timeout D] [--lease D] [--poll D] [--url U] [--sandbox required|best-effort|off] [--pass-env NAME] [--cache [NAME=]DIR] [--read DIR] [--run-as USER] -- CMD [ARGS...]")
+		return usageErr("usage: git+ check worker --name NAME [--remote R] [--jobs K] [--retries N] [--timeout D] [--lease D] [--poll D] [--url U] [--sandbox required|best-effort|off] [--pass-env NAME] [--cache [NAME=]DIR] [--read DIR] [--run-as USER] [--confine-reads] -- CMD [ARGS...]")
 	}
 	if err := trust.ValidCheckName(name); err != nil {
 		return usageErr("--name: %v", err)

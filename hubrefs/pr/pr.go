@@ -93,7 +93,8 @@ type State struct {
 	Checks    map[CheckKey]string // latest conclusion per (name, revision)
 	// Confined holds, per (name, revision), the latest conclusion among
 	// the completions whose command ran confined ("sandbox":
-	// "landlock-<N>"): what a branch with requireSandbox counts (ChecksOn).
+	// "landlock-<N>", with "+reads" or not): what a branch with
+	// requireSandbox counts (ChecksOn).
 	// Nil when there is none.
 	Confined map[CheckKey]string
 	// ApproverTeams holds, for each name in Approvals that belongs to a

@@ -19,6 +19,13 @@ func TestSandboxField(t *testing.T) {
 		{hubrefs.TypeCheckCompleted, "landlock-7", true},
 		{hubrefs.TypeCheckCompleted, "landlock-1", true},
 		{hubrefs.TypeCheckCompleted, "landlock-11", true},
+		{hubrefs.TypeCheckCompleted, "landlock-7+reads", true},
+		{hubrefs.TypeCheckCompleted, "landlock-+reads", false},
+		{hubrefs.TypeCheckCompleted, "landlock-7+reads+reads", false},
+		{hubrefs.TypeCheckCompleted, "landlock-7+read", false},
+		{hubrefs.TypeCheckCompleted, "env-only+reads", false},
+		{hubrefs.TypeCheckCompleted, "off+reads", false},
+		{hubrefs.TypeCheckCompleted, "+reads", false},
 		{hubrefs.TypeCheckCompleted, "env-only", true},
 		{hubrefs.TypeCheckCompleted, "off", true},
 		{hubrefs.TypeCheckCompleted, "landlock-0", false},
@@ -46,6 +53,16 @@ func TestSandboxField(t *testing.T) {
 
 // ChecksOn under requireSandbox counts the latest confined conclusion.
 func TestChecksOnRequireSandbox(t *testing.T) {
+	for _, v := range []string{"landlock-7", "landlock-7+reads", "landlock-1+reads"} {
+		if !Confined(v) {
+			t.Errorf("Confined(%q) = false", v)
+		}
+	}
+	for _, v := range []string{"", "off", "env-only"} {
+		if Confined(v) {
+			t.Errorf("Confined(%q) = true", v)
+		}
+	}
 	s := &State{Checks: map[CheckKey]string{{"ci", h1}: Failure, {"lint", h1}: Success}, Confined: map[CheckKey]string{{"ci", h1}: Success}}
 	b := trust.Branch{RequiredChecks: []string{"ci", "lint"}}
 	if v := s.ChecksOn(b, h1); len(v.Failed) != 1 || v.Failed[0] != "ci" || len(v.Passed) != 1 {

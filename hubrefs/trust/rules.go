@@ -69,7 +69,8 @@ type Branch struct {
 	Owners []Owner
 	// RequireSandbox (rules "requireSandbox"): a required check counts
 	// only from completions whose worker says the command ran confined by
-	// Landlock ("sandbox": "landlock-<N>"; docs/ci.md). The worker's
+	// Landlock ("sandbox": "landlock-<N>", or "landlock-<N>+reads";
+	// docs/ci.md). The worker's
 	// attestation: it keeps honest but misconfigured workers out, not a
 	// stolen key.
 	RequireSandbox bool

@@ -68,7 +68,9 @@
 //     checked for it. Options.EveryStep runs it anyway.
 //   - A lane's candidate (its queue.candidate names a partition) runs the
 //     command with GITPLUS_CHECK_PARTITION and GITPLUS_CHECK_PATHS
-//     (partition.go).
+//     (partition.go), and under Sandbox.ConfineReads with its reads of the checkout
+//     confined to the partition's inputs, in a checkout without .git
+//     (confine.go); check.completed then says "landlock-<N>+reads".
 //   - For a long-running caller (`git+ check worker`, receive/checkworker):
 //     Options.Context cancels a run (the command's process group is killed,
 //     no retry follows, check.completed says cancelled); Options.Renew
@@ -144,6 +146,9 @@ type Options struct {
 	Sandbox Sandbox
 
 	lane *lane // partition.go: what the command learns of its lane
+	// reads, under Sandbox.ConfineReads, is the partition whose inputs
+	// the command may read of its checkout (confine.go); nil: all of it.
+	reads *trust.Partition
 }
 
 func (o Options) ctx() context.Context {
@@ -218,6 +223,15 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	if o.lane, err = laneOf(s.Repo.GitDir, recs, o.Rev); err != nil { // partition.go
 		return nil, err
 	}
+	if o.Sandbox.ConfineReads && box.conf.Landlock() { // confine.go
+		var why string
+		if o.reads, why = confineTo(s.Trust.Rules, o.lane); o.reads != nil {
+			fmt.Fprintf(o.Log, "check %s at %s: %s\n", o.Name, o.Rev, describeScope(o.reads))
+		} else {
+			fmt.Fprintf(o.Log, "check %s at %s: reads not confined to a partition: %s; the command reads its whole checkout\n", o.Name, o.Rev, why)
+		}
+	}
+	how := record(box.conf, o.reads)
 	base := ""
 	if st, _, err := s.Repo.PRState(o.PR, s.Trust); err == nil {
 		base = st.Base
@@ -226,7 +240,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 	for res.Attempts < o.Retries+1 {
 		res.Attempts++
 		stop := renew(s, o)
-		res.Conclusion, err = runOnce(s.Repo.GitDir, o, box, checkVars(o, base, res.Attempts, box.conf))
+		res.Conclusion, err = runOnce(s.Repo.GitDir, o, box, checkVars(o, base, res.Attempts, how))
 		stop()
 		if err != nil {
 			return nil, err
@@ -248,7 +262,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 		return nil, err
 	}
 	done := hubrefs.Check{Base: hubrefs.Base{Type: hubrefs.TypeCheckCompleted, Repo: s.Trust.RepoID}, Name: o.Name, Head: o.Rev, Conclusion: res.Conclusion, URL: o.URL,
-		Sandbox: box.conf.String()}
+		Sandbox: how}
 	if o.Output != nil {
 		done.Output = o.Output()
 	}
@@ -403,7 +417,13 @@ func runOnce(gitDir string, o Options, box *confined, vars []string) (string, er
 	}
 	defer os.RemoveAll(tmp)
 	wt := filepath.Join(tmp, "tree")
-	if err := Checkout(gitDir, wt, o.Rev); err != nil {
+	var inputs []string // confine.go: what of the checkout it reads; nil: all
+	if o.reads == nil {
+		err = Checkout(gitDir, wt, o.Rev)
+	} else if err = checkout(gitDir, wt, filepath.Join(tmp, "git"), o.Rev); err == nil {
+		inputs, err = inputGrants(gitDir, o.Rev, wt, o.reads)
+	}
+	if err != nil {
 		return "", fmt.Errorf("checking %s out into a temporary directory: %w", o.Rev, err)
 	}
 	var reads []string
@@ -414,7 +434,7 @@ func runOnce(gitDir string, o Options, box *confined, vars []string) (string, er
 		}
 		vars, reads = append(vars, lv...), append(reads, file)
 	}
-	sc, err := box.command(o, wt, filepath.Join(tmp, "scratch"), vars, reads)
+	sc, err := box.command(o, wt, filepath.Join(tmp, "scratch"), vars, reads, inputs)
 	if err != nil {
 		return "", err
 	}
@@ -442,6 +462,11 @@ func runOnce(gitDir string, o Options, box *confined, vars []string) (string, er
 		var ee *exec.ExitError
 		if !errors.As(runErr, &ee) {
 			fmt.Fprintf(o.Log, "git+: check %s: %v\n", o.Name, runErr)
+		}
+		if o.reads != nil && o.Stderr != nil {
+			// Last in the output, so the tail check.completed keeps says
+			// why a read may have been refused.
+			fmt.Fprintf(o.Stderr, "git+ check: this run's %s (and no .git); a read refused above (\"Permission denied\") is of an input the partition does not declare: add it to the partition's reads (docs/ci.md, \"Confining reads to a partition\")\n", describeScope(o.reads))
 		}
 		return pr.Failure, nil
 	}
@@ -491,7 +516,12 @@ func randomWorker() string {
 
 // Checkout makes dir a repository whose objects are gitDir's (alternates)
 // and checks commit out there, detached.
-func Checkout(gitDir, dir, commit string) error {
+func Checkout(gitDir, dir, commit string) error { return checkout(gitDir, dir, "", commit) }
+
+// checkout is Checkout with the repository at apart when it is not "": a
+// bare repository outside dir, which then holds the tree's files alone
+// (confine.go).
+func checkout(gitDir, dir, apart, commit string) error {
 	objects, err := repo.Git(gitDir, "rev-parse", "--git-path", "objects")
 	if err != nil {
 		return err
@@ -502,13 +532,19 @@ func Checkout(gitDir, dir, commit string) error {
 	if objects, err = filepath.Abs(objects); err != nil {
 		return err
 	}
-	if _, err := repo.Git("", "init", "-q", dir); err != nil {
+	repoDir := filepath.Join(dir, ".git")
+	if apart == "" {
+		_, err = repo.Git("", "init", "-q", dir)
+	} else if _, err = repo.Git("", "init", "-q", "--bare", apart); err == nil {
+		repoDir, err = apart, os.Mkdir(dir, 0o755)
+	}
+	if err != nil {
 		return err
 	}
-	alt := filepath.Join(dir, ".git", "objects", "info", "alternates")
+	alt := filepath.Join(repoDir, "objects", "info", "alternates")
 	if err := os.WriteFile(alt, []byte(objects+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", alt, err)
 	}
-	_, err = repo.Git(filepath.Join(dir, ".git"), "--work-tree="+dir, "checkout", "-q", "--detach", commit)
+	_, err = repo.Git(repoDir, "--work-tree="+dir, "checkout", "-q", "--detach", commit)
 	return err
 }

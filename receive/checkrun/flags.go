@@ -15,15 +15,19 @@ import (
 // SandboxOf is the Sandbox the verbs' flags ask for: the mode, variables
 // passed by name (never GITPLUS_KEY: the key that signs a check's verdict
 // never reaches the command it judges), caches ([NAME=]DIR), paths the
-// command may also read (made absolute: the command runs elsewhere) and
-// the user it runs as. Every error names its flag and is the caller's
-// mistake.
-func SandboxOf(mode string, passEnv, caches, reads []string, runAs string) (Sandbox, error) {
+// command may also read (made absolute: the command runs elsewhere), the
+// user it runs as and whether a lane candidate's reads are confined to its
+// partition's inputs (not with --sandbox off, which confines nothing).
+// Every error names its flag and is the caller's mistake.
+func SandboxOf(mode string, passEnv, caches, reads []string, runAs string, confineReads bool) (Sandbox, error) {
 	m, err := sandbox.ParseMode(mode)
 	if err != nil {
 		return Sandbox{}, fmt.Errorf("--sandbox: %v", err)
 	}
-	sb := Sandbox{Mode: m, RunAs: runAs}
+	if confineReads && m == sandbox.Off {
+		return Sandbox{}, fmt.Errorf("--confine-reads needs the sandbox, and --sandbox off runs the command unconfined: drop one of them")
+	}
+	sb := Sandbox{Mode: m, RunAs: runAs, ConfineReads: confineReads}
 	for _, n := range passEnv {
 		if err := childenv.ValidName(n); err != nil {
 			return sb, fmt.Errorf("--pass-env: %v", err)

@@ -20,11 +20,17 @@ func TestSandboxOf(t *testing.T) {
 		{"best-effort", []string{"A=B"}, "--pass-env:"},
 		{"sometimes", nil, "--sandbox:"},
 	} {
-		if _, err := SandboxOf(tc.mode, tc.passEnv, nil, nil, ""); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+		if _, err := SandboxOf(tc.mode, tc.passEnv, nil, nil, "", false); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s %v: %v, want %q", tc.mode, tc.passEnv, err, tc.want)
 		}
 	}
-	sb, err := SandboxOf("off", []string{"HOME"}, nil, []string{"rel"}, "nobody")
+	if _, err := SandboxOf("off", nil, nil, nil, "", true); err == nil || !strings.HasPrefix(err.Error(), "--confine-reads needs the sandbox") {
+		t.Errorf("--confine-reads with --sandbox off: %v", err)
+	}
+	if sb, err := SandboxOf("", nil, nil, nil, "", true); err != nil || !sb.ConfineReads {
+		t.Errorf("--confine-reads: %+v %v", sb, err)
+	}
+	sb, err := SandboxOf("off", []string{"HOME"}, nil, []string{"rel"}, "nobody", false)
 	want, _ := filepath.Abs("rel")
 	if err != nil || len(sb.Reads) != 1 || sb.Reads[0] != want || sb.RunAs != "nobody" || sb.PassEnv[0] != "HOME" {
 		t.Fatalf("%+v %v", sb, err)

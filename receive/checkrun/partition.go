@@ -34,10 +34,12 @@ const (
 )
 
 // lane is what a lane's step tells its command: the partition's name and
-// the files the step changes, NUL-terminated.
+// the files the step changes, NUL-terminated; and the queue's target, whose
+// rules hold the partition (confine.go).
 type lane struct {
-	name  string
-	paths []byte
+	name   string
+	paths  []byte
+	target string
 }
 
 // laneOf returns the lane of the revision rev, which recs
@@ -51,7 +53,11 @@ func laneOf(gitDir string, recs []queueRecord, rev string) (*lane, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listing the files %s changes against %s: %w", rev, r.rec.Parents[0], err)
 		}
-		return &lane{name: r.rec.Partition, paths: out}, nil
+		target := ""
+		if r.q != nil {
+			target = r.q.Target
+		}
+		return &lane{name: r.rec.Partition, paths: out, target: target}, nil
 	}
 	return nil, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,7 +17,7 @@ import (
 )
 
 // Sandbox says how the command is confined (--sandbox, --pass-env,
-// --cache, --read, --run-as).
+// --cache, --read, --run-as, --confine-reads).
 type Sandbox struct {
 	Mode    sandbox.Mode // "": best-effort
 	PassEnv []string     // variables of Environ the command gets as well
@@ -27,6 +28,9 @@ type Sandbox struct {
 	// RunAs, a user name, runs the command as that user (the worker must
 	// run as root).
 	RunAs string
+	// ConfineReads confines a lane candidate's reads of its checkout to
+	// its partition's inputs (confine.go); it needs Landlock.
+	ConfineReads bool
 	// Deny are paths no grant may reach, besides those Run always keeps
 	// out (the signing key's file, the repository, ~/.ssh, the agent's
 	// socket): the worker adds its clone.
@@ -59,7 +63,7 @@ func (o Options) prepare(s *repo.Signing) (*confined, error) {
 		c.environ = os.Environ()
 	}
 	var err error
-	if c.conf, err = sandbox.Decide(sb.Mode); err != nil {
+	if c.conf, err = sb.Decide(); err != nil { // confine.go
 		return nil, err
 	}
 	if sb.RunAs != "" {
@@ -98,7 +102,7 @@ func (o Options) prepare(s *repo.Signing) (*confined, error) {
 	}
 	c.hidden = append(c.hidden, c.noWrite...)
 	if !sb.Quiet {
-		fmt.Fprintf(o.Log, "check %s: %s\n", o.Name, c.conf.Describe(sandbox.Policy{Caches: cacheDirs(sb.Caches)}))
+		fmt.Fprintf(o.Log, "check %s: %s\n", o.Name, sb.Describe(c.conf))
 	}
 	return c, nil
 }
@@ -111,8 +115,9 @@ func cacheDirs(cs []sandbox.Cache) []string {
 	return out
 }
 
-// checkVars are the check's own variables (docs/ci.md).
-func checkVars(o Options, base string, attempt int, conf sandbox.Confinement) []string {
+// checkVars are the check's own variables (docs/ci.md); how is how the
+// command runs (record).
+func checkVars(o Options, base string, attempt int, how string) []string {
 	return []string{
 		"CI=true",
 		"GITPLUS_CHECK_PR=" + o.PR,
@@ -120,15 +125,18 @@ func checkVars(o Options, base string, attempt int, conf sandbox.Confinement) []
 		"GITPLUS_CHECK_NAME=" + o.Name,
 		"GITPLUS_CHECK_BASE=" + base,
 		"GITPLUS_CHECK_ATTEMPT=" + strconv.Itoa(attempt),
-		"GITPLUS_CHECK_SANDBOX=" + conf.String(),
+		"GITPLUS_CHECK_SANDBOX=" + how,
 	}
 }
 
 // command is the sandboxed command of one attempt: tree is the checkout,
 // scratch the fresh directory of HOME and TMPDIR, vars the check's own
 // variables, reads the files of the run it may read besides (the lane's
-// changed paths, partition.go).
-func (c *confined) command(o Options, tree, scratch string, vars, reads []string) (sandbox.Command, error) {
+// changed paths, partition.go). inputs, when not nil, confines the
+// command's reads of the checkout to those paths of it (confine.go): the
+// rest of the checkout is write-only and nothing of a git directory is
+// granted.
+func (c *confined) command(o Options, tree, scratch string, vars, reads, inputs []string) (sandbox.Command, error) {
 	uid, gid := -1, -1
 	if c.cred != nil {
 		uid, gid = int(c.cred.Uid), int(c.cred.Gid)
@@ -175,12 +183,16 @@ func (c *confined) command(o Options, tree, scratch string, vars, reads []string
 			path = v
 		}
 	}
-	p := sandbox.System(path).Merge(sandbox.Policy{
+	box := sandbox.Policy{
 		Write:  []string{tree, scratch},
 		Caches: cacheDirs(o.Sandbox.Caches),
 		Exec:   o.Sandbox.Reads,
 		Read:   append(borrowedObjects(filepath.Join(tree, ".git", "objects")), reads...),
-	})
+	}
+	if inputs != nil {
+		box.Write, box.WriteOnly, box.Read = append(slices.Clone(inputs), scratch), []string{tree}, reads
+	}
+	p := sandbox.System(path).Merge(box)
 	if filepath.IsAbs(o.Argv[0]) {
 		p.Exec = append(p.Exec, o.Argv[0]) // the operator's own command, wherever it lives
 	}

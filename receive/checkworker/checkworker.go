@@ -44,7 +44,9 @@
 //     requires it without queue candidates (heads.go).
 //   - Every command runs in checkrun's sandbox (Options.Sandbox, docs/ci.md),
 //     decided once when the worker starts: under --sandbox required a
-//     kernel without Landlock stops the worker there. The worker makes
+//     kernel without Landlock stops the worker there, and so does
+//     --confine-reads (a lane candidate's reads confined to its
+//     partition's inputs, checkrun's confine.go). The worker makes
 //     itself non-dumpable and keeps its clone out of the commands' reach.
 //   - The remote's password (a member token) is on no command line: its
 //     git processes get the URL without it and the password through a
@@ -166,7 +168,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// How the commands will run, said once: --sandbox required on a kernel
 	// that cannot confine them stops the worker before it takes anything.
-	box, err := sandbox.Decide(o.Sandbox.Mode)
+	box, err := o.Sandbox.Decide()
 	if err != nil {
 		return err
 	}
@@ -184,11 +186,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	w := &worker{o: o, url: bare, log: &lockedWriter{w: o.Log, secret: url, shown: redact(url)}, seen: checkrun.NewSightings(max(10*o.Lease, time.Hour))}
 	w.logf("check worker %s: check %s from %s, %d job(s): %s", repo.Fingerprint(o.Key.Signer.PublicKey()), o.Name, url, o.Jobs, strings.Join(o.Argv, " "))
-	var caches []string
-	for _, c := range o.Sandbox.Caches {
-		caches = append(caches, c.Dir)
-	}
-	w.logf("%s", box.Describe(sandbox.Policy{Caches: caches}))
+	w.logf("%s", o.Sandbox.Describe(box))
 	return w.loop(ctx)
 }
 

@@ -30,14 +30,16 @@ type Command struct {
 
 // instructions are what the launcher reads from its pipe.
 type instructions struct {
-	Argv    []string `json:"argv"`
-	Env     []string `json:"env"`
-	Dir     string   `json:"dir"`
-	ABI     int      `json:"abi"`
-	Exec    []string `json:"exec,omitempty"`
-	Read    []string `json:"read,omitempty"`
-	Write   []string `json:"write,omitempty"`
-	Devices []string `json:"devices,omitempty"`
+	Argv  []string `json:"argv"`
+	Env   []string `json:"env"`
+	Dir   string   `json:"dir"`
+	ABI   int      `json:"abi"`
+	Exec  []string `json:"exec,omitempty"`
+	Read  []string `json:"read,omitempty"`
+	Write []string `json:"write,omitempty"`
+	// WriteOnly are granted the writing rights alone (Policy.WriteOnly).
+	WriteOnly []string `json:"writeOnly,omitempty"`
+	Devices   []string `json:"devices,omitempty"`
 	// User, when set, is who the command runs as (--run-as): the launcher
 	// starts as the worker, so that it can reach this binary and every
 	// path it grants, and takes the user's identity last.
@@ -80,6 +82,7 @@ func (c Command) Cmd(ctx context.Context) (*exec.Cmd, func(), error) {
 	if c.Confinement.Landlock() {
 		in.Exec, in.Read, in.Devices = c.Policy.Exec, c.Policy.Read, c.Policy.Devices
 		in.Write = append(append([]string{}, c.Policy.Write...), c.Policy.Caches...)
+		in.WriteOnly = c.Policy.WriteOnly
 	}
 	data, err := json.Marshal(in)
 	if err != nil {

@@ -56,7 +56,13 @@ const (
 	rightsReadDir  = ll.AccessFSReadFile | ll.AccessFSReadDir
 	rightsReadFile = ll.AccessFSReadFile
 	rightsWriteDir = ^uint64(ll.AccessFSIoctlDev | ll.AccessFSResolveUnix) // everything else: read, write, run, create, remove, rename
-	rightsDevice   = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+	// rightsWriteOnlyDir: what a write-only grant allows beneath a
+	// directory. Landlock's rule for reparenting (a file moved or linked
+	// into another directory must not gain a right there) keeps a file
+	// that cannot be read from becoming readable by a rename into a
+	// readable directory.
+	rightsWriteOnlyDir = rightsWriteDir &^ (ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSExecute)
+	rightsDevice       = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
 )
 
 // rules are the Landlock rules of in's paths. A path that does not exist
@@ -82,6 +88,7 @@ func rules(in instructions, handled landlock.AccessFSSet) []landlock.Rule {
 	add(in.Exec, rightsExecDir, rightsExecFile)
 	add(in.Read, rightsReadDir, rightsReadFile)
 	add(in.Write, rightsWriteDir, rightsWriteDir&(ll.AccessFSReadFile|ll.AccessFSWriteFile|ll.AccessFSTruncate|ll.AccessFSExecute))
+	add(in.WriteOnly, rightsWriteOnlyDir, ll.AccessFSWriteFile|ll.AccessFSTruncate)
 	add(in.Devices, 0, rightsDevice)
 	return out
 }

@@ -22,6 +22,11 @@ type Policy struct {
 	Write []string
 	// Caches: as Write; named apart so the run can say them (--cache).
 	Caches []string
+	// WriteOnly: create, write, truncate, remove and rename beneath, but
+	// neither read, list nor run what is there (a checkout whose reads
+	// are confined: build outputs may be written anywhere in it, and read
+	// back only where another grant allows it).
+	WriteOnly []string
 	// Devices: device files read and written, with their ioctls.
 	Devices []string
 }
@@ -30,7 +35,7 @@ type Policy struct {
 func (p Policy) Merge(q Policy) Policy {
 	cat := func(a, b []string) []string { return append(slices.Clip(a), b...) }
 	return Policy{Exec: cat(p.Exec, q.Exec), Read: cat(p.Read, q.Read), Write: cat(p.Write, q.Write),
-		Caches: cat(p.Caches, q.Caches), Devices: cat(p.Devices, q.Devices)}
+		Caches: cat(p.Caches, q.Caches), WriteOnly: cat(p.WriteOnly, q.WriteOnly), Devices: cat(p.Devices, q.Devices)}
 }
 
 // systemExec are the trees of programs and libraries every command may run.
@@ -97,7 +102,7 @@ func goRoot(dir string) string {
 
 // Without returns p without the grants that would reach a path of hidden —
 // a grant of the path itself or of a directory above it — or write one of
-// noWrite — a writable grant (Write, Caches) of it, above it or beneath it
+// noWrite — a writable grant (Write, Caches, WriteOnly) of it, above it or beneath it
 // — and the grants it dropped. Reading beneath a hidden path stays
 // possible (the checkout's borrowed objects lie in the worker's
 // repository; a toolchain may lie in the worker's home), and so does
@@ -136,7 +141,7 @@ func (p Policy) Without(hidden, noWrite []string) (Policy, []string) {
 		return out
 	}
 	out := Policy{Exec: keep(p.Exec, false), Read: keep(p.Read, false), Write: keep(p.Write, true),
-		Caches: keep(p.Caches, true), Devices: keep(p.Devices, false)}
+		Caches: keep(p.Caches, true), WriteOnly: keep(p.WriteOnly, true), Devices: keep(p.Devices, false)}
 	return out, dropped
 }
 

@@ -249,3 +249,40 @@ func TestParseCache(t *testing.T) {
 		}
 	}
 }
+
+// A write-only grant: the command creates, writes and removes files there
+// but reads and lists nothing, and a rename cannot carry a file from it
+// into a readable directory.
+func TestWriteOnly(t *testing.T) {
+	abi, why := ABI()
+	if abi < 2 {
+		t.Skipf("this kernel's Landlock cannot rename across directories (ABI %d; %s)", abi, why)
+	}
+	base := t.TempDir()
+	wo, rw := filepath.Join(base, "wo"), filepath.Join(base, "wo", "rw")
+	if err := os.MkdirAll(rw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wo, "there"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := System(os.Getenv("PATH")).Merge(Policy{WriteOnly: []string{wo}, Write: []string{rw}})
+	got := lines(run(t, Confinement{ABI: abi}, p, wo, Env(os.Environ(), "", "", nil, nil), `
+try() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "$name: ok"; else echo "$name: denied"; fi; }
+try write sh -c 'echo y >new'
+try read cat there
+try read-new cat new
+try list ls .
+try mkdir sh -c 'mkdir d && echo z >d/f'
+try remove rm there
+try rename-out mv new rw/new
+try read-rw sh -c 'echo w >rw/f && cat rw/f'
+`))
+	want := map[string]string{"write": "ok", "read": "denied", "read-new": "denied", "list": "denied", "mkdir": "ok", "remove": "ok",
+		"rename-out": "denied", "read-rw": "ok"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
+}
