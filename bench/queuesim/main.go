@@ -115,7 +115,8 @@ func Table(w io.Writer, rows []Row) {
 }
 
 // parseDisciplines reads a list like "serial,1-8,adaptive:8,batch:12/4":
-// a depth or range of depths (strict), adaptive:CAP[/START], batch:DEPTH/K,
+// oracle (the scenario's floor: oracle.go), a depth or range of depths
+// (strict), adaptive:CAP[/START], batch:DEPTH/K,
 // squash:DEPTH (strict, squash steps), lanes:DEPTH[/K] (the layout's
 // partitions in the rules, strict or batch checks: lanes.go).
 func parseDisciplines(spec string) ([]Discipline, error) {
@@ -132,6 +133,8 @@ func parseDisciplines(spec string) ([]Discipline, error) {
 		switch {
 		case f == "serial":
 			ds = append(ds, Discipline{Depth: 1})
+		case f == "oracle":
+			ds = append(ds, Discipline{Oracle: true})
 		case strings.HasPrefix(f, "adaptive:"):
 			a, b, _ := strings.Cut(strings.TrimPrefix(f, "adaptive:"), "/")
 			c, err := atoi(a)
@@ -220,7 +223,7 @@ func main() {
 	flag.Float64Var(&p.Global, "global", p.Global, "share of global pull requests (in no partition) when -partitions is set")
 	seeds := flag.Int("seeds", 20, "seeds (1..seeds)")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "simulations run at once")
-	spec := flag.String("disciplines", "serial,2-8,adaptive:8,adaptive:8/4,batch:6/6,batch:8/4,batch:8/8,batch:12/4,batch:12/6,batch:12/12,batch:16/8", "serial, depths (N or N-M), adaptive:CAP[/START], batch:DEPTH/K, squash:DEPTH, lanes:DEPTH[/K] (with -partitions)")
+	spec := flag.String("disciplines", "serial,2-8,adaptive:8,adaptive:8/4,batch:6/6,batch:8/4,batch:8/8,batch:12/4,batch:12/6,batch:12/12,batch:16/8", "serial, oracle, depths (N or N-M), adaptive:CAP[/START], batch:DEPTH/K, squash:DEPTH, lanes:DEPTH[/K] (with -partitions)")
 	flag.Parse()
 	ds, err := parseDisciplines(*spec)
 	if err != nil {

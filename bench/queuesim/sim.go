@@ -129,9 +129,14 @@ type Discipline struct {
 	// Lanes: the rules name the layout's partitions (Params.Partitions),
 	// a lane each (lanes.go).
 	Lanes bool
+	// Oracle: no queue, the scenario's floor (oracle.go).
+	Oracle bool
 }
 
 func (d Discipline) Name() string {
+	if d.Oracle {
+		return "oracle: each PR settled one CI run after it arrives"
+	}
 	s := fmt.Sprintf("strict, depth %d", d.Depth)
 	if d.Depth == 1 && !d.Adaptive {
 		s = "serial (strict, depth 1)"
@@ -262,6 +267,9 @@ func Run(p Params, d Discipline) (Result, error) {
 }
 
 func run(p Params, d Discipline, sc scenario) (Result, error) {
+	if d.Oracle {
+		return oracle(sc), nil
+	}
 	if d.Depth < 1 {
 		return Result{}, fmt.Errorf("depth %d: use 1 or more", d.Depth)
 	}

@@ -146,11 +146,11 @@ func TestRandomScenariosKeepInvariants(t *testing.T) {
 }
 
 func TestParseDisciplines(t *testing.T) {
-	ds, err := parseDisciplines("serial,2-3,adaptive:8,adaptive:6/2,batch:12/4,squash:8")
+	ds, err := parseDisciplines("serial,oracle,2-3,adaptive:8,adaptive:6/2,batch:12/4,squash:8")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Discipline{{Depth: 1}, {Depth: 2}, {Depth: 3}, {Depth: 8, Adaptive: true, Start: 1}, {Depth: 6, Adaptive: true, Start: 2}, {Depth: 12, CheckEvery: 4}, {Depth: 8, Squash: true}}
+	want := []Discipline{{Depth: 1}, {Oracle: true}, {Depth: 2}, {Depth: 3}, {Depth: 8, Adaptive: true, Start: 1}, {Depth: 6, Adaptive: true, Start: 2}, {Depth: 12, CheckEvery: 4}, {Depth: 8, Squash: true}}
 	if !reflect.DeepEqual(ds, want) {
 		t.Fatalf("got %+v", ds)
 	}
@@ -330,6 +330,42 @@ func TestLanesKeepInvariants(t *testing.T) {
 			b, _ := Run(p, c.d)
 			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("k=%d %s seed %d: two runs differ", c.k, c.d.Name(), seed)
+			}
+		}
+	}
+}
+
+// TestOracle: the floor of a scenario is each pull request settled one CI
+// run after it arrives (the second of a conflicting pair at once, unrun),
+// and with CI taking exactly T no planner beats its drain (with lognormal
+// runs a lucky seed may: the oracle's run is the median, T).
+func TestOracle(t *testing.T) {
+	sc := hand(4, []int{1}, [2]int{0, 3})
+	sc.arrive = []int64{100, 100 + T/2, 100 + 3*T, 100 + 5*T}
+	r := oracle(sc)
+	// #0 lands at 100+T, #1 evicted at 100+1.5T, #2 lands at 100+4T, #3
+	// (conflicts with #0) evicted at 100+5T: drain 5T from the first arrival.
+	if r.Landed != 2 || r.EvictedBroken != 1 || r.Conflicts != 1 || r.Runs != 3 || r.RunsBroken != 1 || r.Drain != 5*T || !reflect.DeepEqual(r.ToLand, []int64{T, T}) {
+		t.Errorf("got %+v", r)
+	}
+	p := DefaultParams()
+	p.PRs, p.Flaky, p.Sigma = 30, 0.05, 0
+	for _, gap := range []float64{0, 0.1} {
+		p.Gap = gap
+		for seed := uint64(1); seed <= 2; seed++ {
+			p.Seed = seed
+			o, err := Run(p, Discipline{Oracle: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []Discipline{{Depth: 8}, {Depth: 6, CheckEvery: 6}} {
+				x, err := Run(p, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if x.Drain < o.Drain || x.Landed != o.Landed {
+					t.Errorf("gap %.1f seed %d: %s drained in %.2fT landing %d, the oracle %.2fT landing %d", gap, seed, d.Name(), float64(x.Drain)/T, x.Landed, float64(o.Drain)/T, o.Landed)
+				}
 			}
 		}
 	}
