@@ -65,31 +65,43 @@ func CommitTime(raw []byte) (int64, error) {
 }
 
 func readTime(s mergetree.Store, h plumbing.Hash) (int64, error) {
-	typ, raw, err := s.ReadObject(h)
+	c, err := readCommit(s, h)
 	if err != nil {
-		return 0, fmt.Errorf("read commit %s: %w", h, err)
+		return 0, err
 	}
-	if typ != plumbing.CommitObject {
-		return 0, fmt.Errorf("%w: %s is a %s", ErrNotCommit, h, typ)
-	}
-	t, err := CommitTime(raw)
-	if err != nil {
-		return 0, fmt.Errorf("commit %s: %w", h, err)
-	}
-	return t, nil
+	return c.CommitTime, nil
 }
 
-// BuildCandidate builds the candidate commit of pull request prID (head onto
-// parent) for target: it reads both commits' committer times, merges them with
-// mergetree in builder mode (new blobs and trees written through w) and writes
-// the commit through w. On a conflict it returns the conflicts, a zero id and
-// no error, having written nothing.
-func BuildCandidate(s mergetree.Store, w mergetree.ObjectWriter, parent, head plumbing.Hash, prID, target, title string) (plumbing.Hash, []mergetree.Conflict, error) {
+// readCommit reads and parses commit h from s, as receive/gitobj (the one
+// commit parser) reads it.
+func readCommit(s mergetree.Store, h plumbing.Hash) (*gitobj.Commit, error) {
+	typ, raw, err := s.ReadObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	if typ != plumbing.CommitObject {
+		return nil, fmt.Errorf("%w: %s is a %s", ErrNotCommit, h, typ)
+	}
+	c, err := gitobj.ParseCommit(raw)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w: %w", h, ErrNotCommit, err)
+	}
+	return c, nil
+}
+
+// buildStep is the one way a step is built (BuildCandidate, BuildSquash,
+// BuildTested): both commits read, head merged onto parent with mergetree
+// in builder mode (new blobs and trees written through w), the commit that
+// content makes of the parent's time, the head commit and the merged tree
+// written through w and checked to have the id its content gives. what
+// names the step in errors. On a conflict it returns the conflicts, a zero
+// id and no error, having written no commit.
+func buildStep(s mergetree.Store, w mergetree.ObjectWriter, parent, head plumbing.Hash, what string, content func(parentTime int64, hc *gitobj.Commit, tree plumbing.Hash) []byte) (plumbing.Hash, []mergetree.Conflict, error) {
 	pt, err := readTime(s, parent)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	ht, err := readTime(s, head)
+	hc, err := readCommit(s, head)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
@@ -100,14 +112,25 @@ func BuildCandidate(s mergetree.Store, w mergetree.ObjectWriter, parent, head pl
 	if !res.Clean() {
 		return plumbing.ZeroHash, res.Conflicts, nil
 	}
-	content := Candidate(parent, head, pt, ht, res.Tree, prID, target, title)
-	want := CandidateID(content)
-	got, err := w.WriteObject(plumbing.CommitObject, content)
+	raw := content(pt, hc, res.Tree)
+	want := CandidateID(raw)
+	got, err := w.WriteObject(plumbing.CommitObject, raw)
 	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("write candidate %s: %w", want, err)
+		return plumbing.ZeroHash, nil, fmt.Errorf("write %s %s: %w", what, want, err)
 	}
 	if got != want {
-		return plumbing.ZeroHash, nil, fmt.Errorf("%w: candidate %s written as %s", ErrMismatch, want, got)
+		return plumbing.ZeroHash, nil, fmt.Errorf("%w: %s %s written as %s", ErrMismatch, what, want, got)
 	}
 	return want, nil, nil
+}
+
+// BuildCandidate builds the candidate commit of pull request prID (head onto
+// parent) for target: it reads both commits' committer times, merges them with
+// mergetree in builder mode (new blobs and trees written through w) and writes
+// the commit through w. On a conflict it returns the conflicts, a zero id and
+// no error, having written nothing.
+func BuildCandidate(s mergetree.Store, w mergetree.ObjectWriter, parent, head plumbing.Hash, prID, target, title string) (plumbing.Hash, []mergetree.Conflict, error) {
+	return buildStep(s, w, parent, head, "candidate", func(pt int64, hc *gitobj.Commit, tree plumbing.Hash) []byte {
+		return Candidate(parent, head, pt, hc.CommitTime, tree, prID, target, title)
+	})
 }

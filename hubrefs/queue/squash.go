@@ -66,38 +66,9 @@ func Squash(parent, head plumbing.Hash, parentTime, headTime int64, headAuthor [
 // read, mergetree in builder mode, the commit written through w. On a
 // conflict it returns the conflicts, a zero id and no error.
 func BuildSquash(s mergetree.Store, w mergetree.ObjectWriter, parent, head plumbing.Hash, prID, target, title string) (plumbing.Hash, []mergetree.Conflict, error) {
-	pt, err := readTime(s, parent)
-	if err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	typ, raw, err := s.ReadObject(head)
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("read commit %s: %w", head, err)
-	}
-	if typ != plumbing.CommitObject {
-		return plumbing.ZeroHash, nil, fmt.Errorf("%w: %s is a %s", ErrNotCommit, head, typ)
-	}
-	hc, err := gitobj.ParseCommit(raw)
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("commit %s: %w: %w", head, ErrNotCommit, err)
-	}
-	res, err := mergetree.Merge(s, parent, head, mergetree.Options{Writer: w})
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("merge %s onto %s: %w", head, parent, err)
-	}
-	if !res.Clean() {
-		return plumbing.ZeroHash, res.Conflicts, nil
-	}
-	content := Squash(parent, head, pt, hc.CommitTime, hc.Author, res.Tree, prID, target, title)
-	want := CandidateID(content)
-	got, err := w.WriteObject(plumbing.CommitObject, content)
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("write squash step %s: %w", want, err)
-	}
-	if got != want {
-		return plumbing.ZeroHash, nil, fmt.Errorf("%w: squash step %s written as %s", ErrMismatch, want, got)
-	}
-	return want, nil, nil
+	return buildStep(s, w, parent, head, "squash step", func(pt int64, hc *gitobj.Commit, tree plumbing.Hash) []byte {
+		return Squash(parent, head, pt, hc.CommitTime, hc.Author, tree, prID, target, title)
+	})
 }
 
 // SquashBinding is what a squash step's trailers bind it to.

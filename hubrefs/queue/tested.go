@@ -94,43 +94,12 @@ func TestedSquash(parent, head plumbing.Hash, parentTime, headTime int64, headAu
 // written through w. On a conflict it returns the conflicts, a zero id
 // and no error.
 func BuildTested(s mergetree.Store, w mergetree.ObjectWriter, parent, head, tested plumbing.Hash, prID, target, title string, squash bool) (plumbing.Hash, []mergetree.Conflict, error) {
-	pt, err := readTime(s, parent)
-	if err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	typ, raw, err := s.ReadObject(head)
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("read commit %s: %w", head, err)
-	}
-	if typ != plumbing.CommitObject {
-		return plumbing.ZeroHash, nil, fmt.Errorf("%w: %s is a %s", ErrNotCommit, head, typ)
-	}
-	hc, err := gitobj.ParseCommit(raw)
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("commit %s: %w: %w", head, ErrNotCommit, err)
-	}
-	res, err := mergetree.Merge(s, parent, head, mergetree.Options{Writer: w})
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("merge %s onto %s: %w", head, parent, err)
-	}
-	if !res.Clean() {
-		return plumbing.ZeroHash, res.Conflicts, nil
-	}
-	var content []byte
-	if squash {
-		content = TestedSquash(parent, head, pt, hc.CommitTime, hc.Author, res.Tree, prID, target, title, tested)
-	} else {
-		content = Tested(parent, head, pt, hc.CommitTime, res.Tree, prID, target, title, tested)
-	}
-	want := CandidateID(content)
-	got, err := w.WriteObject(plumbing.CommitObject, content)
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("write partition step %s: %w", want, err)
-	}
-	if got != want {
-		return plumbing.ZeroHash, nil, fmt.Errorf("%w: partition step %s written as %s", ErrMismatch, want, got)
-	}
-	return want, nil, nil
+	return buildStep(s, w, parent, head, "partition step", func(pt int64, hc *gitobj.Commit, tree plumbing.Hash) []byte {
+		if squash {
+			return TestedSquash(parent, head, pt, hc.CommitTime, hc.Author, tree, prID, target, title, tested)
+		}
+		return Tested(parent, head, pt, hc.CommitTime, tree, prID, target, title, tested)
+	})
 }
 
 // TestedTrailer reads the Git-Plus-Tested trailer of a step's message:
