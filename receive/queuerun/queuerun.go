@@ -651,29 +651,13 @@ func (r *runner) plan(st *state, clock *queue.ClockRange) (queue.Plan, error) {
 			if st.branch.Squash() { // mergeMethod squash (docs/queue.md, "Step shapes")
 				build = queue.BuildSquash
 			}
-			step, conflicts, err := build(st.objs, st.objs, parent, head, prID, o.Target, titles[prID])
-			if err != nil {
-				return plumbing.ZeroHash, nil, err
-			}
-			var paths []string
-			for _, c := range conflicts {
-				paths = append(paths, c.Path)
-			}
-			return step, paths, nil
+			return conflictPaths(build(st.objs, st.objs, parent, head, prID, o.Target, titles[prID]))
 		},
 		Changed: func(from, to plumbing.Hash) ([]string, error) { return policy.ChangedFiles(st.objs, from, to) },
 		// Partition steps (docs/queue.md, "Partitions and lanes"): built
 		// as the branch's method builds a step, judged by the hook's rule.
 		BuildTested: func(parent, head, tested plumbing.Hash, prID string) (plumbing.Hash, []string, error) {
-			step, conflicts, err := queue.BuildTested(st.objs, st.objs, parent, head, tested, prID, o.Target, titles[prID], st.branch.Squash())
-			if err != nil {
-				return plumbing.ZeroHash, nil, err
-			}
-			var paths []string
-			for _, c := range conflicts {
-				paths = append(paths, c.Path)
-			}
-			return step, paths, nil
+			return conflictPaths(queue.BuildTested(st.objs, st.objs, parent, head, tested, prID, o.Target, titles[prID], st.branch.Squash()))
 		},
 		Tested: func(prev, step, tested, head plumbing.Hash, prID string) (string, string, error) {
 			part, _, reason, err := policy.TestedVerdict(st.objs, st.branch, policy.TestedStep{Prev: prev, Step: step, Tested: tested, Head: head, PR: prID, Squash: st.branch.Squash()})
@@ -1177,4 +1161,17 @@ func (l *lock) clearDirty() { _ = os.Remove(l.dirtyPath) }
 func (l *lock) dirty() bool {
 	_, err := os.Stat(l.dirtyPath)
 	return err == nil
+}
+
+// conflictPaths turns a step builder's result into the planner's: the
+// step, and the paths of its conflicts.
+func conflictPaths(step plumbing.Hash, conflicts []mergetree.Conflict, err error) (plumbing.Hash, []string, error) {
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	var paths []string
+	for _, c := range conflicts {
+		paths = append(paths, c.Path)
+	}
+	return step, paths, nil
 }
