@@ -210,10 +210,14 @@ func (w *propWorld) lanesAgree(pass int, in queue.PlanInput, plan queue.Plan, se
 		if st.Parent != in.Tip.String() && !strings.HasPrefix(st.Parent, "0000") && !w.isStep(plan, st.Parent) {
 			seen.kept.Add(1)
 		}
-		if landed[st.PR] || done[st.Partition] || st.Behind {
+		lane := st.Partition
+		if len(in.Branch.Partitions) == 1 {
+			lane = in.Branch.Partitions[0].Name // one lane: its global entries are steps of it
+		}
+		if landed[st.PR] || done[lane] || st.Behind {
 			continue // landed, not the lane's first left, or waiting for the queue's order
 		}
-		done[st.Partition] = true
+		done[lane] = true
 		next := plumbing.NewHash(st.Commit)
 		if st.Parent != top.String() {
 			d, conflicts, err := in.BuildTested(top, plumbing.NewHash(st.Head), plumbing.NewHash(st.Commit), st.PR)

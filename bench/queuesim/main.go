@@ -210,7 +210,7 @@ func main() {
 	flaky := flag.String("flaky", "0,0.05", "probabilities that a CI attempt of a good candidate fails, one table each")
 	flag.IntVar(&p.Retries, "retries", p.Retries, "check run --retries")
 	flag.BoolVar(&p.RetryBelowRed, "retry-below-red", p.RetryBelowRed, "retry a failed candidate even above a red step (check run before the rule of docs/queue.md, \"Retries below a red step\")")
-	flag.BoolVar(&p.RetrySearch, "retry-search", p.RetrySearch, "check run retries a batch group's last step and a trial like any candidate (by default it does not: the planner's search is their retry)")
+	flag.BoolVar(&p.RetrySearch, "retry-search", p.RetrySearch, "check run retries a search step (a batch group's last step, a trial, a strict step of a branch with partitions) like any candidate (by default it does not: the planner's search is their retry)")
 	flag.BoolVar(&p.RetryTrialOne, "retry-trial-one", p.RetryTrialOne, "check run retries a trial of one pull request (by default it does not)")
 	flag.BoolVar(&p.NoBelowWait, "no-below-wait", p.NoBelowWait, "check run --below-wait 0: retry at once unless a step below is already red")
 	flag.BoolVar(&p.BelowWaitAlways, "below-wait-always", p.BelowWaitAlways, "check run --below-wait TIMEOUT: every candidate waits for a step below (by default only a batch group's last step does)")

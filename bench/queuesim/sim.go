@@ -47,11 +47,13 @@ type Params struct {
 	// step is not retried (docs/queue.md, "Retries below a red step"): the
 	// figures before that rule.
 	RetryBelowRed bool
-	// RetrySearch retries a batch group's last step (a group of more than
-	// one) and a trial like any candidate; by default check run does not,
-	// since the planner's search of a red group tests its parts
-	// (docs/queue.md, "Searching a red group aside"). RetryTrialOne still
-	// retries a trial of one pull request (whose red evicts it).
+	// RetrySearch retries a search step (queue.SearchStep: a batch group's
+	// last step of a group of more than one, a trial, a strict step of a
+	// branch with partitions) like any candidate; by default check run
+	// does not, since the planner's search tests it again (docs/queue.md,
+	// "Searching a red group aside", "A red strict step tried aside").
+	// RetryTrialOne still retries a trial of one pull request (whose red
+	// evicts it).
 	RetrySearch, RetryTrialOne bool
 	// NoBelowWait is `check run --below-wait 0`: retry at once unless a
 	// step below is already red. By default only the last step of a batch
@@ -615,20 +617,23 @@ func (s *sim) attempt(e event) {
 }
 
 // retries is check run's --retries for the candidate of e: none for a
-// batch group's last step of a group of more than one or a trial (the
-// planner's search is their retry), unless the parameters say otherwise.
+// search step (queue.SearchStep: a batch group's last step of a group of
+// more than one, a trial, a strict step of a branch with partitions that
+// is tried aside when red; the planner's search is their retry), unless
+// the parameters say otherwise.
 func (s *sim) retries(e event) int {
 	if s.p.RetrySearch || s.p.Retries == 0 {
 		return s.p.Retries
 	}
-	rec, ok := s.q.fold(s.trust).LatestCandidate(prID(e.pr))
+	qs := s.q.fold(s.trust)
+	rec, ok := qs.LatestCandidate(prID(e.pr))
 	if !ok || rec.Step != e.step {
 		return s.p.Retries
 	}
 	if rec.Trial && rec.GroupSize == 1 && s.p.RetryTrialOne {
 		return s.p.Retries
 	}
-	if rec.Trial || (rec.GroupEnd == rec.Step && rec.GroupSize > 1) {
+	if queue.SearchStep(qs, rec, s.br) != "" {
 		return 0
 	}
 	return s.p.Retries

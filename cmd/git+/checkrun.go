@@ -36,7 +36,7 @@ func init() {
 				&cli.IntFlag{Name: "retries", Usage: "run a failed command again up to N times before recording a failure"},
 				&cli.BoolFlag{Name: "every-step", Usage: "run even on a candidate the queue marked as inside a batch group (only its group's last step needs checks)"},
 				&cli.DurationFlag{Name: "below-wait", Usage: "before a retry, wait at most this long for the verdict of a candidate step below this one (default: the timeout, or 10m without one, for the last step of a batch group; no wait for other candidates; 0: never wait); a red step below means no retry"},
-				&cli.BoolFlag{Name: "retry-search", Usage: "apply --retries also to the queue's search steps under batch checks (a trial, the last step of a group of more than one), which are otherwise run once: the search is their retry"},
+				&cli.BoolFlag{Name: "retry-search", Usage: "apply --retries also to the queue's search steps (a trial, the last step of a batch group of more than one, a strict step of a branch with partitions), which are otherwise run once: the search is their retry"},
 				&cli.DurationFlag{Name: "lease", Usage: "how long another worker's check.started holds the check (default: (retries+1) × timeout + retries × below-wait + 1m, or 30m without a timeout)"},
 				&cli.StringFlag{Name: "url", Usage: "a link to the run's full log, recorded in check.completed (pr show and the page link it)"},
 				remoteFlag(),

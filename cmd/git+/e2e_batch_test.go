@@ -21,6 +21,13 @@ import (
 // the ids in order.
 func batchSetup(t *testing.T, e *hubEnv, n, k int) (string, []string) {
 	t.Helper()
+	return batchSetupRules(t, e, n, k, "")
+}
+
+// batchSetupRules is batchSetup with more fields for main's rules (extra,
+// e.g. `, "partitions": [...]`).
+func batchSetupRules(t *testing.T, e *hubEnv, n, k int, extra string) (string, []string) {
+	t.Helper()
 	root := t.TempDir()
 	bare := filepath.Join(root, "repo.git")
 	e.ok(root, "admin", "init", bare)
@@ -37,7 +44,7 @@ func batchSetup(t *testing.T, e *hubEnv, n, k int) (string, []string) {
 		e.ok(bare, "admin", "member", "add", m.name, "--key", e.keys[m.name].Path+".pub", "--cap", m.cap)
 	}
 	rules := filepath.Join(root, "rules.json")
-	doc := fmt.Sprintf(`{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true, "queueDepth": 8, "checkEvery": %d}}}`, k)
+	doc := fmt.Sprintf(`{"protected": {"refs/heads/main": {"requiredApprovals": 1, "requiredChecks": ["ci"], "queueCandidates": true, "queueDepth": 8, "checkEvery": %d%s}}}`, k, extra)
 	if err := os.WriteFile(rules, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -196,6 +196,45 @@ func TestCheckRunNoRetryOfSearchSteps(t *testing.T) {
 	}
 }
 
+// TestCheckRunNoRetryOfStrictLaneSteps: under strict checks on a branch
+// with partitions, check run runs a lane step once whatever --retries says
+// (queue.SearchStep: a red one is tried aside, which is its retry), and the
+// next queue run tries it alone on the target instead of evicting it
+// (docs/queue.md, "A red strict step tried aside"); --retry-search retries
+// it as set.
+func TestCheckRunNoRetryOfStrictLaneSteps(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, "admin", "dev", "rev", "ci", "q")
+	bare, _ := batchSetupRules(t, e, 1, 1, `, "partitions": [{"name": "all", "paths": ["**"]}]`)
+	rep := queueRunJSON(t, e, bare)
+	if len(rep.Published) != 1 || rep.Published[0].Partition != "all" {
+		t.Fatalf("pass 1 published %+v, want one step of lane all", rep.Published)
+	}
+	st := rep.Published[0]
+	count := filepath.Join(t.TempDir(), "runs")
+	failing := []string{"--cache", filepath.Dir(count), "--", "sh", "-c", `echo run >>"$0"; false`, count}
+	runs := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "run")
+	}
+	_, errs, code := e.run(bare, "ci", nil, append([]string{"check", "run", "--pr", st.PR, "--rev", st.Step, "--name", "ci", "--retries", "2"}, failing...)...)
+	if code != 1 || runs() != 1 || !strings.Contains(errs, "a strict step in queue") || !strings.Contains(errs, "the queue's search is its retry") {
+		t.Fatalf("check run --retries 2 on a strict lane step: exit %d, %d runs, want 1 run and exit 1:\n%s", code, runs(), errs)
+	}
+	rep = queueRunJSON(t, e, bare)
+	if len(rep.Evicted) != 0 || len(rep.Published) != 1 || !rep.Published[0].Trial || rep.Published[0].Run == "" || rep.Published[0].Partition != "all" {
+		t.Fatalf("pass 2: evicted %+v, published %+v: want the red step tried alone in its lane, citing its run", rep.Evicted, rep.Published)
+	}
+	_, errs, code = e.run(bare, "ci", nil, append([]string{"check", "run", "--pr", st.PR, "--rev", rep.Published[0].Step, "--name", "ci", "--retries", "2", "--retry-search"}, failing...)...)
+	if code != 1 || runs() != 1+3 {
+		t.Fatalf("check run --retries 2 --retry-search on its trial: exit %d, %d runs in all, want 3 more:\n%s", code, runs(), errs)
+	}
+	rep = queueRunJSON(t, e, bare)
+	if len(rep.Evicted) != 1 || !strings.Contains(rep.Evicted[0].Detail, "a trial of it alone") {
+		t.Fatalf("pass 3: evicted %+v, want the pull request, on its trial", rep.Evicted)
+	}
+}
+
 // TestCheckRunRecordsOutput: a failed check's output is not only in the
 // runner's terminal or a server's wake log: check run records its tail (at
 // most hubrefs.MaxCheckOutput bytes) and --url in check.completed, and

@@ -43,6 +43,7 @@ import (
 type trialGroup struct {
 	members []candidateEntry
 	run     string
+	lane    string // the partition its trial is checked in (strict checks: strictaside.go)
 }
 
 // trialSet is one trial standing: the entries it holds, in its chain
@@ -219,16 +220,16 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 		j := js[i]
 		switch {
 		case t.endMember() < 0:
-			next = append(next, trialGroup{members: t.members}) // its last pull request left: try the rest
+			next = append(next, trialGroup{members: t.members, lane: t.recs[0].Partition}) // its last pull request left: try the rest
 		case j.sv.Verdict == Green:
 			ready = append(ready, t.members...)
 		case j.sv.Verdict == Red && !t.complete():
-			next = append(next, trialGroup{t.members, j.sv.Run})
+			next = append(next, trialGroup{t.members, j.sv.Run, t.recs[0].Partition})
 		case j.sv.Verdict == Red && len(t.members) == 1 && sibling(i) == Pending:
 			out.Waiting = append(out.Waiting, Wait{PR: t.members[0].pr, Head: t.members[0].head,
 				Reason: trialWhy(t, Red) + "; waiting for the other half of its group before it is evicted"})
 		case j.sv.Verdict == Red && len(t.members) == 1 && sibling(i) == Red && j.sv.Run != "":
-			next = append(next, trialGroup{t.members, j.sv.Run}) // both halves red: once more alone
+			next = append(next, trialGroup{t.members, j.sv.Run, t.recs[0].Partition}) // both halves red: once more alone
 		case j.sv.Verdict == Red && len(t.members) == 1:
 			c := t.members[0]
 			if t.base == in.Tip.String() && !greenOnTip {
@@ -251,7 +252,7 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 			del(c.pr)
 		case j.sv.Verdict == Red:
 			for _, h := range halves(t.members) {
-				next = append(next, trialGroup{h, j.sv.Run})
+				next = append(next, trialGroup{h, j.sv.Run, t.recs[0].Partition})
 			}
 		default:
 			for _, c := range t.members {
@@ -301,7 +302,7 @@ func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups []trialGr
 				continue
 			}
 			out.Publish = append(out.Publish, Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(in.Branch.Squash(), st.Parent, st.Head),
-				Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Trial: true, Run: g.run})
+				Branch: Branch(q.Target, st.PR), GroupEnd: st.GroupEnd, GroupSize: st.GroupSize, Trial: true, Run: g.run, Partition: g.lane})
 		}
 	}
 	return nil

@@ -111,6 +111,9 @@ func (w *world) applyBatch(p Plan) {
 		if pb.Run != "" {
 			fields = append(fields, "run", pb.Run)
 		}
+		if pb.Partition != "" {
+			fields = append(fields, "partition", pb.Partition)
+		}
 		w.q.add(w.c.runner, hubrefs.TypeQueueCandidate, fields...)
 	}
 }

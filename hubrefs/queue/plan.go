@@ -147,6 +147,7 @@ type Step struct {
 	held       bool   // batch checks: behind a red group under search, not published
 	enteredSeq int    // fold position of the entry's queue.entered
 	wide       bool   // checked whole though in a lane: its group holds a global step (lanes.go)
+	note       string // why a red strict step waits (strictaside.go)
 }
 
 // Landed is one pull request carried by the landing.
@@ -360,11 +361,13 @@ func PlanPass(in PlanInput) (Plan, error) {
 	}
 
 	pl := &planner{in: in, q: q, out: &out, depth: depth, every: every, del: del,
-		memo: map[mkey]mres{}, firstRed: map[plumbing.Hash][]string{}}
+		memo: map[mkey]mres{}, firstRed: map[plumbing.Hash][]string{}, strictAside: StrictAside(in.Branch)}
 	// Batch checks: red groups searched aside, in trials on the target
 	// (aside.go): the standing trials are judged first, and every red group
 	// set aside by this pass or trial found red is tried (again) in halves.
-	if every > 1 {
+	// Strict checks on a branch with partitions: a red step tried alone
+	// aside (strictaside.go), its trial judged the same way.
+	if every > 1 || pl.strictAside {
 		var trials []*trialSet
 		ready, trials = splitAside(q, ready)
 		fr := pl.firstRed[in.Tip]
@@ -446,6 +449,9 @@ func PlanPass(in PlanInput) (Plan, error) {
 			}
 			if st.Verdict == Red {
 				why = "red at " + st.Commit + " (" + strings.Join(st.Failed, ", ") + "), waiting for the verdict of a candidate ahead"
+			}
+			if st.note != "" {
+				why = st.note
 			}
 			if len(st.Missing) == 0 && st.Verdict != Red && i > 0 {
 				why = "waiting for " + chain[j+i-1].PR + " ahead"
@@ -573,6 +579,8 @@ type planner struct {
 	// heals: red first candidates published again (a red target).
 	heals   map[string]Publish
 	toTrial []trialGroup
+	// strictAside: a red strict step is tried aside (strictaside.go).
+	strictAside bool
 	// standing, while a lane under strict checks is built, says which
 	// standing candidate to keep for an entry (lanes.go); kept memoises
 	// its answers within the pass.
@@ -712,7 +720,7 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string,
 				}
 				ready = kept
 				for _, h := range halves(group) {
-					p.toTrial = append(p.toTrial, trialGroup{h, chain[aside[1]].run})
+					p.toTrial = append(p.toTrial, trialGroup{members: h, run: chain[aside[1]].run})
 				}
 				continue
 			}
@@ -734,6 +742,23 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string,
 			return chain, beyond, nil
 		}
 		st := chain[culprit]
+		switch p.strictRed(chain, culprit) { // strictaside.go
+		case redWait:
+			return chain, beyond, nil
+		case redAside:
+			// Out of the chain, tried alone on the target; the chain is
+			// built again without it.
+			kept := ready[:0:0]
+			for _, c := range ready {
+				if c.pr == st.PR {
+					p.toTrial = append(p.toTrial, trialGroup{members: []candidateEntry{c}, run: st.run, lane: st.Partition})
+				} else {
+					kept = append(kept, c)
+				}
+			}
+			ready = kept
+			continue
+		}
 		if culprit == 0 {
 			base := plumbing.NewHash(st.Parent)
 			if why := RedTarget(q, st.Parent, p.firstRed[base]); why != "" {

@@ -41,14 +41,16 @@
 //     not wait; a negative BelowWait never waits. A revision no queue names
 //     is retried as before.
 //   - No retry of a search step (docs/queue.md, "Searching a red group
-//     aside"): under batch checks, when the latest queue.candidate names the
-//     revision as a trial, or as the last step of a group of more than one,
-//     a failure is recorded after one attempt whatever Options.Retries
-//     says. The planner's search of a red group tests its parts, which is
-//     the retry; running it again first only delays the search. A trial of
-//     one pull request is retried as set (its red evicts it) only with
-//     Options.RetrySearch, which retries every search step as any other
-//     candidate.
+//     aside", "A red strict step tried aside"; queue.SearchStep): when the
+//     latest queue.candidate names the revision as a trial, as the last
+//     step of a group of more than one (batch checks), or as a strict step
+//     of a branch with partitions (checkEvery 1: a red one is tried aside,
+//     alone on the target), a failure is recorded after one attempt
+//     whatever Options.Retries says. The planner's search tests it again,
+//     which is the retry; running it again first only delays the search
+//     and holds up the steps built on it. A trial of one pull request is
+//     retried as set (its red evicts it) only with Options.RetrySearch,
+//     which retries every search step as any other candidate.
 //   - check.started is a lease on (revision, check name) (docs/queue.md,
 //     "CI once per candidate"): a run that finds a live start — a
 //     check.started of this name at this revision by a current holder of
@@ -215,7 +217,7 @@ func Run(s *repo.Signing, o Options) (*Result, error) {
 		return &Result{Skipped: holder, Lease: true}, nil
 	}
 	if o.Retries > 0 && !o.RetrySearch {
-		if why := searchStep(recs); why != "" {
+		if why := searchStep(recs, s.Trust.Rules); why != "" {
 			fmt.Fprintf(o.Log, "check %s at %s: %s: a failure is not run again (the queue's search is its retry)\n", o.Name, o.Rev, why)
 			o.Retries = 0
 		}
@@ -391,16 +393,18 @@ func groupInner(recs []queueRecord) string {
 }
 
 // searchStep says why the commit recs (candidateRecords) name is a step of
-// the queue's search of a red group (a trial, or the last step of a group
-// of more than one), or "" (also when the queues could not be read:
-// retrying as asked is safe).
-func searchStep(recs []queueRecord) string {
+// the queue's search (queue.SearchStep: a trial, the last step of a group
+// of more than one, a strict step of a branch with partitions, tried aside
+// when red), or "" (also when the queues could not be read: retrying as
+// asked is safe).
+func searchStep(recs []queueRecord, rules trust.Rules) string {
 	for _, r := range recs {
-		switch {
-		case r.rec.Trial:
-			return fmt.Sprintf("a trial of %d in queue %s", r.rec.GroupSize, r.id)
-		case r.rec.GroupEnd == r.rec.Step && r.rec.GroupSize > 1:
-			return fmt.Sprintf("the last step of a group of %d in queue %s", r.rec.GroupSize, r.id)
+		if r.q == nil {
+			continue
+		}
+		b, _ := rules.For(r.q.Target)
+		if why := queue.SearchStep(r.q, r.rec, b); why != "" {
+			return why
 		}
 	}
 	return ""
