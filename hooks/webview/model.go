@@ -508,7 +508,17 @@ func (s *Snapshot) judgeQueue(q *Queue, store *gitio.Store) (err error) {
 				case end.Verdict == queue.Red:
 					what = "red: the next run tries its halves"
 				}
-				en.Waiting = fmt.Sprintf("aside from the chain, in a trial of %d on %s (its group was red): %s", r.GroupSize, short(r.Parents[0]), what)
+				was := "its group was red"
+				if b.Every() == 1 {
+					// Strict checks on a branch with partitions: a red step
+					// tried alone (docs/queue.md, "A red strict step tried
+					// aside"), evicted if its trial is red.
+					was = "its step was red"
+					if end.Verdict == queue.Red {
+						what = "red again: the next run evicts it"
+					}
+				}
+				en.Waiting = fmt.Sprintf("aside from the chain, in a trial of %d on %s (%s): %s", r.GroupSize, short(r.Parents[0]), was, what)
 				en.Red = end.Verdict == queue.Red && r.GroupSize == 1
 				break
 			}

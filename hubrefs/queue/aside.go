@@ -167,13 +167,19 @@ func canAside(q *State, chain []Step, lo, hi int) bool {
 	return tried <= 1
 }
 
-// trialWhy is the waiting reason of an entry in a trial.
-func trialWhy(t *trialSet, v string) string {
+// trialWhy is the waiting reason of an entry in a trial; strict: the
+// branch's checks are strict, so the trial is a red strict step's
+// (strictaside.go), not a red group's.
+func trialWhy(t *trialSet, v string, strict bool) string {
 	what := "checks pending at " + t.end
 	if v == Red {
 		what = "red at " + t.end
 	}
-	return fmt.Sprintf("aside from the chain in a trial of %d on %s (its group was red: docs/queue.md, \"Searching a red group aside\"): %s", len(t.members), t.base, what)
+	why := "its group was red: docs/queue.md, \"Searching a red group aside\""
+	if strict {
+		why = "its step was red: docs/queue.md, \"A red strict step tried aside\""
+	}
+	return fmt.Sprintf("aside from the chain in a trial of %d on %s (%s): %s", len(t.members), t.base, why, what)
 }
 
 // judgeTrials decides the standing trials: a green one's entries go back
@@ -227,7 +233,7 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 			next = append(next, trialGroup{t.members, j.sv.Run, t.recs[0].Partition})
 		case j.sv.Verdict == Red && len(t.members) == 1 && sibling(i) == Pending:
 			out.Waiting = append(out.Waiting, Wait{PR: t.members[0].pr, Head: t.members[0].head,
-				Reason: trialWhy(t, Red) + "; waiting for the other half of its group before it is evicted"})
+				Reason: trialWhy(t, Red, in.Branch.Every() == 1) + "; waiting for the other half of its group before it is evicted"})
 		case j.sv.Verdict == Red && len(t.members) == 1 && sibling(i) == Red && j.sv.Run != "":
 			next = append(next, trialGroup{t.members, j.sv.Run, t.recs[0].Partition}) // both halves red: once more alone
 		case j.sv.Verdict == Red && len(t.members) == 1:
@@ -235,7 +241,7 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 			if t.base == in.Tip.String() && !greenOnTip {
 				if why := targetRed(in, *firstRed); why != "" {
 					out.TargetRed = why
-					out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: trialWhy(t, Red) + "; " + why})
+					out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: trialWhy(t, Red, in.Branch.Every() == 1) + "; " + why})
 					continue
 				}
 				*firstRed = append(*firstRed, c.pr)
@@ -256,7 +262,7 @@ func judgeTrials(in PlanInput, out *Plan, trials []*trialSet, ready []candidateE
 			}
 		default:
 			for _, c := range t.members {
-				out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: trialWhy(t, Pending)})
+				out.Waiting = append(out.Waiting, Wait{PR: c.pr, Head: c.head, Reason: trialWhy(t, Pending, in.Branch.Every() == 1)})
 			}
 		}
 	}
@@ -297,7 +303,7 @@ func publishTrials(in PlanInput, out *Plan, base plumbing.Hash, groups []trialGr
 			t.members = append(t.members, candidateEntry{pr: steps[i].PR})
 		}
 		for _, st := range steps {
-			out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: trialWhy(t, Pending)})
+			out.Waiting = append(out.Waiting, Wait{PR: st.PR, Head: st.Head, Reason: trialWhy(t, Pending, in.Branch.Every() == 1)})
 			if rec := q.latestRec(st.PR); announces(rec, st) && rec.Trial && rec.Run == g.run {
 				continue
 			}

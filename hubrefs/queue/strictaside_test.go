@@ -92,10 +92,18 @@ func TestStrictAside(t *testing.T) {
 			if !tb.Trial || tb.GroupSize != 1 || tb.GroupEnd != tb.Step || tb.Parents[0] != w.tip.String() || tb.Partition != "web" || tb.Run == "" {
 				t.Fatalf("pass 2: b published %+v, want a trial of one on the tip in lane web citing its red run", tb)
 			}
+			waits := 0
 			for _, wt := range p.Waiting {
-				if wt.PR == prID("b") && !strings.Contains(wt.Reason, "aside from the chain in a trial of 1") {
+				if wt.PR != prID("b") {
+					continue
+				}
+				waits++
+				if !strings.Contains(wt.Reason, "aside from the chain in a trial of 1") || !strings.Contains(wt.Reason, "its step was red") {
 					t.Fatalf("b waits: %q", wt.Reason)
 				}
+			}
+			if waits != 1 {
+				t.Fatalf("pass 2: b waits %d times, want once (its trial)", waits)
 			}
 			if again := w.lanePass(); again.Appends() != 0 {
 				t.Fatalf("planning again appends %+v", again)
