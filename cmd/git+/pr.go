@@ -377,19 +377,30 @@ func prList(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
+	// A pull request that cannot be read is left out, named on standard
+	// error (docs/events.md, "Titles").
+	warn := func(warnings []string) {
+		for _, w := range warnings {
+			fmt.Fprintln(c.App.ErrWriter, "warning:", w)
+		}
+	}
 	if wantJSON(c) {
-		out, err := h.PRs(t, c.Bool("all"))
+		out, warnings, err := h.PRs(t, c.Bool("all"))
 		if err != nil {
 			return fail(1, err)
 		}
+		warn(warnings)
 		return printJSON(c, out)
 	}
 	// The listing, through its memo (docs/scale.md, "The pr list memo"),
 	// in one write.
-	text, err := h.PRList(t, c.Bool("all"))
+	text, warnings, err := h.PRList(t, c.Bool("all"))
 	if err != nil {
 		return fail(1, err)
 	}
-	_, err = c.App.Writer.Write(text)
-	return err
+	if _, err = c.App.Writer.Write(text); err != nil {
+		return err
+	}
+	warn(warnings)
+	return nil
 }

@@ -42,11 +42,12 @@ var buildID = receive.BuildID
 
 // PRList is `pr list` as text: one PRView.Line per pull request (open ones
 // unless all), in PRs' order, each ending in a newline; through the memo
-// above.
-func (r *Repo) PRList(t *trust.State, all bool) ([]byte, error) {
+// above. A listing with pull requests left out (PRs' warnings) is never
+// stored, so that every listing says what it left out.
+func (r *Repo) PRList(t *trust.State, all bool) ([]byte, []string, error) {
 	refs, err := receive.ReadRefsUnder(r.GitDir, []string{hubrefs.PRRefPrefix}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("listing refs in %s: %w", r.GitDir, err)
+		return nil, nil, fmt.Errorf("listing refs in %s: %w", r.GitDir, err)
 	}
 	id := buildID()
 	var digest [32]byte
@@ -56,22 +57,19 @@ func (r *Repo) PRList(t *trust.State, all bool) ([]byte, error) {
 		digest = prListDigest(id, t.Tip, all, refs)
 		if b, ok := cache.Get(key); ok && len(b) >= len(prListMagic)+len(digest) &&
 			bytes.Equal(b[:len(prListMagic)], prListMagic) && bytes.Equal(b[len(prListMagic):len(prListMagic)+len(digest)], digest[:]) {
-			return b[len(prListMagic)+len(digest):], nil
+			return b[len(prListMagic)+len(digest):], nil, nil
 		}
 	}
-	views, err := r.prsAt(t, all, refs)
-	if err != nil {
-		return nil, err
-	}
+	views, warnings := r.prsAt(t, all, refs)
 	out := make([]byte, 0, len(prListMagic)+len(digest)+len(views)*128)
 	out = append(append(out, prListMagic...), digest[:]...)
 	for _, v := range views {
 		out = append(append(out, v.Line()...), '\n')
 	}
-	if id != nil {
+	if id != nil && len(warnings) == 0 {
 		cache.Put(key, out)
 	}
-	return out[len(prListMagic)+len(digest):], nil
+	return out[len(prListMagic)+len(digest):], warnings, nil
 }
 
 // prListKey is the memo's key (the package comment above).

@@ -15,7 +15,8 @@ import (
 // what PRs says; a second listing over the same refs is read from the memo;
 // a pull request that moves, a trust tip that moves, --all, another build
 // and a damaged entry each make it list in full again; without build
-// information nothing is stored.
+// information nothing is stored. A pull request that cannot be read is
+// left out with a warning naming it, and such a listing is not stored.
 func TestPRListMemo(t *testing.T) {
 	dir := t.TempDir()
 	alice, bob := newKey(dir, "alice"), newKey(dir, "bob")
@@ -37,17 +38,22 @@ func TestPRListMemo(t *testing.T) {
 		ids = append(ids, p.ID)
 	}
 	cache := receive.NewDirCache(in.GitDir)
+	var warned []string // the last listing's warnings
 	list := func(all bool) (got, want string) {
 		t.Helper()
 		tr := signing(t, r, alice).Trust
-		b, err := r.PRList(tr, all)
+		b, w1, err := r.PRList(tr, all)
 		if err != nil {
 			t.Fatal(err)
 		}
-		views, err := r.PRs(tr, all)
+		views, w2, err := r.PRs(tr, all)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if strings.Join(w1, "\n") != strings.Join(w2, "\n") {
+			t.Fatalf("PRList warned %q, PRs %q", w1, w2)
+		}
+		warned = w1
 		var lines []string
 		for _, v := range views {
 			lines = append(lines, v.Line()+"\n")
@@ -123,6 +129,23 @@ func TestPRListMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("a damaged entry", false)
+
+	// A pull request that cannot be read (here a ref naming a commit that
+	// is no event) is left out and named, and hides no other; a listing
+	// that left one out is not stored, so the next one names it again.
+	bad := hubrefs.PRRefPrefix + "01a25000-0000-7000-8000-000000000000"
+	git(in.GitDir, "update-ref", bad, "refs/heads/main")
+	for _, what := range []string{"an unreadable pull request", "again"} {
+		got := same(what, false)
+		if strings.Count(got, "\n") != 2 || len(warned) != 1 || !strings.Contains(warned[0], bad) || !strings.Contains(warned[0], "update-ref -d "+bad) {
+			t.Fatalf("%s: listed\n%s\nwarned %q", what, got, warned)
+		}
+	}
+	git(in.GitDir, "update-ref", "-d", bad)
+	same("the unreadable one removed", false)
+	if len(warned) != 0 {
+		t.Fatalf("warned %q with every pull request readable", warned)
+	}
 
 	// Without build information nothing is stored.
 	restore = repo.SetBuildID(func() []byte { return nil })

@@ -220,28 +220,33 @@ type QueueView struct {
 
 // PRs lists the pull requests (only the open ones unless all), each folded
 // from the fold cache's pull request view when its ref has not moved
-// (docs/scale.md).
-func (r *Repo) PRs(t *trust.State, all bool) ([]PRView, error) {
+// (docs/scale.md). A pull request that cannot be read (a malformed or
+// damaged record) is left out and named in a warning, so that one such ref
+// does not hide every other (docs/events.md, "Titles").
+func (r *Repo) PRs(t *trust.State, all bool) ([]PRView, []string, error) {
 	refs, err := receive.ReadRefsUnder(r.GitDir, []string{hubrefs.PRRefPrefix}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("listing refs in %s: %w", r.GitDir, err)
+		return nil, nil, fmt.Errorf("listing refs in %s: %w", r.GitDir, err)
 	}
-	return r.prsAt(t, all, refs)
+	views, warnings := r.prsAt(t, all, refs)
+	return views, warnings, nil
 }
 
 // prsAt is PRs over the pull request refs refs.
-func (r *Repo) prsAt(t *trust.State, all bool, refs map[string]plumbing.Hash) ([]PRView, error) {
+func (r *Repo) prsAt(t *trust.State, all bool, refs map[string]plumbing.Hash) ([]PRView, []string) {
 	out := []PRView{}
+	var warnings []string
 	for _, f := range r.Reader(EventCeilings(t)).PRs(t.Tip, t, refs) {
 		if f.Err != nil {
-			return nil, fmt.Errorf("reading %s in %s: %w", f.Ref, r.GitDir, f.Err)
+			warnings = append(warnings, fmt.Sprintf("%s in %s cannot be read and is left out: %v (a record stored before a rule that now refuses it, or a damaged one: repair it from a good replica, or remove it on the server with git update-ref -d %s)", f.Ref, r.GitDir, f.Err, f.Ref))
+			continue
 		}
 		if f.State.State != pr.Open && !all {
 			continue
 		}
 		out = append(out, NewPRView(f.State, f.Events))
 	}
-	return out, nil
+	return out, warnings
 }
 
 func summary(q *QueueLog, logs map[string]*QueueLog) QueueSummary {
