@@ -100,7 +100,9 @@ func printStatus(c *cli.Context, st interface {
 }
 
 // awaitOwnDeliveries waits, bounded, for the deliveries of the pushes a
-// verb made to h since it started (delivery.AwaitPushes).
+// verb made to h since it started (delivery.AwaitPushes), when h's server is
+// on this machine (repo.Repo.ServerGitDir, the one rule for where a remote
+// lives: a relative URL is relative to a clone's work tree).
 func awaitOwnDeliveries(h *repo.Repo, since time.Time) []string {
-	return delivery.AwaitPushes(h.GitDir, h.Remote, since, os.Environ())
+	return delivery.AwaitPushes(h.ServerGitDir(), since, os.Environ())
 }

@@ -476,6 +476,15 @@ func TestDeliveryVerbWaits(t *testing.T) {
 	w.git(dir, "init", "-q", "--bare", mirror)
 	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
 	writeJSONFile(t, filepath.Join(w.origin, config.WebhooksFile), delivery.WebhooksConfig{Hooks: []delivery.Webhook{{Name: "good", URL: srv.URL, Secret: "k"}}})
+	// The clone names its server by a relative path, as `git clone
+	// ../srv.git` records it: relative to the work tree, where git resolves
+	// it (before, the verbs resolved it from .git, found no server on this
+	// machine and waited for nothing).
+	rel, err := filepath.Rel(w.work, w.origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.git(w.work, "config", "remote.origin.url", rel)
 	c1 := w.commit(nil, map[string]string{"a": "1"}, "c1")
 	if out, err := w.push("origin", c1+":refs/heads/main"); err != nil {
 		t.Fatalf("push: %v\n%s", err, out)

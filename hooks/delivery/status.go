@@ -17,7 +17,6 @@ package delivery
 //     fail for it.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -27,7 +26,6 @@ import (
 
 	"github.com/gitplus/gitplus/hooks/config"
 	"github.com/gitplus/gitplus/hooks/wake"
-	"github.com/gitplus/gitplus/receive/gitio"
 )
 
 // DeliveryView is one webhook delivery as `git+ webhook deliveries` shows it.
@@ -247,11 +245,11 @@ func SyncMirrors(ctx context.Context, gitDir, name string, environ []string, out
 }
 
 // AwaitPushes waits, bounded, for the deliveries of the pushes a verb made
-// from the repository gitDir to remote ("." for itself) since it started,
-// when the repository it pushed to is on this machine, and returns what did
-// not arrive, one line each.
-func AwaitPushes(gitDir, remote string, since time.Time, environ []string) []string {
-	dir := LocalPushTarget(gitDir, remote)
+// since it started to the repository whose git directory is dir, when that
+// repository is on this machine (dir "" otherwise: repo.Repo.ServerGitDir
+// says where a remote lives), and returns what did not arrive, one line
+// each.
+func AwaitPushes(dir string, since time.Time, environ []string) []string {
 	if dir == "" {
 		return nil
 	}
@@ -277,33 +275,4 @@ func getenv(environ []string, name string) string {
 		}
 	}
 	return v
-}
-
-// LocalPushTarget is the git directory the pushes of gitDir to remote land
-// in when it is on this machine ("" otherwise).
-func LocalPushTarget(gitDir, remote string) string {
-	if remote == "." {
-		return gitDir
-	}
-	u := remote
-	if v, _, err := gitio.RunGit(context.Background(), "", nil, "--git-dir="+gitDir, "config", "--get", "remote."+remote+".url"); err == nil {
-		if v = bytes.TrimSpace(v); len(v) > 0 {
-			u = string(v)
-		}
-	}
-	u = strings.TrimPrefix(u, "file://")
-	if strings.Contains(u, "://") {
-		return ""
-	}
-	if !filepath.IsAbs(u) {
-		if strings.Contains(u, ":") {
-			return "" // scp-like host:path
-		}
-		u = filepath.Join(gitDir, u)
-	}
-	out, _, err := gitio.FindGitDir(u)
-	if err != nil {
-		return ""
-	}
-	return out
 }
