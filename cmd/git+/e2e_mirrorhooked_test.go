@@ -20,7 +20,7 @@ import (
 // is refused there, naming the fetch that catches the mirror up.
 func TestMirrorHookedLanding(t *testing.T) {
 	t.Parallel()
-	w := newE2E(t, map[string][]string{"dev": {"source.push", "hub.pr", "hub.queue"}, "ann": {"hub.review"}, "server": {"source.push", "hub.queue"}})
+	w := newE2E(t, map[string][]string{"dev": {"source.push", "hub.pr", "hub.queue"}, "ann": {"hub.review"}, "server": {"source.push"}})
 	w.git(w.origin, "config", "gitplus.serverKey", w.keys["server"].Path)
 	const main = "refs/heads/main"
 	root := w.commit(nil, map[string]string{"README": "hello\n"}, "root")

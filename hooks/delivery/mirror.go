@@ -22,7 +22,7 @@ package delivery
 //     whole life (opened, landed, merged) at once: the error says how to
 //     catch it up (hookedMirrorHint).
 //   - Each remote has its own bound (timeout_seconds, default 20 s) covering
-//     both pushes; git runs in its own process group, which is killed when
+//     the ls-remote and the push; git runs in its own process group, which is killed when
 //     the bound passes. GIT_TERMINAL_PROMPT=0: a mirror never waits for a
 //     password.
 //   - The push runs with the hook's environment minus what describes the
@@ -84,6 +84,9 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 	if err != nil {
 		return fmt.Errorf("mirror %s (%s): git ls-remote --heads: %w", r.Name, r.URL, err)
 	}
+	// A branch deleted here before local was read and created again
+	// before the push would get two updates in one push, which git refuses:
+	// that sync fails, and the next one (its change recorded) carries it.
 	specs = append(specs, staleHeads(out, local)...)
 	if len(specs) == 0 {
 		return nil
