@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -32,13 +33,36 @@ func RunGit(ctx context.Context, dir string, extra []string, args ...string) (st
 }
 
 // Fetch fetches refspecs from remote into gitDir (quietly, no tags, no
-// FETCH_HEAD).
+// FETCH_HEAD). A fetch refused because a ref moved while it ran ("not our
+// ref": over protocol v2 the refs are listed in one request and the wants
+// served in the next, by then only current tips may be asked for, and a
+// rewritten ref such as the server's status ref leaves its old commit
+// unreachable) is tried again with the refs read afresh, up to
+// fetchAttempts times in all.
 func Fetch(ctx context.Context, gitDir, remote string, env []string, refspecs ...string) error {
 	args := append([]string{"--git-dir=" + gitDir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}, refspecs...)
-	if _, errb, err := RunGit(ctx, "", env, args...); err != nil {
-		return fmt.Errorf("git fetch %s %s into %s: %w: %s", remote, strings.Join(refspecs, " "), gitDir, err, bytes.TrimSpace(errb))
+	for attempt := 1; ; attempt++ {
+		_, errb, err := RunGit(ctx, "", env, args...)
+		if err == nil {
+			return nil
+		}
+		if attempt >= fetchAttempts || !movedTip(errb) || ctx.Err() != nil {
+			return fmt.Errorf("git fetch %s %s into %s: %w: %s", remote, strings.Join(refspecs, " "), gitDir, err, bytes.TrimSpace(errb))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
 	}
-	return nil
+}
+
+// fetchAttempts bounds Fetch's attempts when refs move under it.
+const fetchAttempts = 5
+
+// movedTip reports whether git fetch's standard error says the remote
+// refused a want that is no longer one of its tips.
+func movedTip(stderr []byte) bool {
+	return bytes.Contains(stderr, []byte("not our ref"))
 }
 
 // LsRemote lists the refs of remote matching patterns (git ls-remote
