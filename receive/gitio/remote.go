@@ -34,11 +34,10 @@ func RunGit(ctx context.Context, dir string, extra []string, args ...string) (st
 
 // Fetch fetches refspecs from remote into gitDir (quietly, no tags, no
 // FETCH_HEAD). A fetch refused because a ref moved while it ran ("not our
-// ref": over protocol v2 the refs are listed in one request and the wants
-// served in the next, by then only current tips may be asked for, and a
-// rewritten ref such as the server's status ref leaves its old commit
-// unreachable) is tried again with the refs read afresh, up to
-// fetchAttempts times in all.
+// ref": over HTTP the refs are listed in one request and the wants served
+// in the next, and a ref rewritten in between, such as the server's status
+// ref, leaves the listed commit reachable from no ref) is tried again with
+// the refs read afresh, up to fetchAttempts times in all.
 func Fetch(ctx context.Context, gitDir, remote string, env []string, refspecs ...string) error {
 	args := append([]string{"--git-dir=" + gitDir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}, refspecs...)
 	for attempt := 1; ; attempt++ {

@@ -11,8 +11,8 @@ import (
 )
 
 // TestFetchRetriesMovedTip: a fetch the remote refuses because a ref moved
-// under it ("not our ref", as git upload-pack says over protocol v2 when a
-// listed tip moved before the wants were served) is tried again and
+// under it ("not our ref", as git upload-pack says over HTTP when a listed
+// commit was left unreachable before the wants were served) is tried again and
 // succeeds; another failure is reported at once, and a remote that keeps
 // refusing is given up on after fetchAttempts.
 func TestFetchRetriesMovedTip(t *testing.T) {
