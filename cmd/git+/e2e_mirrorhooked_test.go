@@ -35,7 +35,11 @@ func TestMirrorHookedLanding(t *testing.T) {
 	id := e2eLastLine(w.mustGP("dev", w.work, "", "pr", "open", "--base", "main", "--head", head, "--title", "change"))
 	w.mustGP("ann", w.work, "", "pr", "review", id, "--approve")
 	remotes := filepath.Join(w.origin, config.RemotesFile)
-	writeJSONFile(t, remotes, delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
+	online := func() {
+		t.Helper()
+		writeJSONFile(t, remotes, delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
+	}
+	online()
 	if out, errs, code := w.gp("", w.origin, "", "mirror", "sync"); code != 0 {
 		t.Fatalf("mirror sync: exit %d\n%s%s", code, out, errs)
 	}
@@ -45,7 +49,7 @@ func TestMirrorHookedLanding(t *testing.T) {
 	w.mustGP("dev", w.work, "", "pr", "merge", id, "--remote", "origin")
 	// The mirror comes back (or is configured) after the landing: one
 	// sync carries main and the pr.merged that names its new commit.
-	writeJSONFile(t, filepath.Join(w.origin, config.RemotesFile), delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
+	online()
 	t.Cleanup(func() { stopWorker(t, w.origin) })
 	if out, errs, code := w.gp("", w.origin, "", "mirror", "sync"); code != 0 {
 		t.Fatalf("mirror sync: exit %d\n%s%s", code, out, errs)
@@ -81,7 +85,7 @@ func TestMirrorHookedLanding(t *testing.T) {
 	id2 := e2eLastLine(w.mustGP("dev", w.work, "", "pr", "open", "--base", "main", "--head", head2, "--title", "second"))
 	w.mustGP("ann", w.work, "", "pr", "review", id2, "--approve")
 	w.mustGP("dev", w.work, "", "pr", "merge", id2, "--remote", "origin")
-	writeJSONFile(t, remotes, delivery.RemotesConfig{Remotes: []delivery.Remote{{Name: "m", URL: mirror}}})
+	online()
 	if out, errs, code := w.gp("", w.origin, "", "mirror", "sync"); code != 1 || !strings.Contains(errs, "git+'s hooks") || !strings.Contains(errs, "git fetch") {
 		t.Fatalf("mirror sync of a whole pull request to a hooked mirror: exit %d, want 1 naming the fetch that catches it up\n%s%s", code, out, errs)
 	}

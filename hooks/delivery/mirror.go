@@ -22,8 +22,8 @@ package delivery
 //     whole life (opened, landed, merged) at once: the error says how to
 //     catch it up (hookedMirrorHint).
 //   - Each remote has its own bound (timeout_seconds, default 20 s) covering
-//     the ls-remote and the push; git runs in its own process group, which is killed when
-//     the bound passes. GIT_TERMINAL_PROMPT=0: a mirror never waits for a
+//     the ls-remote and the push; git runs in its own process group, which
+//     is killed when the bound passes. GIT_TERMINAL_PROMPT=0: a mirror never waits for a
 //     password.
 //   - The push runs with the hook's environment minus what describes the
 //     push being received (see wake.ChildEnv), so no push option and no pusher
@@ -61,7 +61,7 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 	env := wake.ChildEnv(environ, nil, "GIT_TERMINAL_PROMPT=0")
 	// Signed with the server's key when one is configured (hooks/wake/serverkey.go).
 	global, signed := wake.ServerSigning(gitDir)
-	local, err := gitio.ReadRefsUnder(gitDir, []string{"refs/hub/", "refs/heads/"}, nil)
+	local, err := gitio.ReadRefsUnder(gitDir, mirroredNamespaces, nil)
 	if err != nil {
 		return fmt.Errorf("mirror %s (%s): reading the refs to push: %w", r.Name, r.URL, err)
 	}
@@ -80,7 +80,7 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 		specs = append(specs, "+refs/heads/*:refs/heads/*")
 	}
 	ls := slices.Concat(global, []string{"ls-remote", "--heads", r.URL})
-	out, err := runGitOutput(ctx, gitDir, env, ls...)
+	out, err := runGit(ctx, gitDir, env, ls...)
 	if err != nil {
 		return fmt.Errorf("mirror %s (%s): git ls-remote --heads: %w", r.Name, r.URL, err)
 	}
@@ -92,7 +92,7 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 		return nil
 	}
 	args := slices.Concat(global, []string{"push", "--quiet", "--atomic"}, signed, []string{r.URL}, specs)
-	if err := runGit(ctx, gitDir, env, args...); err != nil {
+	if _, err := runGit(ctx, gitDir, env, args...); err != nil {
 		what := strings.Join(args[len(global)+3:], " ")
 		if len(what) > 200 {
 			what = what[:200] + "…"
@@ -106,19 +106,9 @@ func PushMirror(ctx context.Context, gitDir string, r Remote, environ []string) 
 }
 
 // runGit runs git in gitDir in its own process group, killing the group
-// when ctx ends.
-func runGit(ctx context.Context, gitDir string, env []string, args ...string) error {
-	_, err := runGitCombined(ctx, gitDir, env, false, args...)
-	return err
-}
-
-// runGitOutput is runGit returning git's standard output (its standard
-// error goes into the error only).
-func runGitOutput(ctx context.Context, gitDir string, env []string, args ...string) (string, error) {
-	return runGitCombined(ctx, gitDir, env, true, args...)
-}
-
-func runGitCombined(ctx context.Context, gitDir string, env []string, split bool, args ...string) (string, error) {
+// when ctx ends, and returns its standard output; a failure carries what it
+// wrote (standard error, then standard output).
+func runGit(ctx context.Context, gitDir string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + gitDir}, args...)...)
 	cmd.Dir = gitDir
 	cmd.Env = env
@@ -126,38 +116,28 @@ func runGitCombined(ctx context.Context, gitDir string, env []string, split bool
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	var out, errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if split {
-		cmd.Stderr = &errs
-	}
+	cmd.Stdout, cmd.Stderr = &out, &errs
 	err := cmd.Run()
-	msg := out.String()
-	if split {
-		msg = errs.String()
-	}
 	if ctx.Err() != nil {
-		return "", fmt.Errorf("%w after %s (%v): %s", ErrMirror, "the time bound", ctx.Err(), clip(msg))
+		return "", fmt.Errorf("%w after %s (%v): %s", ErrMirror, "the time bound", ctx.Err(), clip(errs.String()+out.String()))
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %v: %s", ErrMirror, err, clip(msg))
+		return "", fmt.Errorf("%w: %v: %s", ErrMirror, err, clip(errs.String()+out.String()))
 	}
 	return out.String(), nil
 }
 
 // staleHeads returns a deletion refspec (":<ref>") for every branch in
-// lsRemote (`git ls-remote --heads` output: "<id>\t<ref>" lines) that local
-// does not hold.
+// lsRemote (`git ls-remote --heads` output) that local does not hold, in
+// name order.
 func staleHeads(lsRemote string, local map[string]plumbing.Hash) []string {
 	var del []string
-	for _, line := range strings.Split(lsRemote, "\n") {
-		_, ref, ok := strings.Cut(strings.TrimSpace(line), "\t")
-		if !ok || !strings.HasPrefix(ref, "refs/heads/") {
-			continue
-		}
-		if _, here := local[ref]; !here {
+	for ref := range gitio.ParseLsRemote([]byte(lsRemote)) {
+		if _, here := local[ref]; !here && strings.HasPrefix(ref, "refs/heads/") {
 			del = append(del, ":"+ref)
 		}
 	}
+	slices.Sort(del)
 	return del
 }
 

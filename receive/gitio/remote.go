@@ -73,13 +73,19 @@ func LsRemote(ctx context.Context, gitDir, remote string, env []string, patterns
 	if err != nil {
 		return nil, fmt.Errorf("git ls-remote %s %s: %w: %s", remote, strings.Join(patterns, " "), err, bytes.TrimSpace(errb))
 	}
+	return ParseLsRemote(out), nil
+}
+
+// ParseLsRemote reads `git ls-remote`'s output ("<id>\t<ref>" lines) into
+// the refs it lists.
+func ParseLsRemote(out []byte) map[string]plumbing.Hash {
 	refs := map[string]plumbing.Hash{}
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.Fields(line); len(f) == 2 && plumbing.IsHash(f[0]) {
 			refs[f[1]] = plumbing.NewHash(f[0])
 		}
 	}
-	return refs, nil
+	return refs
 }
 
 // RemoteRef reads ref at remote as gitDir sees it: "." is gitDir itself,
