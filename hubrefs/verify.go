@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/sha512"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -71,22 +70,6 @@ func parseCommit(raw []byte) (*rawCommit, error) {
 		rc.drop = append(rc.drop, [2]int{h.Start, h.End})
 	}
 	return rc, nil
-}
-
-func parseHex(b []byte) (plumbing.Hash, bool) {
-	var h plumbing.Hash
-	if len(b) != 2*len(h) {
-		return h, false
-	}
-	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return h, false // git writes lower-case hex only
-		}
-	}
-	if _, err := hex.Decode(h[:], b); err != nil {
-		return h, false
-	}
-	return h, true
 }
 
 // parseIdentTime returns the time of an ident "Name <email> <unix> <tz>".

@@ -11,7 +11,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -82,22 +81,6 @@ func (r *repo) write(t plumbing.ObjectType, content []byte) plumbing.Hash {
 		panic(err)
 	}
 	return h
-}
-
-// tree writes a flat tree of files.
-func (r *repo) tree(files map[string]string) plumbing.Hash {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var b []byte
-	for _, n := range names {
-		h := r.write(plumbing.BlobObject, []byte(files[n]))
-		b = append(b, "100644 "+n+"\x00"...)
-		b = append(b, h[:]...)
-	}
-	return r.write(plumbing.TreeObject, b)
 }
 
 func (r *repo) commit(tree plumbing.Hash, parents []plumbing.Hash, when int64, msg string) plumbing.Hash {

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,9 +35,6 @@ type e2e struct {
 	origin string // the bare repository (hooks installed)
 	work   string // a clone of origin with a work tree
 	repoID string
-
-	mu     sync.Mutex
-	serial int
 }
 
 func newE2E(t *testing.T, members map[string][]string, extraKeys ...string) *e2e {
@@ -199,13 +195,6 @@ func (w *e2e) ref(name string) string {
 	return w.git(w.origin, "for-each-ref", "--format=%(objectname)", name)
 }
 
-func (w *e2e) next() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.serial++
-	return w.serial
-}
-
 // commit writes a commit in the work clone with the given parents whose
 // tree is the first parent's (or empty) with files added or replaced. It
 // touches no ref, index or work tree, so it is safe in parallel subtests.
@@ -306,18 +295,6 @@ func (w *e2e) prOpen(key, base, head, title string) string {
 	w.appendEvent(key, hubrefs.PRRefPrefix+id, hubrefs.PROpened{
 		Base: w.base(hubrefs.TypePROpened), ID: id, BaseRef: base, Head: head, Title: title})
 	return id
-}
-
-func (w *e2e) review(key, id, head, base, verdict string) {
-	w.t.Helper()
-	w.appendEvent(key, hubrefs.PRRefPrefix+id, hubrefs.Review{
-		Base: w.base(hubrefs.TypeReviewSubmit), Head: head, BaseRef: base, Verdict: verdict})
-}
-
-func (w *e2e) check(key, id, name, rev, conclusion string) {
-	w.t.Helper()
-	w.appendEvent(key, hubrefs.PRRefPrefix+id, hubrefs.Check{
-		Base: w.base(hubrefs.TypeCheckCompleted), Name: name, Head: rev, Conclusion: conclusion})
 }
 
 // writeRaw stores raw commit bytes in the work clone (git hash-object

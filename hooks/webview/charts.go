@@ -78,10 +78,9 @@ func ChartsOf(st queue.Stats) TargetCharts {
 
 // svg is a chart's frame: the axes and a note when there is nothing to draw.
 type svg struct {
-	b      strings.Builder
-	id     string
-	ymax   float64
-	labelY func(float64) string
+	b    strings.Builder
+	id   string
+	ymax float64
 }
 
 func newSVG(id, desc string, ymax float64) *svg {

@@ -61,7 +61,7 @@ func TestQueueWaitingIsThePlanners(t *testing.T) {
 	tip := oid("tip")
 	prs := map[string]*PR{}
 	type entry struct {
-		head, step, groupEnd string
+		head, groupEnd       string
 		groupSize            int
 		check                string // the ci conclusion at the step ("" none)
 		cited, closed, trial bool

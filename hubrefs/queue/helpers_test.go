@@ -3,7 +3,6 @@ package queue
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -76,14 +75,13 @@ func (l *log) add(signer ssh.PublicKey, typ string, fields ...any) *log {
 
 // prSpec describes a pull request for a scenario.
 type prSpec struct {
-	head     string // entered head (name, hashed)
-	moved    string // a later head (pr.updated)
-	unready  bool   // no approval
-	closed   bool
-	merged   bool // pr.merged already recorded for head
-	base     string
-	checks   []chk
-	reviewed string // approve this head instead of the current one
+	head    string // entered head (name, hashed)
+	moved   string // a later head (pr.updated)
+	unready bool   // no approval
+	closed  bool
+	merged  bool // pr.merged already recorded for head
+	base    string
+	checks  []chk
 }
 
 type chk struct {
@@ -141,12 +139,4 @@ func nameOf(id string) string {
 	var b byte
 	fmt.Sscanf(id[len(id)-2:], "%02x", &b)
 	return string(rune(b))
-}
-
-func nameList(ids []string) string {
-	var out []string
-	for _, id := range ids {
-		out = append(out, nameOf(id))
-	}
-	return strings.Join(out, ",")
 }

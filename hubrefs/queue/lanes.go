@@ -280,23 +280,6 @@ func (p *planner) lanesGreen(c *chainPlan) bool {
 	return true
 }
 
-// doomed reports whether chain c stands on a red step of another chain:
-// what it is built on will change (the red step's entry leaves), so
-// checking it now would be spent for nothing.
-func (p *planner) doomed(c *chainPlan) bool {
-	for _, a := range c.on {
-		for _, st := range a.steps {
-			if st.Verdict == Red {
-				return true
-			}
-		}
-		if p.doomed(a) {
-			return true
-		}
-	}
-	return false
-}
-
 // compose is the commit the target would hold once the chains of a segment
 // landed on base, in order (each step as it is when it stands on what is
 // below it, else as its partition step there): what a global entry behind
