@@ -208,3 +208,51 @@ func describeLanes(plan queue.Plan) string {
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
+
+// TestGlobalOnGreenLanes: a global entry that changes no lane's inputs is
+// built on the lanes' green steps only; the lane steps ahead of it still
+// being checked land after it, as partition steps on a tip holding it, and
+// it is checked at once instead of waiting for them. Once published, its
+// candidate stands while those steps turn green (docs/queue.md, "Global
+// entries").
+func TestGlobalOnGreenLanes(t *testing.T) {
+	w, base := lanesWorld(t, "")
+	web1 := w.enter(base, map[string]string{"web/a": "1\n"})
+	api1 := w.enter(base, map[string]string{"api/a": "1\n"})
+	glob := w.enter(base, map[string]string{"README": "g\n"})
+	web2 := w.enter(base, map[string]string{"web/b": "2\n"})
+
+	plan := w.pass()
+	web1C, _ := stepOf(plan, web1.id)
+	api1C, _ := stepOf(plan, api1.id)
+	globC, _ := stepOf(plan, glob.id)
+	web2C, _ := stepOf(plan, web2.id)
+	if globC.Partition != "" || globC.Parent != base.String() || !published(plan, glob.id) {
+		t.Fatalf("the global entry is not built on the tip and checked at once: %s", describeLanes(plan))
+	}
+	if web2C.Parent != web1C.Commit || !published(plan, web1.id) || !published(plan, api1.id) || !published(plan, web2.id) {
+		t.Fatalf("the lanes: %s", describeLanes(plan))
+	}
+	// web1 turns green while the global entry's check runs: its candidate
+	// stands (not rebuilt on web1, not checked again).
+	web1.check("ci", plumbing.NewHash(web1C.Commit), pr.Success)
+	plan = w.pass()
+	if st, _ := stepOf(plan, glob.id); st.Commit != globC.Commit || published(plan, glob.id) || plan.Land != nil {
+		t.Fatalf("after web1 turned green: %s land %+v", describeLanes(plan), plan.Land)
+	}
+	// The global entry is green: it lands first, then web1 behind it as a
+	// partition step (the hook accepts both: pass checks it).
+	glob.check("ci", plumbing.NewHash(globC.Commit), pr.Success)
+	plan = w.pass()
+	if plan.Land == nil || len(plan.Land.Landed) != 2 || plan.Land.Landed[0].PR != glob.id || plan.Land.Landed[0].Commit != globC.Commit ||
+		plan.Land.Landed[1].PR != web1.id || plan.Land.Landed[1].Commit == web1C.Commit {
+		t.Fatalf("landing: %+v\n%s", plan.Land, describeLanes(plan))
+	}
+	// api1 and web2, checked meanwhile, land as partition steps too.
+	api1.check("ci", plumbing.NewHash(api1C.Commit), pr.Success)
+	web2.check("ci", plumbing.NewHash(web2C.Commit), pr.Success)
+	plan = w.pass()
+	if plan.Land == nil || len(plan.Land.Landed) != 2 || len(plan.Publish) != 0 {
+		t.Fatalf("the rest: land %+v publish %+v\n%s", plan.Land, plan.Publish, describeLanes(plan))
+	}
+}

@@ -18,8 +18,10 @@ import (
 // whose steps are judged, evicted and published as the one chain of a
 // branch without partitions is (build). A global entry is a chain of one,
 // built on the composition of every chain ahead of it and landing after
-// them; every lane's entries behind it land after it (lanes). With one
-// partition a global entry is a step of the one lane instead.
+// them — under strict checks only the green steps of a lane whose inputs
+// it does not change, the others landing after it (splitLanes); every
+// lane's entries behind it land after it (lanes). With one partition a
+// global entry is a step of the one lane instead.
 //
 // A lane is built on the tip when it starts. Once another lane lands, its
 // standing candidates stand on an older tip: they are kept — not rebuilt,
@@ -63,7 +65,9 @@ func (p *planner) classify(c candidateEntry) (partition, why string, files []str
 // lanes builds the chains of a branch with partitions (see above), in the
 // order they land. Each lane is a chain of its own; a global entry is a
 // chain of one built on the composition of every chain ahead of it (the
-// target as it will be once they have landed), and lands after them. The
+// target as it will be once they have landed), and lands after them —
+// save the steps of lanes it does not touch that splitLanes moves behind
+// it. The
 // entries of a lane behind a global entry land after it too, in a chain
 // of their own: built on the global entry's candidate when it changes one
 // of the lane's inputs, else on the lane's chain before it (the global
@@ -90,9 +94,14 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 	counts := map[string]int{} // per lane, entries given a place
 	var waits []Wait
 	overflow := false // a lane entry has no place (beyond the depth)
+	// fresh: per lane, the chain the last flush built (the lane's entries
+	// since the global entry before), which the next global entry may
+	// split (splitLanes).
+	fresh := map[string]*chainPlan{}
 	// flush builds the lane entries pending, each lane's in a chain of its
 	// own where its next chain goes.
 	flush := func() error {
+		clear(fresh)
 		for _, x := range in.Branch.Partitions {
 			entries, l := pending[x.Name], lanes[x.Name]
 			if len(entries) == 0 {
@@ -120,6 +129,7 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 				return err
 			}
 			chains = append(chains, c)
+			fresh[x.Name] = c
 			l.last, l.on, l.after = c, []*chainPlan{c}, []*chainPlan{c}
 			if n := len(c.steps); n > 0 {
 				l.base = plumbing.NewHash(c.steps[n-1].Commit)
@@ -175,11 +185,18 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 			if err := flush(); err != nil {
 				return nil, err
 			}
+			var rest []*chainPlan // the lanes' steps that land after it (splitLanes)
+			if p.every == 1 && files != nil {
+				if rest, err = p.splitLanes(c, touched, fresh); err != nil {
+					return nil, err
+				}
+			}
 			b, ok, err := p.compose(in.Tip, chains)
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
+				unsplit(rest)
 				behind = fmt.Sprintf("global (%s): waits for the chains ahead of it to land (their steps do not merge on one another)", why)
 			} else {
 				ahead := slices.Clone(chains)
@@ -191,6 +208,12 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 					return nil, err
 				}
 				chains = append(chains, gc)
+				for _, r := range rest {
+					r.after = append(r.after, gc)
+					chains = append(chains, r)
+					l := lanes[r.lane]
+					l.last, l.on, l.after = r, []*chainPlan{r}, []*chainPlan{r}
+				}
 				if len(gc.steps) == 0 {
 					continue // evicted (conflict) or waiting: nothing lands after it
 				}
@@ -223,6 +246,83 @@ func (p *planner) lanes(ready []candidateEntry) ([]*chainPlan, error) {
 		last.behind = append(last.behind, waits...)
 	}
 	return chains, nil
+}
+
+// splitLanes splits, for global entry g (changing files in the lanes
+// touched), the chain each other lane built since the global entry before
+// (fresh) in two: the steps g is built on — those green now, or, once g's
+// candidate stands, those it was built on (splitAt) — and the rest, which
+// land after g as partition steps on a tip holding it: g changes nothing
+// their checks read, so their candidates stay what they were tested as,
+// and g's check need not wait for theirs. It returns the second parts,
+// standing on the first (docs/queue.md, "Global entries"). Under strict
+// checks only: a batch group must stay whole behind its end.
+func (p *planner) splitLanes(g candidateEntry, touched []string, fresh map[string]*chainPlan) ([]*chainPlan, error) {
+	var rest []*chainPlan
+	for _, x := range p.in.Branch.Partitions {
+		c := fresh[x.Name]
+		if c == nil || slices.Contains(touched, x.Name) {
+			continue
+		}
+		settled := true
+		for _, a := range c.after {
+			settled = settled && a.allGreen(p.q, p.every)
+		}
+		if !settled {
+			continue // what it lands after is still checked: so is g then
+		}
+		k, err := p.splitAt(g, x, c)
+		if err != nil {
+			return nil, err
+		}
+		if k == len(c.steps) {
+			continue
+		}
+		top := c.base
+		if k > 0 {
+			top = plumbing.NewHash(c.steps[k-1].Commit)
+		}
+		r := &chainPlan{lane: x.Name, base: top, steps: c.steps[k:], beyond: c.beyond, on: []*chainPlan{c}, after: []*chainPlan{c}, split: c}
+		c.steps, c.beyond = c.steps[:k:k], nil
+		rest = append(rest, r)
+	}
+	return rest, nil
+}
+
+// splitAt is where splitLanes splits lane x's chain c for global entry g:
+// after the steps g's standing candidate was built on, when their tree
+// there is the candidate's parent's on x's paths (so g keeps its candidate
+// while the steps after them turn green), else after c's green steps.
+func (p *planner) splitAt(g candidateEntry, x trust.Partition, c *chainPlan) (int, error) {
+	if rec := p.standingRec(g); rec != nil && !rec.Trial && rec.Partition == "" {
+		parent := plumbing.NewHash(rec.Parents[0])
+		for k := len(c.steps); k >= 0; k-- {
+			top := c.base
+			if k > 0 {
+				top = plumbing.NewHash(c.steps[k-1].Commit)
+			}
+			differ, err := p.in.Changed(top, parent)
+			if err != nil {
+				return 0, fmt.Errorf("%w: comparing %s with %s: %w", ErrMerge, top, parent, err)
+			}
+			if !slices.ContainsFunc(differ, x.Owns) {
+				return k, nil
+			}
+		}
+	}
+	k := 0
+	for k < len(c.steps) && c.steps[k].Verdict == Green {
+		k++
+	}
+	return k, nil
+}
+
+// unsplit joins the chains splitLanes split again.
+func unsplit(rest []*chainPlan) {
+	for _, r := range rest {
+		r.split.steps = append(r.split.steps, r.steps...)
+		r.split.beyond = r.beyond
+	}
 }
 
 // widenGroups marks, under batch checks, every step of a group that holds

@@ -148,6 +148,7 @@ type Step struct {
 	enteredSeq int    // fold position of the entry's queue.entered
 	wide       bool   // checked whole though in a lane: its group holds a global step (lanes.go)
 	note       string // why a red strict step waits (strictaside.go)
+	evidence   string // why a red strict step is evicted beyond its own run (strictaside.go)
 }
 
 // Landed is one pull request carried by the landing.
@@ -453,6 +454,9 @@ func PlanPass(in PlanInput) (Plan, error) {
 			if st.note != "" {
 				why = st.note
 			}
+			if pl.strictAside && aboveEvidence(chain[j:], i) {
+				why = "not checked yet: a step below it is red and the verdict of the step built on that one decides (docs/queue.md, \"A red strict step tried aside\")"
+			}
 			if len(st.Missing) == 0 && st.Verdict != Red && i > 0 {
 				why = "waiting for " + chain[j+i-1].PR + " ahead"
 			}
@@ -487,8 +491,8 @@ func PlanPass(in PlanInput) (Plan, error) {
 		if c.global != "" && !pl.lanesGreen(c) {
 			continue
 		}
-		for _, st := range c.steps[c.landed:] {
-			if st.held {
+		for k, st := range c.steps[c.landed:] {
+			if st.held || (pl.strictAside && aboveEvidence(c.steps[c.landed:], k)) {
 				continue
 			}
 			parents := StepParents(in.Branch.Squash(), st.Parent, st.Head) // squash.go
@@ -542,6 +546,8 @@ type chainPlan struct {
 	// one entry is global ("" for a lane).
 	after, on []*chainPlan
 	global    string
+	// split: the chain this one was split from (lanes.go, splitLanes).
+	split *chainPlan
 }
 
 // allGreen reports whether every step of c may land: all green, or under
@@ -782,6 +788,7 @@ func (p *planner) build(base plumbing.Hash, ready []candidateEntry, lane string,
 		if st.timeout != "" {
 			detail = "failed: " + st.timeout + " at " + st.Commit
 		}
+		detail += chain[culprit].evidence
 		out.Evict = append(out.Evict, Evict{PR: st.PR, Head: st.Head, Reason: ReasonFailed,
 			Detail: detail, Checks: st.Failed, Step: st.Commit, Run: st.run})
 		p.del(st.PR)

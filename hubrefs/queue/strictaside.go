@@ -79,13 +79,14 @@ const (
 
 // strictRed decides what becomes of the red culprit chain[i] of a strict
 // chain (every step below it green) on a branch that tries red steps aside
-// (see above). The step just above it in the chain, built on it and
-// checked on the same scope, is the evidence: green, the red was a flake
+// (see above). The step above it in its lane, built on it and checked on
+// the same scope (stepAbove), is the evidence: green, the red was a flake
 // of the culprit's run, so it is published again citing that run (run
 // again in place: the steps above keep their candidates); pending, it
-// waits for that verdict; red, or none, the culprit is tried aside. A step
-// already run again in place, or one that must be evicted as before, is
-// evicted.
+// waits for that verdict; red too, a broken pull request fails every step
+// built on it in its lane, so it is evicted on these two red runs; none,
+// it is tried aside. A step already run again in place, or one that must be
+// evicted as before, is evicted.
 func (p *planner) strictRed(chain []Step, i int) int {
 	st := chain[i]
 	if !p.strictAside || p.every != 1 || st.timeout != "" || st.run == "" || clearedBefore(p.q, st.PR, st.enteredSeq) {
@@ -97,22 +98,80 @@ func (p *planner) strictRed(chain []Step, i int) int {
 	if i == 0 && RedTarget(p.q, st.Parent, p.firstRed[plumbing.NewHash(st.Parent)]) != "" {
 		return redEvict // the red target's rule decides (build)
 	}
-	if i+1 < len(chain) && chain[i+1].Partition == st.Partition {
-		switch chain[i+1].Verdict {
-		case Green:
-			if p.heals == nil {
-				p.heals = map[string]Publish{}
-			}
-			p.heals[st.PR] = Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(p.in.Branch.Squash(), st.Parent, st.Head),
-				Branch: Branch(p.q.Target, st.PR), Run: st.run, Partition: st.Partition}
-			chain[i].note = fmt.Sprintf("red at %s (%s, run %s), but %s above it, built on it, is green: run again in place (docs/queue.md, \"A red strict step tried aside\")",
-				st.Commit, strings.Join(st.Failed, ", "), st.run, chain[i+1].PR)
-			return redWait
-		case Pending:
-			chain[i].note = fmt.Sprintf("red at %s (%s, run %s); waiting for the verdict of %s above it, built on it, before it is run again in place (green) or tried aside (red)",
-				st.Commit, strings.Join(st.Failed, ", "), st.run, chain[i+1].PR)
-			return redWait
+	above, ok := p.stepAbove(chain, i)
+	if !ok {
+		return redAside
+	}
+	switch above.verdict {
+	case Green:
+		if p.heals == nil {
+			p.heals = map[string]Publish{}
+		}
+		p.heals[st.PR] = Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(p.in.Branch.Squash(), st.Parent, st.Head),
+			Branch: Branch(p.q.Target, st.PR), Run: st.run, Partition: st.Partition}
+		chain[i].note = fmt.Sprintf("red at %s (%s, run %s), but %s above it, built on it, is green: run again in place (docs/queue.md, \"A red strict step tried aside\")",
+			st.Commit, strings.Join(st.Failed, ", "), st.run, above.pr)
+		return redWait
+	case Red:
+		chain[i].evidence = fmt.Sprintf("; %s of pull request %s, built on it in lane %s, is red too (docs/queue.md, \"A red strict step tried aside\")",
+			above.step, above.pr, st.Partition)
+		return redEvict
+	}
+	chain[i].note = fmt.Sprintf("red at %s (%s, run %s); waiting for the verdict of %s above it, built on it: run again in place when green, evicted when red",
+		st.Commit, strings.Join(st.Failed, ", "), st.run, above.pr)
+	return redWait
+}
+
+// above is the step built on a red strict step in its lane and its verdict.
+type above struct {
+	pr, step, verdict string
+}
+
+// stepAbove finds the step built on chain[i] in its lane: the next step of
+// its chain, or, when chain[i] is its chain's last, the standing candidate
+// of another entry built on it in the same lane — the lane's next chain,
+// past a global entry that does not change the lane's inputs (lanes.go).
+// ok is false when nothing stands on it.
+func (p *planner) stepAbove(chain []Step, i int) (above, bool) {
+	st := chain[i]
+	if i+1 < len(chain) {
+		if next := chain[i+1]; next.Partition == st.Partition {
+			return above{next.PR, next.Commit, next.Verdict}, true
+		}
+		return above{}, false
+	}
+	for _, e := range p.q.Entries {
+		if e.PR == st.PR {
+			continue
+		}
+		rec := p.q.latestRec(e.PR)
+		if rec == nil || rec.Trial || rec.Seq <= e.Seq || !rec.Invalidated.IsZero() || rec.Head != e.Head || len(rec.Parents) == 0 ||
+			rec.Parents[0] != st.Commit || rec.Partition != st.Partition {
+			continue
+		}
+		ps, ok := p.in.PRs[e.PR]
+		if !ok {
+			continue
+		}
+		return above{e.PR, rec.Step, StepVerdict(p.q, e.PR, ps, p.in.Branch, p.in.Trust, rec.Step).Verdict}, true
+	}
+	return above{}, false
+}
+
+// aboveEvidence reports whether steps[k] of a strict lane chain is not
+// published yet: a step below it other than the one just below is red, and
+// steps[k] has no verdict. The step just above a red step is its evidence
+// and runs; the steps above that stand on a pull request that is probably
+// broken (a broken one fails every step built on it in its lane), so their
+// checks wait until the red step is run again in place or leaves the chain.
+func aboveEvidence(steps []Step, k int) bool {
+	if steps[k].Verdict != Pending {
+		return false
+	}
+	for j := 0; j < k-1; j++ {
+		if steps[j].Verdict == Red {
+			return true
 		}
 	}
-	return redAside
+	return false
 }

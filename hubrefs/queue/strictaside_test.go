@@ -33,7 +33,11 @@ func (w *asideWorld) lanePass() Plan {
 	in.BuildTested = func(parent, head, tested plumbing.Hash, id string) (plumbing.Hash, []string, error) {
 		return fakeStep(parent, head.String()), nil, nil
 	}
-	in.Tested = func(prev, step, tested, head plumbing.Hash, id string) (string, string, error) { return "web", "", nil }
+	// One lane, so a candidate standing on another commit than the tip
+	// holds other changes of the lane: its partition step is refused.
+	in.Tested = func(prev, step, tested, head plumbing.Hash, id string) (string, string, error) {
+		return "web", "its candidate stands on another commit of the lane", nil
+	}
 	p, err := PlanPass(in)
 	if err != nil {
 		w.t.Fatal(err)
@@ -61,32 +65,71 @@ func published(t *testing.T, p Plan, name string) Publish {
 }
 
 // TestStrictAside: under strict checks on a branch with partitions, a red
-// lane step whose follower is red too leaves the chain at once — its
-// followers rebuilt without it in the same pass — and is tried alone on the
-// target, a trial of one citing its red run in its lane; a red trial evicts
-// it, a green one puts it back behind the entries queued before its trial.
-// A red step whose follower is green is run again in place, and evicted if
-// red again (docs/queue.md, "A red strict step tried aside").
+// lane step whose follower, built on it, is red too is evicted on those two
+// runs — its followers rebuilt without it in the same pass, and the steps
+// above the follower left unpublished while the follower's verdict is
+// awaited; a red step with nothing above it leaves the chain at once and is
+// tried alone on the target, a trial of one citing its red run in its lane:
+// a red trial evicts it, a green one puts it back behind the entries queued
+// before its trial. A red step whose follower is green is run again in
+// place, and evicted if red again (docs/queue.md, "A red strict step tried
+// aside").
 func TestStrictAside(t *testing.T) {
+	t.Run("follower red", func(t *testing.T) {
+		w := newAsideWorld(t, "a", "b", "c", "d", "e")
+		p := w.lanePass()
+		if chainStr(p) != "a=pending,b=pending,c=pending,d=pending" {
+			t.Fatalf("pass 1 chain %s", chainStr(p))
+		}
+		w.ci(p, "a", pr.Success)
+		w.ci(p, "b", pr.Failure) // b is broken
+		p = w.lanePass()
+		// a lands; b waits for c, built on it.
+		if p.Land == nil || len(p.Land.Landed) != 1 || len(p.Evict) != 0 || chainStr(p) != "a=green,b=red,c=pending,d=pending" {
+			t.Fatalf("pass 2: land %+v evict %+v chain %s", p.Land, p.Evict, chainStr(p))
+		}
+		// e, which has a place now, is built on d but not checked while b
+		// is red and c pending.
+		p = w.lanePass()
+		if len(p.Evict) != 0 || chainStr(p) != "b=red,c=pending,d=pending,e=pending" {
+			t.Fatalf("pass 2b: evict %+v chain %s", p.Evict, chainStr(p))
+		}
+		for _, pb := range p.Publish {
+			if pb.PR == prID("e") {
+				t.Fatalf("pass 2 publishes e above b's follower: %+v", pb)
+			}
+		}
+		for _, wt := range p.Waiting {
+			if wt.PR == prID("e") && !strings.Contains(wt.Reason, "not checked yet") {
+				t.Fatalf("e waits: %q", wt.Reason)
+			}
+		}
+		w.check(p.Chain[1].Commit, pr.Failure) // c, built on b, fails too
+		p = w.lanePass()
+		if evictions(p) != "b:failed" || !strings.Contains(p.Evict[0].Detail, "is red too") {
+			t.Fatalf("pass 3 evicted %+v, want b on its red run and c's", p.Evict)
+		}
+		if !strings.Contains(p.Evict[0].Detail, prID("c")) {
+			t.Fatalf("pass 3: b's eviction does not name c: %q", p.Evict[0].Detail)
+		}
+		if chainStr(p) != "c=pending,d=pending,e=pending" || p.Chain[0].Parent != w.tip.String() {
+			t.Fatalf("pass 3 chain %s (c on %s), want c, d, e rebuilt on the tip %s", chainStr(p), p.Chain[0].Parent, w.tip)
+		}
+		if len(p.Publish) != 3 {
+			t.Fatalf("pass 3 publishes %+v, want c, d and e rebuilt", p.Publish)
+		}
+	})
 	for _, trial := range []string{pr.Failure, pr.Success} {
-		t.Run("trial "+trial, func(t *testing.T) {
-			w := newAsideWorld(t, "a", "b", "c", "d")
+		t.Run("nothing above, trial "+trial, func(t *testing.T) {
+			w := newAsideWorld(t, "a", "b")
 			p := w.lanePass()
-			if chainStr(p) != "a=pending,b=pending,c=pending,d=pending" {
-				t.Fatalf("pass 1 chain %s", chainStr(p))
-			}
 			w.ci(p, "a", pr.Success)
-			w.ci(p, "b", pr.Failure) // b is broken: c, built on it, fails too
-			w.ci(p, "c", pr.Failure)
+			w.ci(p, "b", pr.Failure) // red at the top of its lane
 
-			// a lands; b is tried aside on the new tip; c and d are rebuilt
-			// on a without it and published at once; nobody is evicted.
+			// a lands; b is tried aside on the new tip; nobody is evicted.
 			p = w.lanePass()
-			if p.Land == nil || len(p.Land.Landed) != 1 || len(p.Evict) != 0 {
-				t.Fatalf("pass 2: land %+v evict %+v", p.Land, p.Evict)
-			}
-			if chainStr(p) != "a=green,c=pending,d=pending" || p.Chain[1].Parent != w.tip.String() {
-				t.Fatalf("pass 2 chain %s (c on %s), want a landing, c, d rebuilt on it %s", chainStr(p), p.Chain[1].Parent, w.tip)
+			if p.Land == nil || len(p.Land.Landed) != 1 || len(p.Evict) != 0 || chainStr(p) != "a=green" {
+				t.Fatalf("pass 2: land %+v evict %+v chain %s", p.Land, p.Evict, chainStr(p))
 			}
 			tb := published(t, p, "b")
 			if !tb.Trial || tb.GroupSize != 1 || tb.GroupEnd != tb.Step || tb.Parents[0] != w.tip.String() || tb.Partition != "web" || tb.Run == "" {
@@ -116,8 +159,8 @@ func TestStrictAside(t *testing.T) {
 				}
 				return
 			}
-			if len(p.Evict) != 0 || chainStr(p) != "c=pending,d=pending,b=pending" {
-				t.Fatalf("pass 3: evict %+v chain %s, want b back behind c and d", p.Evict, chainStr(p))
+			if len(p.Evict) != 0 || p.Land == nil || p.Land.Landed[0].PR != prID("b") {
+				t.Fatalf("pass 3: evict %+v land %+v, want b's green trial on the tip landed", p.Evict, p.Land)
 			}
 		})
 	}
@@ -136,6 +179,32 @@ func TestStrictAside(t *testing.T) {
 		p = w.lanePass()
 		if evictions(p) != "a:failed" {
 			t.Fatalf("pass 3 evicted %+v, want a", p.Evict)
+		}
+	})
+	t.Run("the step above in the lane's next chain", func(t *testing.T) {
+		// stepAbove reads the standing candidate built on a step when the
+		// step ends its chain (the lane's next chain, past a global entry).
+		w := newAsideWorld(t, "a", "b")
+		p := w.lanePass()
+		w.ci(p, "b", pr.Failure)
+		for _, n := range w.names {
+			st, err := pr.Fold(w.logs[n].evs, w.c.t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.prs[prID(n)] = st
+		}
+		in := w.input(t, w.tip)
+		web, _ := trust.NewPartition("web", []string{"web/**"}, nil)
+		in.Branch.Partitions = []trust.Partition{web}
+		pl := &planner{in: in, q: in.Queue}
+		a := p.Chain[0]
+		got, ok := pl.stepAbove([]Step{a}, 0)
+		if !ok || got.pr != prID("b") || got.step != p.Chain[1].Commit || got.verdict != Red {
+			t.Fatalf("stepAbove(a) = %+v, %v; want b's red step %s", got, ok, p.Chain[1].Commit)
+		}
+		if _, ok := pl.stepAbove([]Step{p.Chain[1]}, 0); ok {
+			t.Fatal("stepAbove(b) found a step built on b")
 		}
 	})
 }
