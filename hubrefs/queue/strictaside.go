@@ -12,16 +12,19 @@ import (
 // A red strict step tried aside (docs/queue.md, "A red strict step tried
 // aside"). On a branch with partitions under strict checks (checkEvery 1),
 // a chain step that is red on its own — every step below it green, the
-// culprit a strict chain would evict — leaves the chain at once, as a red
-// group does under batch checks (aside.go): the chain is built again
-// without it in the same pass, and it is tried alone on the target, a
-// trial of one (published with the group marks of a group of one, trial,
-// citing the step's red run, in its lane). A green trial puts it back into
-// the chain, queued again as of its trial; a red one evicts it (judgeTrials),
-// after two red runs — its step's and its trial's — the evidence a retry
-// of the step gave before, but without holding the lane up for it.
-// check run therefore runs such a step once (SearchStep): its trial is its
-// retry.
+// culprit a strict chain would evict — is judged by the step built on it
+// in its lane, its follower (stepAbove): red too, it is evicted on those
+// two red runs (a broken pull request fails every step built on it in its
+// lane); green, it is run again in place; pending, it waits, and the steps
+// above the follower are not published meanwhile (aboveEvidence). With no
+// follower it leaves the chain at once, as a red group does under batch
+// checks (aside.go): the chain is built again without it in the same pass,
+// and it is tried alone on the target, a trial of one (published with the
+// group marks of a group of one, trial, citing the step's red run, in its
+// lane). A green trial puts it back into the chain, queued again as of its
+// trial; a red one evicts it (judgeTrials), after two red runs — its step's
+// and its trial's. check run therefore runs such a step once (SearchStep):
+// the follower, the trial or the run in place is its retry.
 //
 // A step is evicted in the chain as before (on its one red run) when its
 // pull request was already cleared by a trial in its current entry (one
@@ -98,11 +101,11 @@ func (p *planner) strictRed(chain []Step, i int) int {
 	if i == 0 && RedTarget(p.q, st.Parent, p.firstRed[plumbing.NewHash(st.Parent)]) != "" {
 		return redEvict // the red target's rule decides (build)
 	}
-	above, ok := p.stepAbove(chain, i)
+	f, ok := p.stepAbove(chain, i)
 	if !ok {
 		return redAside
 	}
-	switch above.verdict {
+	switch f.verdict {
 	case Green:
 		if p.heals == nil {
 			p.heals = map[string]Publish{}
@@ -110,20 +113,21 @@ func (p *planner) strictRed(chain []Step, i int) int {
 		p.heals[st.PR] = Publish{PR: st.PR, Head: st.Head, Step: st.Commit, Parents: StepParents(p.in.Branch.Squash(), st.Parent, st.Head),
 			Branch: Branch(p.q.Target, st.PR), Run: st.run, Partition: st.Partition}
 		chain[i].note = fmt.Sprintf("red at %s (%s, run %s), but %s above it, built on it, is green: run again in place (docs/queue.md, \"A red strict step tried aside\")",
-			st.Commit, strings.Join(st.Failed, ", "), st.run, above.pr)
+			st.Commit, strings.Join(st.Failed, ", "), st.run, f.pr)
 		return redWait
 	case Red:
 		chain[i].evidence = fmt.Sprintf("; %s of pull request %s, built on it in lane %s, is red too (docs/queue.md, \"A red strict step tried aside\")",
-			above.step, above.pr, st.Partition)
+			f.step, f.pr, st.Partition)
 		return redEvict
 	}
 	chain[i].note = fmt.Sprintf("red at %s (%s, run %s); waiting for the verdict of %s above it, built on it: run again in place when green, evicted when red",
-		st.Commit, strings.Join(st.Failed, ", "), st.run, above.pr)
+		st.Commit, strings.Join(st.Failed, ", "), st.run, f.pr)
 	return redWait
 }
 
-// above is the step built on a red strict step in its lane and its verdict.
-type above struct {
+// follower is the step built on a red strict step in its lane and its
+// verdict.
+type follower struct {
 	pr, step, verdict string
 }
 
@@ -132,13 +136,13 @@ type above struct {
 // of another entry built on it in the same lane — the lane's next chain,
 // past a global entry that does not change the lane's inputs (lanes.go).
 // ok is false when nothing stands on it.
-func (p *planner) stepAbove(chain []Step, i int) (above, bool) {
+func (p *planner) stepAbove(chain []Step, i int) (follower, bool) {
 	st := chain[i]
 	if i+1 < len(chain) {
 		if next := chain[i+1]; next.Partition == st.Partition {
-			return above{next.PR, next.Commit, next.Verdict}, true
+			return follower{next.PR, next.Commit, next.Verdict}, true
 		}
-		return above{}, false
+		return follower{}, false
 	}
 	for _, e := range p.q.Entries {
 		if e.PR == st.PR {
@@ -153,9 +157,9 @@ func (p *planner) stepAbove(chain []Step, i int) (above, bool) {
 		if !ok {
 			continue
 		}
-		return above{e.PR, rec.Step, StepVerdict(p.q, e.PR, ps, p.in.Branch, p.in.Trust, rec.Step).Verdict}, true
+		return follower{e.PR, rec.Step, StepVerdict(p.q, e.PR, ps, p.in.Branch, p.in.Trust, rec.Step).Verdict}, true
 	}
-	return above{}, false
+	return follower{}, false
 }
 
 // aboveEvidence reports whether steps[k] of a strict lane chain is not
