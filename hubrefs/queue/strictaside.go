@@ -139,10 +139,10 @@ type follower struct {
 func (p *planner) stepAbove(chain []Step, i int) (follower, bool) {
 	st := chain[i]
 	if i+1 < len(chain) {
-		if next := chain[i+1]; next.Partition == st.Partition {
+		if next := chain[i+1]; next.Partition == st.Partition && next.timeout == "" {
 			return follower{next.PR, next.Commit, next.Verdict}, true
 		}
-		return follower{}, false
+		return follower{}, false // another scope, or red by checkTimeout's silence: no evidence
 	}
 	for _, e := range p.q.Entries {
 		if e.PR == st.PR {

@@ -206,6 +206,16 @@ func TestStrictAside(t *testing.T) {
 		if _, ok := pl.stepAbove([]Step{p.Chain[1]}, 0); ok {
 			t.Fatal("stepAbove(b) found a step built on b")
 		}
+		// A follower red by checkTimeout's silence is no evidence.
+		silent := p.Chain[1]
+		silent.Verdict, silent.timeout = Red, "no verdict within checkTimeout"
+		if f, ok := pl.stepAbove([]Step{a, silent}, 0); ok {
+			t.Fatalf("stepAbove(a) with a silent follower = %+v", f)
+		}
+		silent.timeout = ""
+		if f, ok := pl.stepAbove([]Step{a, silent}, 0); !ok || f.verdict != Red {
+			t.Fatalf("stepAbove(a) with a red follower = %+v, %v", f, ok)
+		}
 	})
 }
 
