@@ -315,6 +315,9 @@ func TestLanesKeepInvariants(t *testing.T) {
 	}{
 		{4, Discipline{Depth: 4, CheckEvery: 4, Lanes: true}, []uint64{17}},
 		{4, Discipline{Depth: 8, Lanes: true}, []uint64{1}},
+		// Seeds on which a global entry splitting the lanes' chains once
+		// split one again behind the next global entry and stalled.
+		{4, Discipline{Depth: 6, Lanes: true}, []uint64{26, 38}},
 		{1, Discipline{Depth: 6, CheckEvery: 6, Lanes: true}, []uint64{2}},
 	} {
 		p.Partitions = c.k
