@@ -377,19 +377,12 @@ func prList(c *cli.Context) error {
 	if err != nil {
 		return fail(1, err)
 	}
-	// A pull request that cannot be read is left out, named on standard
-	// error (docs/events.md, "Titles").
-	warn := func(warnings []string) {
-		for _, w := range warnings {
-			fmt.Fprintln(c.App.ErrWriter, "warning:", w)
-		}
-	}
 	if wantJSON(c) {
 		out, warnings, err := h.PRs(t, c.Bool("all"))
 		if err != nil {
 			return fail(1, err)
 		}
-		warn(warnings)
+		printWarnings(c, warnings) // a pull request left out (docs/events.md, "Titles")
 		return printJSON(c, out)
 	}
 	// The listing, through its memo (docs/scale.md, "The pr list memo"),
@@ -401,6 +394,6 @@ func prList(c *cli.Context) error {
 	if _, err = c.App.Writer.Write(text); err != nil {
 		return err
 	}
-	warn(warnings)
+	printWarnings(c, warnings)
 	return nil
 }

@@ -173,10 +173,16 @@ func readQueues(c *cli.Context) (*repo.Repo, []repo.QueueSummary, error) {
 	if err != nil {
 		return nil, nil, fail(1, err)
 	}
+	printWarnings(c, warnings)
+	return h, list, nil
+}
+
+// printWarnings names on standard error, one line each, what a listing
+// left out because it could not be read.
+func printWarnings(c *cli.Context, warnings []string) {
 	for _, w := range warnings {
 		fmt.Fprintln(c.App.ErrWriter, "warning:", w)
 	}
-	return h, list, nil
 }
 
 func queueShow(c *cli.Context) error {
