@@ -282,7 +282,7 @@ func (p *planner) splitLanes(g candidateEntry, touched []string, fresh map[strin
 		if k > 0 {
 			top = plumbing.NewHash(c.steps[k-1].Commit)
 		}
-		r := &chainPlan{lane: x.Name, base: top, steps: c.steps[k:], beyond: c.beyond, on: []*chainPlan{c}, after: []*chainPlan{c}, split: c}
+		r := &chainPlan{lane: x.Name, base: top, steps: c.steps[k:], beyond: c.beyond, on: []*chainPlan{c}, after: []*chainPlan{c}}
 		c.steps, c.beyond = c.steps[:k:k], nil
 		rest = append(rest, r)
 	}
@@ -317,11 +317,13 @@ func (p *planner) splitAt(g candidateEntry, x trust.Partition, c *chainPlan) (in
 	return k, nil
 }
 
-// unsplit joins the chains splitLanes split again.
+// unsplit joins the chains splitLanes split again: each second part back
+// onto the first, the one chain it stands on.
 func unsplit(rest []*chainPlan) {
 	for _, r := range rest {
-		r.split.steps = append(r.split.steps, r.steps...)
-		r.split.beyond = r.beyond
+		c := r.on[0]
+		c.steps = append(c.steps, r.steps...)
+		c.beyond = r.beyond
 	}
 }
 

@@ -546,8 +546,6 @@ type chainPlan struct {
 	// one entry is global ("" for a lane).
 	after, on []*chainPlan
 	global    string
-	// split: the chain this one was split from (lanes.go, splitLanes).
-	split *chainPlan
 }
 
 // allGreen reports whether every step of c may land: all green, or under

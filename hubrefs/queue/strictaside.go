@@ -148,9 +148,8 @@ func (p *planner) stepAbove(chain []Step, i int) (follower, bool) {
 		if e.PR == st.PR {
 			continue
 		}
-		rec := p.q.latestRec(e.PR)
-		if rec == nil || rec.Trial || rec.Seq <= e.Seq || !rec.Invalidated.IsZero() || rec.Head != e.Head || len(rec.Parents) == 0 ||
-			rec.Parents[0] != st.Commit || rec.Partition != st.Partition {
+		rec := p.standingRec(candidateEntry{pr: e.PR, head: e.Head, seq: e.Seq})
+		if rec == nil || rec.Trial || rec.Parents[0] != st.Commit || rec.Partition != st.Partition {
 			continue
 		}
 		ps, ok := p.in.PRs[e.PR]
